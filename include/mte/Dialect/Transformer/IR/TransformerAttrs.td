@@ -1,0 +1,79 @@
+//===- TransformerAttrs.td - transformer dialect attributes -*- tablegen -*-===//
+
+#ifndef MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERATTRS_TD
+#define MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERATTRS_TD
+
+include "mte/Dialect/Transformer/IR/TransformerDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class Transformer_EnumAttr<EnumAttrInfo enumInfo, string mnemonic>
+    : EnumAttr<Transformer_Dialect, enumInfo, mnemonic> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Transformer_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+    I32EnumAttrCase<"Mean", 0, "mean">,
+    I32EnumAttrCase<"Sum", 1, "sum">,
+    I32EnumAttrCase<"Max", 2, "max">,
+    I32EnumAttrCase<"Min", 3, "min">,
+    I32EnumAttrCase<"Prod", 4, "prod">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+def Transformer_ReduceKindAttr
+    : Transformer_EnumAttr<Transformer_ReduceKind, "reduce_kind">;
+
+def Transformer_ComparePredicate : I32EnumAttr<"ComparePredicate",
+    "elementwise comparison predicate", [
+    I32EnumAttrCase<"EQ", 0, "eq">,
+    I32EnumAttrCase<"NE", 1, "ne">,
+    I32EnumAttrCase<"LT", 2, "lt">,
+    I32EnumAttrCase<"LE", 3, "le">,
+    I32EnumAttrCase<"GT", 4, "gt">,
+    I32EnumAttrCase<"GE", 5, "ge">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+def Transformer_ComparePredicateAttr
+    : Transformer_EnumAttr<Transformer_ComparePredicate, "predicate">;
+
+def Transformer_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "GELU formulation", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Tanh", 1, "tanh">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+def Transformer_GeluApproximationAttr
+    : Transformer_EnumAttr<Transformer_GeluApproximation, "gelu_approximation">;
+
+def Transformer_Activation : I32EnumAttr<"Activation",
+    "activation applied in a linear's epilogue", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Relu", 1, "relu">,
+    I32EnumAttrCase<"Gelu", 2, "gelu">,
+    I32EnumAttrCase<"GeluTanh", 3, "gelu_tanh">,
+    I32EnumAttrCase<"Silu", 4, "silu">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+def Transformer_ActivationAttr
+    : Transformer_EnumAttr<Transformer_Activation, "activation">;
+
+def Transformer_WeightLayout : I32EnumAttr<"WeightLayout",
+    "layout of a linear's weight matrix", [
+    I32EnumAttrCase<"KN", 0, "kn">,
+    I32EnumAttrCase<"NK", 1, "nk">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+def Transformer_WeightLayoutAttr
+    : Transformer_EnumAttr<Transformer_WeightLayout, "weight_layout">;
+
+#endif // MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERATTRS_TD

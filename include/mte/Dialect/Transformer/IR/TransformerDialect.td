@@ -1,0 +1,40 @@
+//===- TransformerDialect.td - transformer dialect definition -*- tablegen -*-===//
+//
+// The `transformer` dialect: tensors with ONNX semantics at the primitive
+// level, and the fused Transformer building blocks that the recognition and
+// fusion passes form from them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERDIALECT_TD
+#define MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Transformer_Dialect : Dialect {
+  let name = "transformer";
+  let cppNamespace = "::mte::transformer";
+  let summary = "Transformer graphs: ONNX-semantics primitives and fused blocks";
+  let description = [{
+    The `transformer` dialect is the level at which mte reasons about a model.
+    It has three groups of operations:
+
+    * **Primitives** with ONNX semantics (numpy broadcasting, ONNX matmul
+      batch broadcasting, ONNX reduction and slicing rules). The ONNX importer
+      maps every supported node one-to-one onto these.
+    * **Fused operations** (`layer_norm`, `rms_norm`, `linear`, `attention`,
+      `rotary_embedding`, `gelu`, `silu`, `swiglu`) that the recognition
+      passes form from decomposed primitive chains, and that the fusion passes
+      grow further (norm + linear, bias + activation epilogues, residuals).
+    * **FP8** operations (`quantize`, `dequantize`, `amax`).
+
+    All tensors are ranked; after import, shapes are static. Element types are
+    the builtin ones (`f32`, `f16`, `bf16`, `f8E4M3FN`, `f8E5M2`, `i64`, `i32`,
+    `i1`, ...).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+}
+
+#endif // MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERDIALECT_TD

@@ -1,0 +1,39 @@
+//===- TransformerOps.h - transformer dialect operations --------*- C++ -*-===//
+
+#ifndef MTE_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_H
+#define MTE_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_H
+
+#include "mte/Dialect/Transformer/IR/TransformerDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "mte/Dialect/Transformer/IR/TransformerEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mte/Dialect/Transformer/IR/TransformerAttrs.h.inc"
+
+namespace mte::transformer {
+
+/// Infers the result type of a binary elementwise op under numpy broadcasting.
+/// The operand element types must agree; the result takes `resultElementType`
+/// when given, the operands' otherwise.
+llvm::LogicalResult
+inferBroadcastBinaryType(std::optional<mlir::Location> loc, mlir::Type lhs,
+                         mlir::Type rhs, mlir::Type resultElementType,
+                         llvm::SmallVectorImpl<mlir::Type> &inferred);
+
+/// Normalises `axis` (negative counts from the back) against `rank`; returns
+/// std::nullopt when it is out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+} // namespace mte::transformer
+
+#define GET_OP_CLASSES
+#include "mte/Dialect/Transformer/IR/TransformerOps.h.inc"
+
+#endif // MTE_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_H

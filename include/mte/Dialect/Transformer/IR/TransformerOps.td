@@ -1,0 +1,700 @@
+//===- TransformerOps.td - transformer dialect operations --*- tablegen -*-===//
+//
+// Operations of the `transformer` dialect. Primitives follow ONNX semantics so
+// that the importer maps nodes one-to-one; fused ops are what the recognition
+// and fusion passes produce; fp8 ops carry per-tensor scaling.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_TD
+#define MTE_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_TD
+
+include "mte/Dialect/Transformer/IR/TransformerDialect.td"
+include "mte/Dialect/Transformer/IR/TransformerAttrs.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+// Floating-point types that elementwise arithmetic is defined on. FP8 values
+// only enter and leave through quantize/dequantize/cast and GEMM operands.
+def Transformer_ArithFloat : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Transformer_Fp8 : AnyTypeOf<[F8E4M3FN, F8E5M2]>;
+
+def Transformer_FloatTensor : RankedTensorOf<[Transformer_ArithFloat]>;
+def Transformer_NumericTensor
+    : RankedTensorOf<[Transformer_ArithFloat, AnySignlessInteger]>;
+def Transformer_SignedTensor
+    : RankedTensorOf<[Transformer_ArithFloat, I8, I16, I32, I64]>;
+def Transformer_BoolTensor : RankedTensorOf<[I1]>;
+def Transformer_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Transformer_Fp8Tensor : RankedTensorOf<[Transformer_Fp8]>;
+def Transformer_GemmTensor
+    : RankedTensorOf<[Transformer_ArithFloat, Transformer_Fp8]>;
+def Transformer_ScalarF32 : 0DTensorOf<[F32]>;
+def Transformer_ScalarTensor : 0DTensorOf<[Transformer_ArithFloat, I32, I64]>;
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+class Transformer_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Transformer_Dialect, mnemonic, traits>;
+
+// Binary elementwise op with numpy broadcasting. The result element type is
+// the operands' (which must agree) unless the op overrides `resultElement`.
+class Transformer_BroadcastBinaryOp<string mnemonic, TypeConstraint operandType,
+                                    string resultElement = "nullptr",
+                                    list<Trait> traits = []>
+    : Transformer_Op<mnemonic,
+                     !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> location,
+        Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+      return inferBroadcastBinaryType(
+          location, adaptor.getLhs().getType(), adaptor.getRhs().getType(),
+          }] # resultElement # [{, inferredReturnTypes);
+    }
+  }];
+}
+
+class Transformer_UnaryOp<string mnemonic, TypeConstraint type,
+                          list<Trait> traits = []>
+    : Transformer_Op<mnemonic, !listconcat(traits,
+          [Pure, Elementwise, SameOperandsAndResultType])> {
+  let arguments = (ins type:$input);
+  let results = (outs type:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary primitives
+//===----------------------------------------------------------------------===//
+
+def Transformer_AddOp : Transformer_BroadcastBinaryOp<"add",
+    Transformer_NumericTensor, "nullptr", [Commutative]> {
+  let summary = "elementwise addition with numpy broadcasting (ONNX Add)";
+  let hasFolder = 1;
+}
+def Transformer_SubOp : Transformer_BroadcastBinaryOp<"sub",
+    Transformer_NumericTensor> {
+  let summary = "elementwise subtraction with numpy broadcasting (ONNX Sub)";
+  let hasFolder = 1;
+}
+def Transformer_MulOp : Transformer_BroadcastBinaryOp<"mul",
+    Transformer_NumericTensor, "nullptr", [Commutative]> {
+  let summary = "elementwise multiplication with numpy broadcasting (ONNX Mul)";
+  let hasFolder = 1;
+}
+def Transformer_DivOp : Transformer_BroadcastBinaryOp<"div",
+    Transformer_NumericTensor> {
+  let summary = "elementwise division with numpy broadcasting (ONNX Div)";
+  let description = [{
+    Integer division truncates toward zero, as ONNX Div does.
+  }];
+  let hasFolder = 1;
+}
+def Transformer_PowOp : Transformer_BroadcastBinaryOp<"pow",
+    Transformer_FloatTensor> {
+  let summary = "elementwise power with numpy broadcasting (ONNX Pow)";
+}
+def Transformer_MinOp : Transformer_BroadcastBinaryOp<"min",
+    Transformer_NumericTensor, "nullptr", [Commutative]> {
+  let summary = "elementwise minimum with numpy broadcasting (ONNX Min)";
+  let description = [{
+    ONNX Min is variadic; the importer chains it pairwise. A NaN operand
+    propagates, as in ONNX.
+  }];
+}
+def Transformer_MaxOp : Transformer_BroadcastBinaryOp<"max",
+    Transformer_NumericTensor, "nullptr", [Commutative]> {
+  let summary = "elementwise maximum with numpy broadcasting (ONNX Max)";
+}
+def Transformer_AndOp : Transformer_BroadcastBinaryOp<"and",
+    Transformer_BoolTensor, "nullptr", [Commutative]> {
+  let summary = "elementwise logical and (ONNX And)";
+}
+def Transformer_OrOp : Transformer_BroadcastBinaryOp<"or",
+    Transformer_BoolTensor, "nullptr", [Commutative]> {
+  let summary = "elementwise logical or (ONNX Or)";
+}
+
+def Transformer_CompareOp : Transformer_Op<"compare",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise comparison with numpy broadcasting";
+  let description = [{
+    Compares `lhs` and `rhs` elementwise under numpy broadcasting and yields an
+    `i1` tensor (ONNX Equal, Greater, Less, GreaterOrEqual, LessOrEqual).
+
+    ```mlir
+    %m = transformer.compare <lt> %a, %b
+        : (tensor<4x1xi64>, tensor<1x4xi64>) -> tensor<4x4xi1>
+    ```
+  }];
+  let arguments = (ins Transformer_ComparePredicateAttr:$predicate,
+                       Transformer_NumericTensor:$lhs,
+                       Transformer_NumericTensor:$rhs);
+  let results = (outs Transformer_BoolTensor:$result);
+  let assemblyFormat = "$predicate $lhs `,` $rhs attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Transformer_WhereOp : Transformer_Op<"where", [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise select with three-way numpy broadcasting";
+  let description = [{
+    `result = condition ? true_value : false_value` (ONNX Where); the three
+    operands broadcast together.
+  }];
+  let arguments = (ins Transformer_BoolTensor:$condition,
+                       AnyRankedTensor:$true_value,
+                       AnyRankedTensor:$false_value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$condition `,` $true_value `,` $false_value attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary primitives
+//===----------------------------------------------------------------------===//
+
+def Transformer_SqrtOp : Transformer_UnaryOp<"sqrt", Transformer_FloatTensor> {
+  let summary = "elementwise square root (ONNX Sqrt)";
+}
+def Transformer_RsqrtOp : Transformer_UnaryOp<"rsqrt", Transformer_FloatTensor> {
+  let summary = "elementwise reciprocal square root";
+}
+def Transformer_ReciprocalOp
+    : Transformer_UnaryOp<"reciprocal", Transformer_FloatTensor> {
+  let summary = "elementwise 1/x (ONNX Reciprocal)";
+}
+def Transformer_ExpOp : Transformer_UnaryOp<"exp", Transformer_FloatTensor> {
+  let summary = "elementwise exponential (ONNX Exp)";
+}
+def Transformer_LogOp : Transformer_UnaryOp<"log", Transformer_FloatTensor> {
+  let summary = "elementwise natural logarithm (ONNX Log)";
+}
+def Transformer_ErfOp : Transformer_UnaryOp<"erf", Transformer_FloatTensor> {
+  let summary = "elementwise error function (ONNX Erf)";
+}
+def Transformer_TanhOp : Transformer_UnaryOp<"tanh", Transformer_FloatTensor> {
+  let summary = "elementwise hyperbolic tangent (ONNX Tanh)";
+}
+def Transformer_SigmoidOp
+    : Transformer_UnaryOp<"sigmoid", Transformer_FloatTensor> {
+  let summary = "elementwise logistic sigmoid (ONNX Sigmoid)";
+}
+def Transformer_SinOp : Transformer_UnaryOp<"sin", Transformer_FloatTensor> {
+  let summary = "elementwise sine (ONNX Sin; rotary tables)";
+}
+def Transformer_CosOp : Transformer_UnaryOp<"cos", Transformer_FloatTensor> {
+  let summary = "elementwise cosine (ONNX Cos; rotary tables)";
+}
+def Transformer_FloorOp : Transformer_UnaryOp<"floor", Transformer_FloatTensor> {
+  let summary = "elementwise floor (ONNX Floor)";
+}
+def Transformer_NegOp : Transformer_UnaryOp<"neg", Transformer_SignedTensor> {
+  let summary = "elementwise negation (ONNX Neg)";
+}
+def Transformer_AbsOp : Transformer_UnaryOp<"abs", Transformer_SignedTensor> {
+  let summary = "elementwise absolute value (ONNX Abs)";
+}
+def Transformer_ReluOp : Transformer_UnaryOp<"relu", Transformer_SignedTensor> {
+  let summary = "elementwise max(x, 0) (ONNX Relu)";
+}
+def Transformer_NotOp : Transformer_UnaryOp<"not", Transformer_BoolTensor> {
+  let summary = "elementwise logical negation (ONNX Not)";
+}
+
+def Transformer_IsNanOp : Transformer_Op<"is_nan",
+    [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "elementwise NaN test (ONNX IsNaN)";
+  let arguments = (ins Transformer_FloatTensor:$input);
+  let results = (outs Transformer_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Transformer_ClipOp : Transformer_UnaryOp<"clip", Transformer_NumericTensor> {
+  let summary = "elementwise clamp to [min, max] (ONNX Clip)";
+  let description = [{
+    Clamps every element to `[min, max]`; a missing bound is unbounded. The
+    bounds are attributes: exporters always give constant bounds, and the
+    importer rejects a Clip whose bounds are computed.
+  }];
+  let arguments = (ins Transformer_NumericTensor:$input,
+                       OptionalAttr<F64Attr>:$min,
+                       OptionalAttr<F64Attr>:$max);
+  let hasVerifier = 1;
+}
+
+def Transformer_CastOp : Transformer_Op<"cast",
+    [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "elementwise element-type conversion (ONNX Cast, CastLike)";
+  let description = [{
+    Converts each element to the result's element type with ONNX Cast
+    semantics: float to integer truncates toward zero, to `i1` tests `!= 0`,
+    and float narrowing rounds to nearest even (fp8 targets saturate).
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions and reductions
+//===----------------------------------------------------------------------===//
+
+def Transformer_MatmulOp : Transformer_Op<"matmul",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "batched matrix product with numpy semantics (ONNX MatMul)";
+  let description = [{
+    Multiplies the two innermost dimensions; leading (batch) dimensions
+    broadcast as in numpy. A rank-1 `lhs` is promoted to a row vector and a
+    rank-1 `rhs` to a column vector, and the added dimension is removed from
+    the result, as `numpy.matmul` does.
+  }];
+  let arguments = (ins Transformer_NumericTensor:$lhs,
+                       Transformer_NumericTensor:$rhs);
+  let results = (outs Transformer_NumericTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Transformer_ReduceOp : Transformer_Op<"reduce",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "reduction over a set of axes (ONNX ReduceMean/Sum/Max/...)";
+  let description = [{
+    Reduces `input` over `axes` (negative values count from the back; empty
+    means all axes) with `kind`. With `keepdims` the reduced axes stay as
+    size 1.
+
+    ```mlir
+    %m = transformer.reduce <mean> %x {axes = array<i64: -1>}
+        : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32>
+    ```
+  }];
+  let arguments = (ins Transformer_ReduceKindAttr:$kind,
+                       Transformer_NumericTensor:$input,
+                       DenseI64ArrayAttr:$axes,
+                       DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Transformer_NumericTensor:$result);
+  let assemblyFormat =
+      "$kind $input attr-dict `:` functional-type(operands, results)";
+}
+
+def Transformer_SoftmaxOp : Transformer_Op<"softmax",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one axis (ONNX Softmax-13)";
+  let arguments = (ins Transformer_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Transformer_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Transformer_TransposeOp : Transformer_Op<"transpose",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "permutes dimensions (ONNX Transpose)";
+  let description = [{
+    `result.shape[i] = input.shape[permutation[i]]`.
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input $permutation attr-dict `:` "
+                       "type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Transformer_ReshapeOp : Transformer_Op<"reshape", [Pure]> {
+  let summary = "reinterprets a tensor with a new static shape";
+  let description = [{
+    Row-major reshape to the result type's shape (ONNX Reshape, Flatten,
+    Squeeze, Unsqueeze). The importer resolves ONNX's `0` and `-1` target
+    entries, so both shapes are static and hold the same number of elements.
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Transformer_ExpandOp : Transformer_Op<"expand", [Pure]> {
+  let summary = "broadcasts a tensor to a larger static shape (ONNX Expand)";
+  let description = [{
+    Broadcasts `input` to the result shape under numpy rules: the result shape
+    is the broadcast of the input's shape with itself, so it may add leading
+    dimensions and stretch size-1 dimensions only.
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Transformer_SliceOp : Transformer_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "strided slice, one (offset, size, stride) per dimension";
+  let description = [{
+    `result[i0, ..., in] = input[offsets[0] + i0 * strides[0], ...]`. Strides
+    are non-zero and may be negative (ONNX Slice with negative steps). The
+    importer resolves ONNX's clamping of starts and ends into this normal form,
+    which lists every dimension.
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Transformer_ConcatOp : Transformer_Op<"concat",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "concatenates tensors along an axis (ONNX Concat)";
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasFolder = 1;
+}
+
+def Transformer_SplitOp : Transformer_Op<"split", [Pure, InferTypeOpAdaptor]> {
+  let summary = "splits a tensor along an axis into pieces of given sizes";
+  let description = [{
+    ONNX Split with its `split` sizes resolved (from the attribute, the input
+    or an even division by the number of outputs).
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+}
+
+def Transformer_GatherOp : Transformer_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "gathers slices along an axis by index (ONNX Gather)";
+  let description = [{
+    `result.shape = data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
+    Negative indices count from the end of the axis.
+  }];
+  let arguments = (ins AnyRankedTensor:$data, Transformer_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$data `[` $indices `]` attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Transformer_GatherElementsOp : Transformer_Op<"gather_elements",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise gather along an axis (ONNX GatherElements)";
+  let arguments = (ins AnyRankedTensor:$data, Transformer_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$data `[` $indices `]` attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Transformer_TriluOp : Transformer_Op<"trilu",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "keeps the upper or lower triangle of the last two dims";
+  let description = [{
+    ONNX Trilu: with `upper`, keeps elements with `col - row >= k`, otherwise
+    those with `col - row <= k`; the rest become zero.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, BoolAttr:$upper,
+                       DefaultValuedAttr<I64Attr, "0">:$k);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape-computing primitives (folded away once shapes are static)
+//===----------------------------------------------------------------------===//
+
+def Transformer_ShapeOp : Transformer_Op<"shape", [Pure, InferTypeOpAdaptor]> {
+  let summary = "the shape of a tensor as a 1-D i64 tensor (ONNX Shape)";
+  let arguments = (ins AnyRankedTensor:$input,
+                       DefaultValuedAttr<I64Attr, "0">:$start,
+                       OptionalAttr<I64Attr>:$end);
+  let results = (outs 1DTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Transformer_SizeOp : Transformer_Op<"size", [Pure]> {
+  let summary = "the number of elements of a tensor (ONNX Size)";
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs 0DTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Transformer_RangeOp : Transformer_Op<"range", [Pure]> {
+  let summary = "arithmetic sequence (ONNX Range)";
+  let description = [{
+    `result[i] = start + i * delta`; the result length is
+    `max(ceil((limit - start) / delta), 0)` and must match the static result
+    type when the operands are constants.
+  }];
+  let arguments = (ins Transformer_ScalarTensor:$start,
+                       Transformer_ScalarTensor:$limit,
+                       Transformer_ScalarTensor:$delta);
+  let results = (outs 1DTensorOf<[Transformer_ArithFloat, I32, I64]>:$result);
+  let assemblyFormat = "$start `,` $limit `,` $delta attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Transformer_ConstantOfShapeOp : Transformer_Op<"constant_of_shape",
+    [Pure]> {
+  let summary = "a tensor filled with one value (ONNX ConstantOfShape)";
+  let description = [{
+    The result type gives the static shape; `shape` is the 1-D tensor ONNX
+    computed it from and is checked against it when constant.
+  }];
+  let arguments = (ins 1DTensorOf<[I64]>:$shape, TypedAttrInterface:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$shape `,` $value attr-dict `:` "
+                       "type($shape) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fused Transformer operations
+//===----------------------------------------------------------------------===//
+
+def Transformer_LayerNormOp : Transformer_Op<"layer_norm",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "layer normalization, optionally fused with a residual add";
+  let description = [{
+    Normalises over the dimensions from `axis` to the last:
+
+        s = residual ? input + residual : input
+        output = (s - mean(s)) / sqrt(var(s) + epsilon) * scale + bias
+
+    `scale` and `bias` have the shape of the normalised dimensions. With a
+    `residual` operand the sum `s` is the second result, which the next block
+    consumes (add + norm fusion). The output element type may differ from the
+    input's (the norm writes the following GEMM's input type); the statistics
+    are computed in f32 at least.
+  }];
+  let arguments = (ins Transformer_FloatTensor:$input,
+                       Transformer_FloatTensor:$scale,
+                       Optional<Transformer_FloatTensor>:$bias,
+                       Optional<Transformer_FloatTensor>:$residual,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       F32Attr:$epsilon);
+  let results = (outs Transformer_GemmTensor:$output,
+                      Optional<Transformer_FloatTensor>:$residual_sum);
+  let assemblyFormat = "$input `,` $scale (`bias` $bias^)? "
+                       "(`residual` $residual^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Transformer_RMSNormOp : Transformer_Op<"rms_norm", [Pure]> {
+  let summary = "RMS normalization, optionally fused with a residual add";
+  let description = [{
+    Normalises over the dimensions from `axis` to the last:
+
+        s = residual ? input + residual : input
+        output = s / sqrt(mean(s * s) + epsilon) * scale
+
+    With a `residual` operand the sum `s` is the second result.
+  }];
+  let arguments = (ins Transformer_FloatTensor:$input,
+                       Transformer_FloatTensor:$scale,
+                       Optional<Transformer_FloatTensor>:$residual,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       F32Attr:$epsilon);
+  let results = (outs Transformer_GemmTensor:$output,
+                      Optional<Transformer_FloatTensor>:$residual_sum);
+  let assemblyFormat = "$input `,` $scale (`residual` $residual^)? attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Transformer_LinearOp : Transformer_Op<"linear",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "GEMM with bias, activation and residual epilogue";
+  let description = [{
+    `output = activation(input · W + bias) + residual`, where `input` is
+    `[..., K]`, `W` is the weight read as `K x N` (`weight_layout = kn`, as
+    ONNX MatMul stores it) or `N x K` (`nk`, as Gemm with transB and PyTorch's
+    nn.Linear store it), `bias` is `[N]` and `residual` has the output's
+    shape. Accumulation is in f32; the output element type is the result
+    type's, so a linear can write bf16 from fp8 operands.
+
+    ```mlir
+    %y = transformer.linear %x, %w bias %b layout <nk> activation <gelu>
+        : (tensor<8x128x768xbf16>, tensor<3072x768xbf16>, tensor<3072xbf16>)
+          -> tensor<8x128x3072xbf16>
+    ```
+  }];
+  let arguments = (ins Transformer_GemmTensor:$input,
+                       Transformer_GemmTensor:$weight,
+                       Optional<Transformer_FloatTensor>:$bias,
+                       Optional<Transformer_FloatTensor>:$residual,
+                       Transformer_WeightLayoutAttr:$weight_layout,
+                       DefaultValuedAttr<Transformer_ActivationAttr,
+                           "::mte::transformer::Activation::None">:$activation);
+  let results = (outs Transformer_FloatTensor:$output);
+  let assemblyFormat = "$input `,` $weight (`bias` $bias^)? "
+                       "(`residual` $residual^)? `layout` $weight_layout "
+                       "(`activation` $activation^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Transformer_AttentionOp : Transformer_Op<"attention", [Pure]> {
+  let summary = "multi-head scaled dot-product attention, with GQA";
+  let description = [{
+    `query` is `[B, Sq, Hq * D]`, `key` `[B, Skv, Hkv * D]` and `value`
+    `[B, Skv, Hkv * Dv]`, heads packed in the last dimension as the
+    projections produce them. Each query head `h` attends to key/value head
+    `h / (Hq / Hkv)`:
+
+        scores = scale * Q_h · K_hᵀ  (+ mask)  (causal: -inf above diagonal)
+        output_h = softmax(scores) · V_h
+
+    The output is `[B, Sq, Hq * Dv]`. `mask` broadcasts to `[B, Hq, Sq, Skv]`:
+    an `i1` mask keeps the positions where it is true, a float mask is added
+    to the scores. `causal` aligns the diagonal to the bottom right (the last
+    query sees every key), as with a KV cache.
+  }];
+  let arguments = (ins Transformer_FloatTensor:$query,
+                       Transformer_FloatTensor:$key,
+                       Transformer_FloatTensor:$value,
+                       Optional<AnyRankedTensor>:$mask,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
+                       F32Attr:$scale,
+                       UnitAttr:$causal);
+  let results = (outs Transformer_FloatTensor:$output);
+  let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Transformer_RotaryEmbeddingOp : Transformer_Op<"rotary_embedding", [Pure]> {
+  let summary = "rotary position embedding (RoPE)";
+  let description = [{
+    Rotates the first `rotary_dim` features of every head by position-dependent
+    angles. `input` is `[B, H, S, D]`, or `[B, S, H * D]` with `num_heads`
+    set. `cos` and `sin` hold the half-width tables, `[S, rotary_dim / 2]` or
+    `[B, S, rotary_dim / 2]`. Without `interleaved`, feature `i` pairs with
+    `i + rotary_dim / 2` (the rotate_half form of GPT-NeoX and Llama); with
+    it, feature `2i` pairs with `2i + 1` (GPT-J):
+
+        x1' = x1 * cos - x2 * sin
+        x2' = x2 * cos + x1 * sin
+  }];
+  let arguments = (ins Transformer_FloatTensor:$input,
+                       Transformer_FloatTensor:$cos,
+                       Transformer_FloatTensor:$sin,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_heads,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dim,
+                       UnitAttr:$interleaved);
+  let results = (outs Transformer_FloatTensor:$output);
+  let assemblyFormat = "$input `,` $cos `,` $sin attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Transformer_GeluOp : Transformer_Op<"gelu",
+    [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `approximate = none`: `0.5 x (1 + erf(x / √2))`;
+    `approximate = tanh`: `0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))`.
+  }];
+  let arguments = (ins Transformer_FloatTensor:$input,
+                       DefaultValuedAttr<Transformer_GeluApproximationAttr,
+                           "::mte::transformer::GeluApproximation::None">:$approximate);
+  let results = (outs Transformer_FloatTensor:$result);
+  let assemblyFormat =
+      "$input (`approximate` $approximate^)? attr-dict `:` type($result)";
+}
+
+def Transformer_SiluOp : Transformer_UnaryOp<"silu", Transformer_FloatTensor> {
+  let summary = "x · sigmoid(x)";
+}
+
+def Transformer_SwigluOp : Transformer_Op<"swiglu",
+    [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "silu(gate) · up, the gated MLP activation of Llama";
+  let arguments = (ins Transformer_FloatTensor:$gate,
+                       Transformer_FloatTensor:$up);
+  let results = (outs Transformer_FloatTensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// FP8
+//===----------------------------------------------------------------------===//
+
+def Transformer_QuantizeOp : Transformer_Op<"quantize",
+    [Pure, AllShapesMatch<["input", "result"]>]> {
+  let summary = "converts to fp8 with a per-tensor scale";
+  let description = [{
+    `result = saturate(cast<fp8>(input / scale))`. `scale` is the per-tensor
+    dequantisation factor (ONNX QuantizeLinear's `y_scale`; TransformerEngine's
+    `scale_inv`). Values beyond the fp8 range clamp to its largest finite
+    value when `saturate` is set, and become NaN (E4M3) or inf (E5M2)
+    otherwise.
+  }];
+  let arguments = (ins Transformer_FloatTensor:$input,
+                       Transformer_ScalarF32:$scale,
+                       DefaultValuedAttr<BoolAttr, "true">:$saturate);
+  let results = (outs Transformer_Fp8Tensor:$result);
+  let assemblyFormat = "$input `,` $scale attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Transformer_DequantizeOp : Transformer_Op<"dequantize",
+    [Pure, AllShapesMatch<["input", "result"]>]> {
+  let summary = "converts from fp8 with a per-tensor scale";
+  let description = [{
+    `result = cast<float>(input) * scale` (ONNX DequantizeLinear).
+  }];
+  let arguments = (ins Transformer_Fp8Tensor:$input,
+                       Transformer_ScalarF32:$scale);
+  let results = (outs Transformer_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Transformer_AmaxOp : Transformer_Op<"amax", [Pure]> {
+  let summary = "the largest absolute value of a tensor, as f32";
+  let description = [{
+    `max(|input|)` over all elements, as a rank-0 f32 tensor; NaN propagates.
+    Delayed scaling records it into the amax history.
+  }];
+  let arguments = (ins Transformer_FloatTensor:$input);
+  let results = (outs Transformer_ScalarF32:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+#endif // MTE_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_TD

@@ -1,0 +1,35 @@
+//===- Pipelines.h - mte pass pipelines -------------------------*- C++ -*-===//
+//
+// Pipelines are typed C++ functions over an OpPassManager. mte-opt exposes
+// them as `--mte-<name>` pass pipelines; mte-compile calls them directly.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_PIPELINES_PIPELINES_H
+#define MTE_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mte {
+
+struct SimplifyPipelineOptions
+    : mlir::PassPipelineOptions<SimplifyPipelineOptions> {
+  Option<bool> requireStaticShapes{
+      *this, "require-static-shapes",
+      llvm::cl::desc("Fail unless every tensor has a static shape afterwards"),
+      llvm::cl::init(true)};
+};
+
+/// Canonicalises primitive-level IR: folds shape arithmetic to constants,
+/// removes identity reshapes/transposes/casts, composes reshape and
+/// transpose chains, and deduplicates common subexpressions.
+void buildSimplifyPipeline(mlir::OpPassManager &pm,
+                           const SimplifyPipelineOptions &options);
+
+/// Registers every mte pipeline with the global pass registry.
+void registerPipelines();
+
+} // namespace mte
+
+#endif // MTE_PIPELINES_PIPELINES_H

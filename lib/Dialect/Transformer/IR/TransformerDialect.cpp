@@ -1,0 +1,37 @@
+//===- TransformerDialect.cpp - transformer dialect -----------------------===//
+
+#include "mte/Dialect/Transformer/IR/TransformerDialect.h"
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mte::transformer;
+
+#include "mte/Dialect/Transformer/IR/TransformerDialect.cpp.inc"
+#include "mte/Dialect/Transformer/IR/TransformerEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mte/Dialect/Transformer/IR/TransformerAttrs.cpp.inc"
+
+void TransformerDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "mte/Dialect/Transformer/IR/TransformerAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "mte/Dialect/Transformer/IR/TransformerOps.cpp.inc"
+      >();
+}
+
+/// Folded constants become `arith.constant`, the same op the importer uses
+/// for initializers, so constant-aware patterns need to know only one form.
+Operation *TransformerDialect::materializeConstant(OpBuilder &builder,
+                                                   Attribute value, Type type,
+                                                   Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}

@@ -1,0 +1,22 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "MTE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mte_obj_root, "test")
+
+config.substitutions.append(("%mte_src_root", config.mte_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.mte_tools_dir, config.llvm_tools_dir]
+tools = ["mte-opt", "FileCheck", "not", "split-file"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
