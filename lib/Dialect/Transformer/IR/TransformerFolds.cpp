@@ -354,13 +354,12 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult ShapeOp::fold(FoldAdaptor) {
   RankedTensorType inputType = getInput().getType();
-  if (!getType().hasStaticShape())
-    return {};
-  int64_t rank = inputType.getRank();
-  int64_t start = getStart() < 0 ? getStart() + rank : getStart();
-  start = std::clamp<int64_t>(start, 0, rank);
-  ArrayRef<int64_t> dims =
-      inputType.getShape().slice(start, getType().getDimSize(0));
+  std::optional<int64_t> end;
+  if (getEnd())
+    end = static_cast<int64_t>(*getEnd());
+  auto [first, last] = getDimRange(inputType.getRank(),
+                                   static_cast<int64_t>(getStart()), end);
+  ArrayRef<int64_t> dims = inputType.getShape().slice(first, last - first);
   if (llvm::any_of(dims, ShapedType::isDynamic))
     return {};
   return DenseIntElementsAttr::get(getType(), dims);

@@ -187,8 +187,9 @@ ReduceOp::inferReturnTypes(MLIRContext *context,
 }
 
 LogicalResult SoftmaxOp::verify() {
-  if (!normalizeAxis(getAxis(), getInput().getType().getRank()))
-    return emitOpError("axis ") << getAxis() << " is out of range for rank "
+  int64_t axis = getAxis();
+  if (!normalizeAxis(axis, getInput().getType().getRank()))
+    return emitOpError("axis ") << axis << " is out of range for rank "
                                 << getInput().getType().getRank();
   return success();
 }
@@ -302,9 +303,9 @@ ConcatOp::inferReturnTypes(MLIRContext *context,
     return emitOptionalError(location, "requires at least one input");
   auto firstType = cast<RankedTensorType>(adaptor.getInputs()[0].getType());
   std::optional<int64_t> axis =
-      normalizeAxis(adaptor.getAxis(), firstType.getRank());
+      normalizeAxis(static_cast<int64_t>(adaptor.getAxis()), firstType.getRank());
   if (!axis)
-    return emitOptionalError(location, "axis ", adaptor.getAxis(),
+    return emitOptionalError(location, "axis ", static_cast<int64_t>(adaptor.getAxis()),
                              " is out of range for rank ",
                              firstType.getRank());
   SmallVector<int64_t> shape(firstType.getShape());
@@ -337,9 +338,9 @@ SplitOp::inferReturnTypes(MLIRContext *context,
                           SmallVectorImpl<Type> &inferredReturnTypes) {
   auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
   std::optional<int64_t> axis =
-      normalizeAxis(adaptor.getAxis(), inputType.getRank());
+      normalizeAxis(static_cast<int64_t>(adaptor.getAxis()), inputType.getRank());
   if (!axis)
-    return emitOptionalError(location, "axis ", adaptor.getAxis(),
+    return emitOptionalError(location, "axis ", static_cast<int64_t>(adaptor.getAxis()),
                              " is out of range for rank ",
                              inputType.getRank());
   int64_t total = 0;
@@ -368,9 +369,9 @@ GatherOp::inferReturnTypes(MLIRContext *context,
   auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
   auto indicesType = cast<RankedTensorType>(adaptor.getIndices().getType());
   std::optional<int64_t> axis =
-      normalizeAxis(adaptor.getAxis(), dataType.getRank());
+      normalizeAxis(static_cast<int64_t>(adaptor.getAxis()), dataType.getRank());
   if (!axis)
-    return emitOptionalError(location, "axis ", adaptor.getAxis(),
+    return emitOptionalError(location, "axis ", static_cast<int64_t>(adaptor.getAxis()),
                              " is out of range for rank ", dataType.getRank());
   SmallVector<int64_t> shape(dataType.getShape().take_front(*axis));
   llvm::append_range(shape, indicesType.getShape());
@@ -388,8 +389,8 @@ LogicalResult GatherElementsOp::inferReturnTypes(
   if (dataType.getRank() != indicesType.getRank())
     return emitOptionalError(location, "indices rank ", indicesType.getRank(),
                              " differs from data rank ", dataType.getRank());
-  if (!normalizeAxis(adaptor.getAxis(), dataType.getRank()))
-    return emitOptionalError(location, "axis ", adaptor.getAxis(),
+  if (!normalizeAxis(static_cast<int64_t>(adaptor.getAxis()), dataType.getRank()))
+    return emitOptionalError(location, "axis ", static_cast<int64_t>(adaptor.getAxis()),
                              " is out of range for rank ", dataType.getRank());
   inferredReturnTypes.push_back(RankedTensorType::get(
       indicesType.getShape(), dataType.getElementType()));
@@ -406,20 +407,28 @@ LogicalResult TriluOp::verify() {
 // Shape-computing primitives
 //===----------------------------------------------------------------------===//
 
+std::pair<int64_t, int64_t> ShapeOp::getDimRange(int64_t rank, int64_t start,
+                                                 std::optional<int64_t> end) {
+  // ONNX Shape adds rank to negative bounds, then clamps them into [0, rank].
+  auto clampIndex = [&](int64_t i) {
+    return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank);
+  };
+  int64_t first = clampIndex(start);
+  return {first, std::max(first, end ? clampIndex(*end) : rank)};
+}
+
 LogicalResult
 ShapeOp::inferReturnTypes(MLIRContext *context,
                           std::optional<Location> location, Adaptor adaptor,
                           SmallVectorImpl<Type> &inferredReturnTypes) {
   int64_t rank = cast<RankedTensorType>(adaptor.getInput().getType()).getRank();
-  // ONNX Shape clamps start and end into [0, rank] after adding rank to
-  // negative values.
-  auto clampIndex = [&](int64_t i) {
-    return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank);
-  };
-  int64_t start = clampIndex(adaptor.getStart());
-  int64_t end = adaptor.getEnd() ? clampIndex(*adaptor.getEnd()) : rank;
-  inferredReturnTypes.push_back(RankedTensorType::get(
-      {std::max<int64_t>(end - start, 0)}, IntegerType::get(context, 64)));
+  std::optional<int64_t> end;
+  if (adaptor.getEnd())
+    end = static_cast<int64_t>(*adaptor.getEnd());
+  auto [first, last] =
+      getDimRange(rank, static_cast<int64_t>(adaptor.getStart()), end);
+  inferredReturnTypes.push_back(
+      RankedTensorType::get({last - first}, IntegerType::get(context, 64)));
   return success();
 }
 

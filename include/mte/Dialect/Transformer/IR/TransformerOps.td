@@ -217,8 +217,7 @@ def Transformer_NotOp : Transformer_UnaryOp<"not", Transformer_BoolTensor> {
   let summary = "elementwise logical negation (ONNX Not)";
 }
 
-def Transformer_IsNanOp : Transformer_Op<"is_nan",
-    [Pure, Elementwise, SameOperandsAndResultShape]> {
+def Transformer_IsNanOp : Transformer_Op<"is_nan", [Pure, Elementwise]> {
   let summary = "elementwise NaN test (ONNX IsNaN)";
   let arguments = (ins Transformer_FloatTensor:$input);
   let results = (outs Transformer_BoolTensor:$result);
@@ -238,8 +237,7 @@ def Transformer_ClipOp : Transformer_UnaryOp<"clip", Transformer_NumericTensor> 
   let hasVerifier = 1;
 }
 
-def Transformer_CastOp : Transformer_Op<"cast",
-    [Pure, Elementwise, SameOperandsAndResultShape]> {
+def Transformer_CastOp : Transformer_Op<"cast", [Pure, Elementwise]> {
   let summary = "elementwise element-type conversion (ONNX Cast, CastLike)";
   let description = [{
     Converts each element to the result's element type with ONNX Cast
@@ -439,6 +437,11 @@ def Transformer_ShapeOp : Transformer_Op<"shape", [Pure, InferTypeOpAdaptor]> {
   let results = (outs 1DTensorOf<[I64]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The [start, end) dimension range after ONNX's clamping.
+    static std::pair<int64_t, int64_t>
+    getDimRange(int64_t rank, int64_t start, std::optional<int64_t> end);
+  }];
 }
 
 def Transformer_SizeOp : Transformer_Op<"size", [Pure]> {

@@ -1,0 +1,222 @@
+// RUN: mte-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func @reshape_chain
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x12xf32>)
+// CHECK-NEXT: %[[R:.*]] = transformer.reshape %[[X]] : tensor<2x8x12xf32> -> tensor<16x12xf32>
+// CHECK-NEXT: return %[[X]], %[[R]]
+func.func @reshape_chain(%x: tensor<2x8x12xf32>) -> (tensor<2x8x12xf32>, tensor<16x12xf32>) {
+  %0 = transformer.reshape %x : tensor<2x8x12xf32> -> tensor<2x8x3x4xf32>
+  %1 = transformer.reshape %0 : tensor<2x8x3x4xf32> -> tensor<2x8x12xf32>
+  %2 = transformer.reshape %0 : tensor<2x8x3x4xf32> -> tensor<192xf32>
+  %3 = transformer.reshape %2 : tensor<192xf32> -> tensor<16x12xf32>
+  return %1, %3 : tensor<2x8x12xf32>, tensor<16x12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @reshape_identity
+// CHECK-NEXT: return %arg0
+func.func @reshape_identity(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = transformer.reshape %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// Constants: integer data and splats are reshaped; float weights are not
+// copied.
+// CHECK-LABEL: func @reshape_constants
+// CHECK-DAG: %[[I:.*]] = arith.constant dense<{{\[}}[1, 2], [3, 4]]> : tensor<2x2xi64>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<1.500000e+00> : tensor<4x2xf32>
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK: %[[R:.*]] = transformer.reshape %[[W]] : tensor<4xf32> -> tensor<2x2xf32>
+// CHECK: return %[[I]], %[[S]], %[[R]]
+func.func @reshape_constants() -> (tensor<2x2xi64>, tensor<4x2xf32>, tensor<2x2xf32>) {
+  %i = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
+  %s = arith.constant dense<1.5> : tensor<8xf32>
+  %w = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = transformer.reshape %i : tensor<4xi64> -> tensor<2x2xi64>
+  %1 = transformer.reshape %s : tensor<8xf32> -> tensor<4x2xf32>
+  %2 = transformer.reshape %w : tensor<4xf32> -> tensor<2x2xf32>
+  return %0, %1, %2 : tensor<2x2xi64>, tensor<4x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @transpose_chain
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x4x16xf32>)
+// CHECK-NEXT: %[[T:.*]] = transformer.transpose %[[X]] [2, 0, 1, 3] : tensor<2x8x4x16xf32> -> tensor<4x2x8x16xf32>
+// CHECK-NEXT: return %[[X]], %[[T]]
+func.func @transpose_chain(%x: tensor<2x8x4x16xf32>) -> (tensor<2x8x4x16xf32>, tensor<4x2x8x16xf32>) {
+  // The head split and merge of attention cancel out.
+  %0 = transformer.transpose %x [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %1 = transformer.transpose %0 [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %2 = transformer.transpose %0 [1, 0, 2, 3] : tensor<2x4x8x16xf32> -> tensor<4x2x8x16xf32>
+  return %1, %2 : tensor<2x8x4x16xf32>, tensor<4x2x8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @transpose_identity
+// CHECK-NEXT: return %arg0
+func.func @transpose_identity(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = transformer.transpose %x [0, 1] : tensor<2x8xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @casts
+// CHECK-DAG: %[[C:.*]] = arith.constant dense<[3, -1, 0]> : tensor<3xi32>
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<[1, 0, 1]> : tensor<3xi64>
+// CHECK-DAG: %[[F:.*]] = transformer.cast %arg0 : tensor<3xf32> to tensor<3xf16>
+// CHECK: return %arg0, %[[C]], %[[B]], %[[F]]
+func.func @casts(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xi64>, tensor<3xf16>) {
+  %0 = transformer.cast %x : tensor<3xf32> to tensor<3xf32>
+  %c = arith.constant dense<[3, -1, 0]> : tensor<3xi64>
+  %1 = transformer.cast %c : tensor<3xi64> to tensor<3xi32>
+  %b = arith.constant dense<[true, false, true]> : tensor<3xi1>
+  %2 = transformer.cast %b : tensor<3xi1> to tensor<3xi64>
+  %3 = transformer.cast %x : tensor<3xf32> to tensor<3xf16>
+  return %0, %1, %2, %3 : tensor<3xf32>, tensor<3xi32>, tensor<3xi64>, tensor<3xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func @expand_and_slice
+// CHECK-DAG: %[[E:.*]] = arith.constant dense<2.000000e+00> : tensor<4x8xf32>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<[5, 3, 1]> : tensor<3xi64>
+// CHECK: return %arg0, %[[E]], %arg0, %[[S]]
+func.func @expand_and_slice(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<3xi64>) {
+  %0 = transformer.expand %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %splat = arith.constant dense<2.0> : tensor<1x8xf32>
+  %1 = transformer.expand %splat : tensor<1x8xf32> -> tensor<4x8xf32>
+  %2 = transformer.slice %x {offsets = array<i64: 0, 0>, sizes = array<i64: 4, 8>, strides = array<i64: 1, 1>} : tensor<4x8xf32> -> tensor<4x8xf32>
+  %c = arith.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
+  %3 = transformer.slice %c {offsets = array<i64: 5>, sizes = array<i64: 3>, strides = array<i64: -2>} : tensor<6xi64> -> tensor<3xi64>
+  return %0, %1, %2, %3 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<3xi64>
+}
+
+// -----
+
+// The Shape -> Gather -> Unsqueeze -> Concat chain an exporter emits for a
+// head split folds to the constant target shape.
+// CHECK-LABEL: func @shape_chain
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<[2, 8, 4, 3]> : tensor<4xi64>
+// CHECK-NEXT: return %[[C]]
+func.func @shape_chain(%x: tensor<2x8x12xf32>) -> tensor<4xi64> {
+  %shape = transformer.shape %x : tensor<2x8x12xf32> -> tensor<3xi64>
+  %i0 = arith.constant dense<0> : tensor<i64>
+  %i1 = arith.constant dense<1> : tensor<i64>
+  %b = transformer.gather %shape[%i0] : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %s = transformer.gather %shape[%i1] : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %b1 = transformer.reshape %b : tensor<i64> -> tensor<1xi64>
+  %s1 = transformer.reshape %s : tensor<i64> -> tensor<1xi64>
+  %heads = arith.constant dense<4> : tensor<1xi64>
+  %last = transformer.shape %x {start = -1} : tensor<2x8x12xf32> -> tensor<1xi64>
+  %dim = transformer.div %last, %heads : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %0 = transformer.concat %b1, %s1, %heads, %dim {axis = 0} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+// Expand's target as the TorchScript exporter computes it:
+// Where(Equal(shape, -1), ones, shape).
+// CHECK-LABEL: func @where_equal
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<[1, 16, 16]> : tensor<3xi64>
+// CHECK-NEXT: return %[[C]]
+func.func @where_equal() -> tensor<3xi64> {
+  %shape = arith.constant dense<[-1, 16, 16]> : tensor<3xi64>
+  %minus1 = arith.constant dense<-1> : tensor<i64>
+  %cst3 = arith.constant dense<3> : tensor<1xi64>
+  %ones = transformer.constant_of_shape %cst3, 1 : i64 : tensor<1xi64> -> tensor<3xi64>
+  %eq = transformer.compare <eq> %shape, %minus1 : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %0 = transformer.where %eq, %ones, %shape : (tensor<3xi1>, tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func @integer_arithmetic
+// CHECK-DAG: %[[A:.*]] = arith.constant dense<{{\[}}[11, 12], [21, 22]]> : tensor<2x2xi64>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<{{\[}}[-9, -8], [-19, -18]]> : tensor<2x2xi64>
+// CHECK-DAG: %[[M:.*]] = arith.constant dense<[2, 4]> : tensor<2xi64>
+// CHECK-DAG: %[[D:.*]] = arith.constant dense<[-3, 3]> : tensor<2xi64>
+// CHECK-DAG: %[[Z:.*]] = transformer.div
+// CHECK: return %[[A]], %[[S]], %[[M]], %[[D]], %[[Z]]
+func.func @integer_arithmetic() -> (tensor<2x2xi64>, tensor<2x2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) {
+  %col = arith.constant dense<[[10], [20]]> : tensor<2x1xi64>
+  %row = arith.constant dense<[1, 2]> : tensor<2xi64>
+  %v = arith.constant dense<[-7, 7]> : tensor<2xi64>
+  %two = arith.constant dense<2> : tensor<i64>
+  %zero = arith.constant dense<[0, 1]> : tensor<2xi64>
+  %0 = transformer.add %col, %row : (tensor<2x1xi64>, tensor<2xi64>) -> tensor<2x2xi64>
+  %1 = transformer.sub %row, %col : (tensor<2xi64>, tensor<2x1xi64>) -> tensor<2x2xi64>
+  %2 = transformer.mul %row, %two : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
+  // Integer division truncates toward zero, like ONNX Div.
+  %3 = transformer.div %v, %two : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
+  // Division by zero is left for run time.
+  %4 = transformer.div %v, %zero : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %0, %1, %2, %3, %4 : tensor<2x2xi64>, tensor<2x2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>
+}
+
+// -----
+
+// Float arithmetic and large integer tensors are not evaluated at compile
+// time.
+// CHECK-LABEL: func @not_folded
+// CHECK: transformer.add
+// CHECK: transformer.add
+func.func @not_folded() -> (tensor<2xf32>, tensor<8192xi64>) {
+  %f = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = transformer.add %f, %f : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %s = arith.constant dense<1> : tensor<i64>
+  %z = arith.constant dense<0> : tensor<i64>
+  %n = arith.constant dense<8192> : tensor<i64>
+  %r = transformer.range %z, %n, %s : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<8192xi64>
+  %1 = transformer.add %r, %s : (tensor<8192xi64>, tensor<i64>) -> tensor<8192xi64>
+  return %0, %1 : tensor<2xf32>, tensor<8192xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func @shape_size_range
+// CHECK-DAG: %[[SH:.*]] = arith.constant dense<[8, 12]> : tensor<2xi64>
+// CHECK-DAG: %[[SZ:.*]] = arith.constant dense<192> : tensor<i64>
+// CHECK-DAG: %[[R:.*]] = arith.constant dense<[0, 3, 6, 9]> : tensor<4xi64>
+// CHECK-DAG: %[[RF:.*]] = arith.constant dense<[1.000000e+00, 1.500000e+00, 2.000000e+00]> : tensor<3xf32>
+// CHECK-DAG: %[[CS:.*]] = arith.constant dense<0.000000e+00> : tensor<2x3xf32>
+// CHECK: return %[[SH]], %[[SZ]], %[[R]], %[[RF]], %[[CS]]
+func.func @shape_size_range(%x: tensor<2x8x12xf32>)
+    -> (tensor<2xi64>, tensor<i64>, tensor<4xi64>, tensor<3xf32>, tensor<2x3xf32>) {
+  %0 = transformer.shape %x {start = 1, end = 5} : tensor<2x8x12xf32> -> tensor<2xi64>
+  %1 = transformer.size %x : tensor<2x8x12xf32> -> tensor<i64>
+  %s = arith.constant dense<0> : tensor<i64>
+  %l = arith.constant dense<10> : tensor<i64>
+  %d = arith.constant dense<3> : tensor<i64>
+  %2 = transformer.range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<4xi64>
+  %fs = arith.constant dense<1.0> : tensor<f32>
+  %fl = arith.constant dense<2.25> : tensor<f32>
+  %fd = arith.constant dense<0.5> : tensor<f32>
+  %3 = transformer.range %fs, %fl, %fd : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<3xf32>
+  %shape = arith.constant dense<[2, 3]> : tensor<2xi64>
+  %4 = transformer.constant_of_shape %shape, 0.0 : f32 : tensor<2xi64> -> tensor<2x3xf32>
+  return %0, %1, %2, %3, %4 : tensor<2xi64>, tensor<i64>, tensor<4xi64>, tensor<3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @gather_concat
+// CHECK-DAG: %[[G:.*]] = arith.constant dense<{{\[}}[30, 10], [60, 40]]> : tensor<2x2xi64>
+// CHECK-DAG: %[[C:.*]] = arith.constant dense<{{\[}}[1, 2, 7], [3, 4, 7]]> : tensor<2x3xi64>
+// CHECK: return %[[G]], %[[C]]
+func.func @gather_concat() -> (tensor<2x2xi64>, tensor<2x3xi64>) {
+  %data = arith.constant dense<[[10, 20, 30], [40, 50, 60]]> : tensor<2x3xi64>
+  %idx = arith.constant dense<[-1, 0]> : tensor<2xi64>
+  %0 = transformer.gather %data[%idx] {axis = 1} : (tensor<2x3xi64>, tensor<2xi64>) -> tensor<2x2xi64>
+  %a = arith.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>
+  %b = arith.constant dense<7> : tensor<2x1xi64>
+  %1 = transformer.concat %a, %b {axis = -1} : (tensor<2x2xi64>, tensor<2x1xi64>) -> tensor<2x3xi64>
+  return %0, %1 : tensor<2x2xi64>, tensor<2x3xi64>
+}

@@ -1,0 +1,770 @@
+// RUN: mte-opt %s -split-input-file -verify-diagnostics
+
+func.func @binary_element_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operand element types 'f32' and 'f16' differ}}
+  %0 = transformer.add %a, %b : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @binary_broadcast(%a: tensor<4x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operand types 'tensor<4x3xf32>' and 'tensor<4xf32>' are not broadcast-compatible}}
+  %0 = transformer.mul %a, %b : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @binary_result_type(%a: tensor<4x1xf32>, %b: tensor<3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inferred type(s) 'tensor<4x3xf32>' are incompatible with return type(s) of operation 'tensor<4x4xf32>'}}
+  %0 = transformer.sub %a, %b : (tensor<4x1xf32>, tensor<3xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pow_integer(%a: tensor<4xi64>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = transformer.pow %a, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @compare_result(%a: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inferred type(s) 'tensor<4xi1>' are incompatible with return type(s) of operation 'tensor<5xi1>'}}
+  %0 = transformer.compare <eq> %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<5xi1>
+  return
+}
+
+// -----
+
+func.func @where_condition(%c: tensor<3xi1>, %a: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{condition type 'tensor<3xi1>' is not broadcast-compatible with 'tensor<4xf32>'}}
+  %0 = transformer.where %c, %a, %a : (tensor<3xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @where_values(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operand element types 'f32' and 'f16' differ}}
+  %0 = transformer.where %c, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clip_bounds(%a: tensor<4xf32>) {
+  // expected-error @+1 {{min 6.000000e+00 exceeds max 0.000000e+00}}
+  %0 = transformer.clip %a {min = 6.0 : f64, max = 0.0 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unary_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "transformer.exp"(%a) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %0 = transformer.cast %a : tensor<4xf32> to tensor<5xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<2x8x16xf32>, %b: tensor<12x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{contracting dimensions differ: lhs 'tensor<2x8x16xf32>' has 16, rhs 'tensor<12x4xf32>' has 12}}
+  %0 = transformer.matmul %a, %b : (tensor<2x8x16xf32>, tensor<12x4xf32>) -> tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x8x16xf32>, %b: tensor<3x16x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{batch dimensions of 'tensor<2x8x16xf32>' and 'tensor<3x16x4xf32>' are not broadcast-compatible}}
+  %0 = transformer.matmul %a, %b : (tensor<2x8x16xf32>, tensor<3x16x4xf32>) -> tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<3x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operands must have rank >= 1}}
+  %0 = transformer.matmul %a, %b : (tensor<f32>, tensor<3x4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_element_types(%a: tensor<3xf32>, %b: tensor<3x4xf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{operand element types 'f32' and 'f16' differ}}
+  %0 = transformer.matmul %a, %b : (tensor<3xf32>, tensor<3x4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = transformer.reduce <sum> %a {axes = array<i64: 2>} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_repeated_axis(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis -1 is repeated}}
+  %0 = transformer.reduce <sum> %a {axes = array<i64: 1, -1>} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{axis -3 is out of range for rank 2}}
+  %0 = transformer.softmax %a {axis = -3} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_length(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{permutation has 3 entries for an input of rank 2}}
+  %0 = transformer.transpose %a [0, 1, 2] : tensor<2x8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_not_permutation(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{permutation is not a permutation of [0, 2)}}
+  %0 = transformer.transpose %a [1, 1] : tensor<2x8xf32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{cannot reshape 16 elements into 15}}
+  %0 = transformer.reshape %a : tensor<2x8xf32> -> tensor<3x5xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_element_type(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{element type changes from 'f32' to 'f16'}}
+  %0 = transformer.reshape %a : tensor<2x8xf32> -> tensor<16xf16>
+  return
+}
+
+// -----
+
+func.func @reshape_dynamic(%a: tensor<?x8xf32>) {
+  // expected-error @+1 {{requires static shapes}}
+  %0 = transformer.reshape %a : tensor<?x8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @expand_rank(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{cannot expand rank 2 to rank 1}}
+  %0 = transformer.expand %a : tensor<2x8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dim(%a: tensor<2x8xf32>) {
+  // expected-error @+1 {{input dimension 0 of size 2 cannot broadcast to 4}}
+  %0 = transformer.expand %a : tensor<2x8xf32> -> tensor<3x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @expand_element_type(%a: tensor<1x8xf32>) {
+  // expected-error @+1 {{element type changes from 'f32' to 'f16'}}
+  %0 = transformer.expand %a : tensor<1x8xf32> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @slice_entries(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{offsets, sizes and strides need one entry per dimension of the rank-2 input}}
+  %0 = transformer.slice %a {offsets = array<i64: 0>, sizes = array<i64: 2>, strides = array<i64: 1>} : tensor<2x8xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_zero_stride(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{stride of dimension 1 is zero}}
+  %0 = transformer.slice %a {offsets = array<i64: 0, 0>, sizes = array<i64: 2, 4>, strides = array<i64: 1, 0>} : tensor<2x8xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_negative_size(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{size of dimension 0 is negative}}
+  %0 = transformer.slice %a {offsets = array<i64: 0, 0>, sizes = array<i64: -1, 4>, strides = array<i64: 1, 1>} : tensor<2x8xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{dimension 1 slice [6 : 2 x 2] is out of bounds for size 8}}
+  %0 = transformer.slice %a {offsets = array<i64: 0, 6>, sizes = array<i64: 2, 2>, strides = array<i64: 1, 2>} : tensor<2x8xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_empty() {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{requires at least one input}}
+  %0 = transformer.concat {axis = 0} : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = transformer.concat %a, %a {axis = 2} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{input 'tensor<8xf32>' does not match the first input 'tensor<2x8xf32>'}}
+  %0 = transformer.concat %a, %b {axis = 1} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<2x8xf32>, %b: tensor<3x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{input 'tensor<3x8xf32>' differs from the first input 'tensor<2x8xf32>' outside the concatenation axis}}
+  %0 = transformer.concat %a, %b {axis = 1} : (tensor<2x8xf32>, tensor<3x8xf32>) -> tensor<2x16xf32>
+  return
+}
+
+// -----
+
+func.func @split_axis(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 3 is out of range for rank 2}}
+  %0:2 = transformer.split %a {axis = 3, sizes = array<i64: 4, 4>} : tensor<2x8xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_negative(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{split size -4 is negative}}
+  %0:2 = transformer.split %a {axis = 1, sizes = array<i64: 12, -4>} : tensor<2x8xf32> -> tensor<2x12xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_sum(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{split sizes add up to 9 but dimension 1 has size 8}}
+  %0:2 = transformer.split %a {axis = 1, sizes = array<i64: 4, 5>} : tensor<2x8xf32> -> tensor<2x4xf32>, tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @split_results(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inferred type(s) 'tensor<2x4xf32>', 'tensor<2x4xf32>' are incompatible with return type(s) of operation 'tensor<2x4xf32>'}}
+  %0 = "transformer.split"(%a) <{axis = 1 : i64, sizes = array<i64: 4, 4>}> : (tensor<2x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_axis(%a: tensor<2x8xf32>, %i: tensor<3xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = transformer.gather %a[%i] {axis = 2} : (tensor<2x8xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_index_type(%a: tensor<2x8xf32>, %i: tensor<3xf32>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = transformer.gather %a[%i] : (tensor<2x8xf32>, tensor<3xf32>) -> tensor<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_rank(%a: tensor<2x8xf32>, %i: tensor<3xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{indices rank 1 differs from data rank 2}}
+  %0 = transformer.gather_elements %a[%i] : (tensor<2x8xf32>, tensor<3xi64>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_axis(%a: tensor<2x8xf32>, %i: tensor<2x3xi64>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{axis -3 is out of range for rank 2}}
+  %0 = transformer.gather_elements %a[%i] {axis = -3} : (tensor<2x8xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @trilu_rank(%a: tensor<8xf32>) {
+  // expected-error @+1 {{requires an input of rank >= 2}}
+  %0 = transformer.trilu %a {upper = false} : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @shape_result(%a: tensor<2x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inferred type(s) 'tensor<2xi64>' are incompatible with return type(s) of operation 'tensor<3xi64>'}}
+  %0 = transformer.shape %a : tensor<2x8xf32> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @range_types(%s: tensor<i64>, %l: tensor<i32>) {
+  // expected-error @+1 {{operand type 'tensor<i32>' does not match the result element type 'i64'}}
+  %0 = transformer.range %s, %l, %s : (tensor<i64>, tensor<i32>, tensor<i64>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @range_zero_delta(%s: tensor<i64>) {
+  %d = arith.constant dense<0> : tensor<i64>
+  // expected-error @+1 {{delta is zero}}
+  %0 = transformer.range %s, %s, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @range_length() {
+  %s = arith.constant dense<0> : tensor<i64>
+  %l = arith.constant dense<10> : tensor<i64>
+  %d = arith.constant dense<3> : tensor<i64>
+  // expected-error @+1 {{range has 4 elements but the result type holds 3}}
+  %0 = transformer.range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @constant_of_shape_value(%s: tensor<2xi64>) {
+  // expected-error @+1 {{value type 'f16' differs from the result element type 'f32'}}
+  %0 = transformer.constant_of_shape %s, 1.0 : f16 : tensor<2xi64> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @constant_of_shape_rank(%s: tensor<3xi64>) {
+  // expected-error @+1 {{shape operand has 3 entries for a result of rank 2}}
+  %0 = transformer.constant_of_shape %s, 1.0 : f32 : tensor<3xi64> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @constant_of_shape_dims() {
+  %s = arith.constant dense<[2, 4]> : tensor<2xi64>
+  // expected-error @+1 {{shape operand does not match the result type 'tensor<2x3xf32>'}}
+  %0 = transformer.constant_of_shape %s, 1.0 : f32 : tensor<2xi64> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_axis(%x: tensor<2x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = transformer.layer_norm %x, %g {axis = 2, epsilon = 1.0e-5 : f32} : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_scale_shape(%x: tensor<2x64xf32>, %g: tensor<32xf32>) {
+  // expected-error @+1 {{parameter type 'tensor<32xf32>' does not match the normalized shape of 'tensor<2x64xf32>'}}
+  %0 = transformer.layer_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<2x64xf32>, tensor<32xf32>) -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias_type(%x: tensor<2x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf16>) {
+  // expected-error @+1 {{parameter element type 'f16' differs from the input's 'f32'}}
+  %0 = transformer.layer_norm %x, %g bias %b {epsilon = 1.0e-5 : f32} : (tensor<2x64xf32>, tensor<64xf32>, tensor<64xf16>) -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_output(%x: tensor<2x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{output shape differs from the input type 'tensor<2x64xf32>'}}
+  %0 = transformer.layer_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_residual_pairing(%x: tensor<2x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{has a residual operand iff it has a residual_sum result}}
+  %0:2 = transformer.layer_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<2x64xf32>, tensor<64xf32>) -> (tensor<2x64xf32>, tensor<2x64xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_residual_type(%x: tensor<2x64xf32>, %g: tensor<64xf32>, %r: tensor<1x64xf32>) {
+  // expected-error @+1 {{residual type 'tensor<1x64xf32>' differs from the input type 'tensor<2x64xf32>'}}
+  %0:2 = transformer.layer_norm %x, %g residual %r {epsilon = 1.0e-5 : f32} : (tensor<2x64xf32>, tensor<64xf32>, tensor<1x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_residual_sum_type(%x: tensor<2x64xf32>, %g: tensor<64xf32>, %r: tensor<2x64xf32>) {
+  // expected-error @+1 {{residual_sum type 'tensor<2x64xf16>' differs from the input type 'tensor<2x64xf32>'}}
+  %0:2 = transformer.layer_norm %x, %g residual %r {epsilon = 1.0e-5 : f32} : (tensor<2x64xf32>, tensor<64xf32>, tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xf16>)
+  return
+}
+
+// -----
+
+func.func @rms_norm_epsilon(%x: tensor<2x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{epsilon must be positive and finite}}
+  %0 = transformer.rms_norm %x, %g {epsilon = 0.0 : f32} : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_scale(%x: tensor<2x8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{parameter type 'tensor<64xf32>' does not match the normalized shape of 'tensor<2x8x64xf32>'}}
+  %0 = transformer.rms_norm %x, %g {axis = 1, epsilon = 1.0e-6 : f32} : (tensor<2x8x64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @linear_pair(%x: tensor<2x64xf32>, %w: tensor<64x32xf16>) {
+  // expected-error @+1 {{input element type 'f32' and weight element type 'f16' are not a supported GEMM pair}}
+  %0 = transformer.linear %x, %w layout <kn> : (tensor<2x64xf32>, tensor<64x32xf16>) -> tensor<2x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<2x64xf32>, %w: tensor<1x64x32xf32>) {
+  // expected-error @+1 {{weight must have rank 2, got 'tensor<1x64x32xf32>'}}
+  %0 = transformer.linear %x, %w layout <kn> : (tensor<2x64xf32>, tensor<1x64x32xf32>) -> tensor<2x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_k(%x: tensor<2x64xf32>, %w: tensor<64x32xf32>) {
+  // expected-error @+1 {{input feature size 64 differs from the weight's K = 32 (layout nk)}}
+  %0 = transformer.linear %x, %w layout <nk> : (tensor<2x64xf32>, tensor<64x32xf32>) -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @linear_output(%x: tensor<2x64xf32>, %w: tensor<64x32xf32>) {
+  // expected-error @+1 {{output type 'tensor<2x64xf32>' does not have shape [..., N = 32]}}
+  %0 = transformer.linear %x, %w layout <kn> : (tensor<2x64xf32>, tensor<64x32xf32>) -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_shape(%x: tensor<2x64xf32>, %w: tensor<64x32xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{bias type 'tensor<64xf32>' is not [N = 32]}}
+  %0 = transformer.linear %x, %w bias %b layout <kn> : (tensor<2x64xf32>, tensor<64x32xf32>, tensor<64xf32>) -> tensor<2x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_type(%x: tensor<2x64xf8E4M3FN>, %w: tensor<64x32xf8E4M3FN>, %b: tensor<32xf32>) {
+  // expected-error @+1 {{bias element type differs from the output's}}
+  %0 = transformer.linear %x, %w bias %b layout <kn> : (tensor<2x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>, tensor<32xf32>) -> tensor<2x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_residual(%x: tensor<2x64xf32>, %w: tensor<64x32xf32>, %r: tensor<1x32xf32>) {
+  // expected-error @+1 {{residual type 'tensor<1x32xf32>' differs from the output type 'tensor<2x32xf32>'}}
+  %0 = transformer.linear %x, %w residual %r layout <kn> : (tensor<2x64xf32>, tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<2x32xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rank(%q: tensor<2x4x16x64xf32>) {
+  // expected-error @+1 {{query, key and value must be [batch, sequence, heads * head_dim], got 'tensor<2x4x16x64xf32>'}}
+  %0 = transformer.attention %q, %q, %q {num_heads = 4, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_types(%q: tensor<2x16x64xf32>, %k: tensor<2x16x64xf16>) {
+  // expected-error @+1 {{query, key, value and output element types differ}}
+  %0 = transformer.attention %q, %k, %k {num_heads = 4, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x64xf16>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x16x64xf32>, %k: tensor<3x16x64xf32>) {
+  // expected-error @+1 {{batch sizes of query, key and value differ}}
+  %0 = transformer.attention %q, %k, %k {num_heads = 4, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<3x16x64xf32>, tensor<3x16x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_sequence(%q: tensor<2x16x64xf32>, %k: tensor<2x16x64xf32>, %v: tensor<2x8x64xf32>) {
+  // expected-error @+1 {{key and value sequence lengths differ}}
+  %0 = transformer.attention %q, %k, %v {num_heads = 4, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x8x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_gqa(%q: tensor<2x16x64xf32>) {
+  // expected-error @+1 {{num_heads 4 is not a multiple of num_kv_heads 3}}
+  %0 = transformer.attention %q, %q, %q {num_heads = 4, num_kv_heads = 3, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_heads_divide(%q: tensor<2x16x60xf32>) {
+  // expected-error @+1 {{query hidden size 60 is not divisible by num_heads 8}}
+  %0 = transformer.attention %q, %q, %q {num_heads = 8, num_kv_heads = 8, scale = 0.125 : f32} : (tensor<2x16x60xf32>, tensor<2x16x60xf32>, tensor<2x16x60xf32>) -> tensor<2x16x60xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_hidden(%q: tensor<2x16x64xf32>, %k: tensor<2x16x64xf32>) {
+  // expected-error @+1 {{key hidden size 64 is not num_kv_heads * head_dim = 32}}
+  %0 = transformer.attention %q, %k, %k {num_heads = 4, num_kv_heads = 2, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_value_hidden(%q: tensor<2x16x64xf32>, %k: tensor<2x16x32xf32>, %v: tensor<2x16x33xf32>) {
+  // expected-error @+1 {{value hidden size 33 is not divisible by num_kv_heads 2}}
+  %0 = transformer.attention %q, %k, %v {num_heads = 4, num_kv_heads = 2, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x32xf32>, tensor<2x16x33xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_output(%q: tensor<2x16x64xf32>) {
+  // expected-error @+1 {{output type 'tensor<2x8x64xf32>' is not [batch, query sequence, num_heads * value_dim]}}
+  %0 = transformer.attention %q, %q, %q {num_heads = 4, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_type(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi64>) {
+  // expected-error @+1 {{mask element type 'i64' is neither i1 nor the query's 'f32'}}
+  %0 = transformer.attention %q, %q, %q mask %m {num_heads = 4, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<16x16xi64>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_shape(%q: tensor<2x16x64xf32>, %m: tensor<2x1x16x8xi1>) {
+  // expected-error @+1 {{mask type 'tensor<2x1x16x8xi1>' does not broadcast to the scores [2, 4, 16, 16]}}
+  %0 = transformer.attention %q, %q, %q mask %m {num_heads = 4, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x1x16x8xi1>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<2x16x64xf32>) {
+  // expected-error @+1 {{scale must be positive and finite}}
+  %0 = transformer.attention %q, %q, %q {num_heads = 4, num_kv_heads = 4, scale = -1.0 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_heads_positive(%q: tensor<2x16x64xf32>) {
+  // expected-error @+1 {{attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = transformer.attention %q, %q, %q {num_heads = 0, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_output(%x: tensor<2x4x16x64xf32>, %c: tensor<16x32xf32>) {
+  // expected-error @+1 {{output type differs from the input type 'tensor<2x4x16x64xf32>'}}
+  %0 = transformer.rotary_embedding %x, %c, %c : (tensor<2x4x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<2x16x256xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_heads_on_4d(%x: tensor<2x4x16x64xf32>, %c: tensor<16x32xf32>) {
+  // expected-error @+1 {{num_heads is only meaningful for a rank-3 input}}
+  %0 = transformer.rotary_embedding %x, %c, %c {num_heads = 4} : (tensor<2x4x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_needs_heads(%x: tensor<2x16x256xf32>, %c: tensor<16x32xf32>) {
+  // expected-error @+1 {{a rank-3 input [batch, sequence, heads * head_dim] needs num_heads}}
+  %0 = transformer.rotary_embedding %x, %c, %c : (tensor<2x16x256xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<2x16x256xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_heads_divide(%x: tensor<2x16x256xf32>, %c: tensor<16x32xf32>) {
+  // expected-error @+1 {{hidden size 256 is not divisible by num_heads 3}}
+  %0 = transformer.rotary_embedding %x, %c, %c {num_heads = 3} : (tensor<2x16x256xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<2x16x256xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_rank(%x: tensor<16x64xf32>, %c: tensor<16x32xf32>) {
+  // expected-error @+1 {{input must be [batch, heads, sequence, head_dim] or [batch, sequence, heads * head_dim], got 'tensor<16x64xf32>'}}
+  %0 = transformer.rotary_embedding %x, %c, %c : (tensor<16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_dim(%x: tensor<2x4x16x64xf32>, %c: tensor<16x32xf32>) {
+  // expected-error @+1 {{rotary_dim 66 must be even and at most the head dimension 64}}
+  %0 = transformer.rotary_embedding %x, %c, %c {rotary_dim = 66} : (tensor<2x4x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_tables_differ(%x: tensor<2x4x16x64xf32>, %c: tensor<16x32xf32>, %s: tensor<1x16x32xf32>) {
+  // expected-error @+1 {{cos and sin types differ}}
+  %0 = transformer.rotary_embedding %x, %c, %s : (tensor<2x4x16x64xf32>, tensor<16x32xf32>, tensor<1x16x32xf32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_table_type(%x: tensor<2x4x16x64xf32>, %c: tensor<16x32xf16>) {
+  // expected-error @+1 {{cos/sin element type differs from the input's}}
+  %0 = transformer.rotary_embedding %x, %c, %c : (tensor<2x4x16x64xf32>, tensor<16x32xf16>, tensor<16x32xf16>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_table_shape(%x: tensor<2x4x16x64xf32>, %c: tensor<16x64xf32>) {
+  // expected-error @+1 {{cos/sin type 'tensor<16x64xf32>' is not [sequence, rotary_dim / 2] or [batch, sequence, rotary_dim / 2]}}
+  %0 = transformer.rotary_embedding %x, %c, %c : (tensor<2x4x16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<2x4x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_shape(%x: tensor<16x64xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same shape}}
+  %0 = transformer.quantize %x, %s : (tensor<16x64xf32>, tensor<f32>) -> tensor<64x16xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @quantize_scale(%x: tensor<16x64xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{operand #1 must be 0D tensor of 32-bit float values}}
+  %0 = transformer.quantize %x, %s : (tensor<16x64xf32>, tensor<1xf32>) -> tensor<16x64xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @quantize_target(%x: tensor<16x64xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values}}
+  %0 = transformer.quantize %x, %s : (tensor<16x64xf32>, tensor<f32>) -> tensor<16x64xf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_input(%x: tensor<16x64xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values}}
+  %0 = transformer.dequantize %x, %s : (tensor<16x64xf32>, tensor<f32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @amax_result(%x: tensor<16x64xf32>) {
+  // expected-error @+1 {{result #0 must be 0D tensor of 32-bit float values}}
+  %0 = transformer.amax %x : tensor<16x64xf32> -> tensor<1xf32>
+  return
+}
