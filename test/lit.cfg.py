@@ -13,10 +13,12 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mte_obj_root, "test")
 
 config.substitutions.append(("%mte_src_root", config.mte_src_root))
+# Debian's interpreter: it has the onnx and numpy modules the tests need.
+config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mte_tools_dir, config.llvm_tools_dir]
-tools = ["mte-opt", "FileCheck", "not", "split-file"]
+tools = ["mte-opt", "mte-translate", "FileCheck", "not", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

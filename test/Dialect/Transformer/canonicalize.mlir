@@ -163,20 +163,34 @@ func.func @integer_arithmetic() -> (tensor<2x2xi64>, tensor<2x2xi64>, tensor<2xi
 
 // -----
 
-// Float arithmetic and large integer tensors are not evaluated at compile
-// time.
-// CHECK-LABEL: func @not_folded
-// CHECK: transformer.add
-// CHECK: transformer.add
-func.func @not_folded() -> (tensor<2xf32>, tensor<8192xi64>) {
+// Small float tensors (scalar computations of exporters) are evaluated;
+// tensors above 4096 elements are not, so weights are never copied and
+// large masks never materialised.
+// CHECK-LABEL: func @float_and_large
+// CHECK-DAG: %[[F:.*]] = arith.constant dense<[2.000000e+00, 4.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[N:.*]] = arith.constant dense<-1.500000e+00> : tensor<f32>
+// CHECK-DAG: %[[C:.*]] = arith.constant dense<[3.000000e+00, -2.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[I:.*]] = arith.constant dense<[2, -1]> : tensor<2xi32>
+// CHECK-DAG: %[[LT:.*]] = arith.constant dense<[false, true]> : tensor<2xi1>
+// CHECK: %[[BIG:.*]] = transformer.add
+// CHECK: return %[[F]], %[[N]], %[[C]], %[[I]], %[[LT]], %[[BIG]]
+func.func @float_and_large() -> (tensor<2xf32>, tensor<f32>, tensor<2xf32>, tensor<2xi32>, tensor<2xi1>, tensor<8192xi64>) {
   %f = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %0 = transformer.add %f, %f : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %h = arith.constant dense<1.5> : tensor<f32>
+  %1 = transformer.neg %h : tensor<f32>
+  %i = arith.constant dense<[3, -2]> : tensor<2xi64>
+  %2 = transformer.cast %i : tensor<2xi64> to tensor<2xf32>
+  // Float to integer truncates toward zero.
+  %g = arith.constant dense<[2.75, -1.5]> : tensor<2xf32>
+  %3 = transformer.cast %g : tensor<2xf32> to tensor<2xi32>
+  %4 = transformer.compare <lt> %g, %f : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
   %s = arith.constant dense<1> : tensor<i64>
   %z = arith.constant dense<0> : tensor<i64>
   %n = arith.constant dense<8192> : tensor<i64>
   %r = transformer.range %z, %n, %s : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<8192xi64>
-  %1 = transformer.add %r, %s : (tensor<8192xi64>, tensor<i64>) -> tensor<8192xi64>
-  return %0, %1 : tensor<2xf32>, tensor<8192xi64>
+  %5 = transformer.add %r, %s : (tensor<8192xi64>, tensor<i64>) -> tensor<8192xi64>
+  return %0, %1, %2, %3, %4, %5 : tensor<2xf32>, tensor<f32>, tensor<2xf32>, tensor<2xi32>, tensor<2xi1>, tensor<8192xi64>
 }
 
 // -----

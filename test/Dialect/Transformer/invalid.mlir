@@ -27,9 +27,9 @@ func.func @binary_result_type(%a: tensor<4x1xf32>, %b: tensor<3xf32>) {
 
 // -----
 
-func.func @pow_integer(%a: tensor<4xi64>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
-  %0 = transformer.pow %a, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+func.func @pow_fp8(%a: tensor<4xf8E4M3FN>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or signless integer or unsigned integer values}}
+  %0 = transformer.pow %a, %a : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
   return
 }
 

@@ -3,11 +3,11 @@
 // Two kinds of folding live here:
 //  * structural identities (reshape of reshape, transpose of transpose,
 //    identity casts/expands/slices), which apply to any tensor;
-//  * constant evaluation of the integer arithmetic that ONNX exporters use
-//    to compute shapes (Shape -> Gather -> Unsqueeze -> Concat -> Reshape,
-//    Range, ConstantOfShape, Where(Equal(...))). Only integer tensors of at
-//    most kMaxFoldedElements are evaluated, so folding never copies weights
-//    or materialises large masks.
+//  * constant evaluation of the arithmetic that ONNX exporters use to compute
+//    shapes and scalars (Shape -> Gather -> Unsqueeze -> Concat -> Reshape,
+//    Range, ConstantOfShape, Where(Equal(...)), Cast/Sub/Div of sizes).
+//    Only splats and tensors of at most kMaxFoldedElements are evaluated, so
+//    folding never copies weights or materialises large masks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,13 +23,22 @@ using namespace mte::transformer;
 namespace {
 constexpr int64_t kMaxFoldedElements = 4096;
 
-/// Returns `attr` as an integer elements attribute when it is a constant that
-/// folding may evaluate.
-DenseIntElementsAttr getFoldableInts(Attribute attr) {
-  auto ints = dyn_cast_or_null<DenseIntElementsAttr>(attr);
-  if (!ints || (!ints.isSplat() && ints.getNumElements() > kMaxFoldedElements))
+/// Returns `attr` as elements of kind `AttrT` (integer or float) when it is
+/// a constant that folding may evaluate: a splat, or a small tensor.
+/// Unsigned integers are left alone (APInt arithmetic here is signed).
+template <typename AttrT>
+AttrT getFoldable(Attribute attr) {
+  auto elements = dyn_cast_or_null<AttrT>(attr);
+  if (!elements ||
+      (!elements.isSplat() && elements.getNumElements() > kMaxFoldedElements))
     return {};
-  return ints;
+  if (elements.getElementType().isUnsignedInteger())
+    return {};
+  return elements;
+}
+
+DenseIntElementsAttr getFoldableInts(Attribute attr) {
+  return getFoldable<DenseIntElementsAttr>(attr);
 }
 
 bool canEvaluate(ShapedType resultType) {
@@ -55,38 +64,44 @@ int64_t broadcastSourceIndex(int64_t linear, ArrayRef<int64_t> resultShape,
   return source;
 }
 
-/// Evaluates `fn` elementwise over broadcast integer constants. `fn` returns
-/// std::nullopt to refuse (e.g. division by zero).
-template <typename Fn>
-Attribute foldIntegerElementwise(ArrayRef<Attribute> operands,
-                                 RankedTensorType resultType, Fn fn) {
-  SmallVector<DenseIntElementsAttr> ints;
+/// Evaluates `fn` elementwise over broadcast constants whose elements are all
+/// `AttrT` (DenseIntElementsAttr with APInt, or DenseFPElementsAttr with
+/// APFloat). `fn` returns std::nullopt to refuse (e.g. division by zero).
+template <typename AttrT, typename ElementT, typename Fn>
+Attribute foldElementwise(ArrayRef<Attribute> operands,
+                          RankedTensorType resultType, Fn fn) {
+  using ResultT =
+      typename std::invoke_result_t<Fn, ArrayRef<ElementT>>::value_type;
+  SmallVector<AttrT> inputs;
   for (Attribute operand : operands) {
-    ints.push_back(getFoldableInts(operand));
-    if (!ints.back())
+    inputs.push_back(getFoldable<AttrT>(operand));
+    if (!inputs.back())
       return {};
   }
-  if (llvm::all_of(ints, [](auto a) { return a.isSplat(); })) {
-    SmallVector<APInt> args;
-    for (DenseIntElementsAttr a : ints)
-      args.push_back(a.getSplatValue<APInt>());
-    std::optional<APInt> value = fn(args);
-    if (!value || !resultType.hasStaticShape())
+  if (!resultType.hasStaticShape())
+    return {};
+  if (llvm::all_of(inputs, [](AttrT a) { return a.isSplat(); })) {
+    SmallVector<ElementT> args;
+    for (AttrT a : inputs)
+      args.push_back(a.template getSplatValue<ElementT>());
+    std::optional<ResultT> value = fn(args);
+    if (!value)
       return {};
     return DenseElementsAttr::get(resultType, *value);
   }
   if (!canEvaluate(resultType))
     return {};
-  SmallVector<SmallVector<APInt>> values;
-  for (DenseIntElementsAttr a : ints)
-    values.emplace_back(a.getValues<APInt>());
-  SmallVector<APInt> results;
-  SmallVector<APInt> args(ints.size());
+  SmallVector<SmallVector<ElementT>> values;
+  for (AttrT a : inputs)
+    values.emplace_back(a.template getValues<ElementT>());
+  SmallVector<ResultT> results;
+  SmallVector<ElementT> args;
   for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i) {
-    for (auto [j, a] : llvm::enumerate(ints))
-      args[j] = values[j][broadcastSourceIndex(i, resultType.getShape(),
-                                               a.getType().getShape())];
-    std::optional<APInt> value = fn(args);
+    args.clear();
+    for (auto [j, a] : llvm::enumerate(inputs))
+      args.push_back(values[j][broadcastSourceIndex(
+          i, resultType.getShape(), a.getType().getShape())]);
+    std::optional<ResultT> value = fn(args);
     if (!value)
       return {};
     results.push_back(*value);
@@ -95,13 +110,34 @@ Attribute foldIntegerElementwise(ArrayRef<Attribute> operands,
 }
 
 template <typename Fn>
-Attribute foldIntegerBinary(Attribute lhs, Attribute rhs,
-                            RankedTensorType resultType, Fn fn) {
-  return foldIntegerElementwise(
+Attribute foldIntegerElementwise(ArrayRef<Attribute> operands,
+                                 RankedTensorType resultType, Fn fn) {
+  return foldElementwise<DenseIntElementsAttr, APInt>(operands, resultType, fn);
+}
+
+/// Folds a binary op over integer (`intFn`) or float (`floatFn`) constants,
+/// choosing by the operands' element type.
+template <typename IntFn, typename FloatFn>
+Attribute foldBinary(Attribute lhs, Attribute rhs, RankedTensorType resultType,
+                     IntFn intFn, FloatFn floatFn) {
+  if (isa_and_nonnull<DenseIntElementsAttr>(lhs))
+    return foldElementwise<DenseIntElementsAttr, APInt>(
+        {lhs, rhs}, resultType,
+        [&](ArrayRef<APInt> a) -> decltype(intFn(a[0], a[1])) {
+          return intFn(a[0], a[1]);
+        });
+  return foldElementwise<DenseFPElementsAttr, APFloat>(
       {lhs, rhs}, resultType,
-      [&](ArrayRef<APInt> args) -> std::optional<APInt> {
-        return fn(args[0], args[1]);
+      [&](ArrayRef<APFloat> a) -> decltype(floatFn(a[0], a[1])) {
+        return floatFn(a[0], a[1]);
       });
+}
+
+/// Applies an APFloat in-place operation, rounding to nearest even.
+template <typename Op>
+std::optional<APFloat> applyFloat(APFloat a, const APFloat &b, Op op) {
+  (a.*op)(b, APFloat::rmNearestTiesToEven);
+  return a;
 }
 
 SmallVector<int64_t> toInt64s(DenseIntElementsAttr attr) {
@@ -116,58 +152,96 @@ SmallVector<int64_t> toInt64s(DenseIntElementsAttr attr) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  return foldIntegerBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                           [](const APInt &a, const APInt &b) { return a + b; });
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a + b;
+      },
+      [](const APFloat &a, const APFloat &b) {
+        return applyFloat(a, b, &APFloat::add);
+      });
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
-  return foldIntegerBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                           [](const APInt &a, const APInt &b) { return a - b; });
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a - b;
+      },
+      [](const APFloat &a, const APFloat &b) {
+        return applyFloat(a, b, &APFloat::subtract);
+      });
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  return foldIntegerBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                           [](const APInt &a, const APInt &b) { return a * b; });
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a * b;
+      },
+      [](const APFloat &a, const APFloat &b) {
+        return applyFloat(a, b, &APFloat::multiply);
+      });
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
-  return foldIntegerBinary(
+  return foldBinary(
       adaptor.getLhs(), adaptor.getRhs(), getType(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> {
         if (b.isZero())
           return std::nullopt;
         return a.sdiv(b);
+      },
+      [](const APFloat &a, const APFloat &b) {
+        return applyFloat(a, b, &APFloat::divide);
       });
+}
+
+static bool evaluatePredicate(ComparePredicate predicate, int order) {
+  switch (predicate) {
+  case ComparePredicate::EQ:
+    return order == 0;
+  case ComparePredicate::NE:
+    return order != 0;
+  case ComparePredicate::LT:
+    return order < 0;
+  case ComparePredicate::LE:
+    return order <= 0;
+  case ComparePredicate::GT:
+    return order > 0;
+  case ComparePredicate::GE:
+    return order >= 0;
+  }
+  llvm_unreachable("unknown predicate");
 }
 
 OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
   ComparePredicate predicate = getPredicate();
-  return foldIntegerBinary(
+  return foldBinary(
       adaptor.getLhs(), adaptor.getRhs(), getType(),
-      [predicate](const APInt &a, const APInt &b) {
-        bool result = false;
-        switch (predicate) {
-        case ComparePredicate::EQ:
-          result = a == b;
-          break;
-        case ComparePredicate::NE:
-          result = a != b;
-          break;
-        case ComparePredicate::LT:
-          result = a.slt(b);
-          break;
-        case ComparePredicate::LE:
-          result = a.sle(b);
-          break;
-        case ComparePredicate::GT:
-          result = a.sgt(b);
-          break;
-        case ComparePredicate::GE:
-          result = a.sge(b);
-          break;
-        }
-        return APInt(1, result);
+      [predicate](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return APInt(1, evaluatePredicate(predicate, a.slt(b) ? -1 : a == b ? 0 : 1));
+      },
+      [predicate](const APFloat &a, const APFloat &b) -> std::optional<APInt> {
+        APFloat::cmpResult cmp = a.compare(b);
+        // Every comparison with NaN is false, except "not equal".
+        if (cmp == APFloat::cmpUnordered)
+          return APInt(1, predicate == ComparePredicate::NE);
+        return APInt(1, evaluatePredicate(predicate,
+                                          cmp == APFloat::cmpLessThan  ? -1
+                                          : cmp == APFloat::cmpEqual ? 0
+                                                                     : 1));
       });
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  if (isa_and_nonnull<DenseIntElementsAttr>(adaptor.getInput()))
+    return foldIntegerElementwise(
+        {adaptor.getInput()}, getType(),
+        [](ArrayRef<APInt> a) -> std::optional<APInt> { return -a[0]; });
+  return foldElementwise<DenseFPElementsAttr, APFloat>(
+      {adaptor.getInput()}, getType(),
+      [](ArrayRef<APFloat> a) -> std::optional<APFloat> { return -a[0]; });
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
@@ -178,29 +252,80 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
     if (chosen.getType() == getType())
       return chosen;
   }
-  return foldIntegerElementwise(
-      {adaptor.getCondition(), adaptor.getTrueValue(), adaptor.getFalseValue()},
-      getType(), [](ArrayRef<APInt> args) -> std::optional<APInt> {
-        return args[0].getBoolValue() ? args[1] : args[2];
-      });
+  auto cond = getFoldable<DenseIntElementsAttr>(adaptor.getCondition());
+  auto onTrue = dyn_cast_or_null<DenseElementsAttr>(adaptor.getTrueValue());
+  auto onFalse = dyn_cast_or_null<DenseElementsAttr>(adaptor.getFalseValue());
+  if (!cond || !onTrue || !onFalse || !canEvaluate(getType()))
+    return {};
+  SmallVector<bool> c(cond.getValues<bool>());
+  SmallVector<Attribute> t(onTrue.getValues<Attribute>());
+  SmallVector<Attribute> f(onFalse.getValues<Attribute>());
+  SmallVector<Attribute> results;
+  ArrayRef<int64_t> shape = getType().getShape();
+  for (int64_t i = 0, e = getType().getNumElements(); i < e; ++i)
+    results.push_back(
+        c[broadcastSourceIndex(i, shape, cond.getType().getShape())]
+            ? t[broadcastSourceIndex(i, shape, onTrue.getType().getShape())]
+            : f[broadcastSourceIndex(i, shape, onFalse.getType().getShape())]);
+  return DenseElementsAttr::get(getType(), results);
 }
 
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  auto toInt = dyn_cast<IntegerType>(getType().getElementType());
-  auto fromInt = dyn_cast<IntegerType>(getInput().getType().getElementType());
-  if (!toInt || !fromInt)
+  Type to = getType().getElementType();
+  Type from = getInput().getType().getElementType();
+  if (to.isUnsignedInteger() || from.isUnsignedInteger())
     return {};
-  // ONNX casts bool as 0/1 and other integers with sign extension.
-  bool isBool = fromInt.getWidth() == 1;
-  unsigned width = toInt.getWidth();
-  return foldIntegerElementwise(
+  // ONNX casts bool as 0/1, other integers with sign extension, floats to
+  // integers toward zero, and rounds float narrowing to nearest even.
+  if (auto toInt = dyn_cast<IntegerType>(to)) {
+    unsigned width = toInt.getWidth();
+    if (isa<IntegerType>(from)) {
+      bool isBool = from.isInteger(1);
+      return foldIntegerElementwise(
+          {adaptor.getInput()}, getType(),
+          [&](ArrayRef<APInt> a) -> std::optional<APInt> {
+            if (width == 1)
+              return APInt(1, !a[0].isZero());
+            return isBool ? a[0].zextOrTrunc(width) : a[0].sextOrTrunc(width);
+          });
+    }
+    return foldElementwise<DenseFPElementsAttr, APFloat>(
+        {adaptor.getInput()}, getType(),
+        [&](ArrayRef<APFloat> a) -> std::optional<APInt> {
+          if (width == 1)
+            return APInt(1, !a[0].isZero());
+          APSInt result(width, /*isUnsigned=*/false);
+          bool exact;
+          if (a[0].convertToInteger(result, APFloat::rmTowardZero, &exact) &
+              APFloat::opInvalidOp)
+            return std::nullopt; // NaN or out of range: left to run time
+          return APInt(result);
+        });
+  }
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (!toFloat || isa<Float8E4M3FNType, Float8E5M2Type>(to))
+    return {};
+  const llvm::fltSemantics &semantics = toFloat.getFloatSemantics();
+  if (isa<IntegerType>(from)) {
+    bool isBool = from.isInteger(1);
+    return foldIntegerElementwise(
+        {adaptor.getInput()}, getType(),
+        [&](ArrayRef<APInt> a) -> std::optional<APFloat> {
+          APFloat result(semantics);
+          result.convertFromAPInt(a[0], /*IsSigned=*/!isBool,
+                                  APFloat::rmNearestTiesToEven);
+          return result;
+        });
+  }
+  return foldElementwise<DenseFPElementsAttr, APFloat>(
       {adaptor.getInput()}, getType(),
-      [&](ArrayRef<APInt> args) -> std::optional<APInt> {
-        if (width == 1)
-          return APInt(1, !args[0].isZero());
-        return isBool ? args[0].zextOrTrunc(width) : args[0].sextOrTrunc(width);
+      [&](ArrayRef<APFloat> a) -> std::optional<APFloat> {
+        APFloat result = a[0];
+        bool lost;
+        result.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+        return result;
       });
 }
 
@@ -259,8 +384,9 @@ OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
       dense && dense.isSplat())
     return DenseElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
-  return foldIntegerElementwise({adaptor.getInput()}, getType(),
-                                [](ArrayRef<APInt> args) { return args[0]; });
+  return foldIntegerElementwise(
+      {adaptor.getInput()}, getType(),
+      [](ArrayRef<APInt> args) -> std::optional<APInt> { return args[0]; });
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {

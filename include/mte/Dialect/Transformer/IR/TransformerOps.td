@@ -27,11 +27,14 @@ def Transformer_Fp8 : AnyTypeOf<[F8E4M3FN, F8E5M2]>;
 
 def Transformer_FloatTensor : RankedTensorOf<[Transformer_ArithFloat]>;
 def Transformer_NumericTensor
-    : RankedTensorOf<[Transformer_ArithFloat, AnySignlessInteger]>;
+    : RankedTensorOf<[Transformer_ArithFloat, AnySignlessInteger,
+                      AnyUnsignedInteger]>;
 def Transformer_SignedTensor
     : RankedTensorOf<[Transformer_ArithFloat, I8, I16, I32, I64]>;
 def Transformer_BoolTensor : RankedTensorOf<[I1]>;
 def Transformer_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Transformer_IntegerTensor
+    : RankedTensorOf<[AnySignlessInteger, AnyUnsignedInteger]>;
 def Transformer_Fp8Tensor : RankedTensorOf<[Transformer_Fp8]>;
 def Transformer_GemmTensor
     : RankedTensorOf<[Transformer_ArithFloat, Transformer_Fp8]>;
@@ -105,7 +108,7 @@ def Transformer_DivOp : Transformer_BroadcastBinaryOp<"div",
   let hasFolder = 1;
 }
 def Transformer_PowOp : Transformer_BroadcastBinaryOp<"pow",
-    Transformer_FloatTensor> {
+    Transformer_NumericTensor> {
   let summary = "elementwise power with numpy broadcasting (ONNX Pow)";
 }
 def Transformer_MinOp : Transformer_BroadcastBinaryOp<"min",
@@ -206,6 +209,7 @@ def Transformer_FloorOp : Transformer_UnaryOp<"floor", Transformer_FloatTensor> 
 }
 def Transformer_NegOp : Transformer_UnaryOp<"neg", Transformer_SignedTensor> {
   let summary = "elementwise negation (ONNX Neg)";
+  let hasFolder = 1;
 }
 def Transformer_AbsOp : Transformer_UnaryOp<"abs", Transformer_SignedTensor> {
   let summary = "elementwise absolute value (ONNX Abs)";

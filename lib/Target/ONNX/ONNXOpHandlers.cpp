@@ -1,0 +1,1115 @@
+//===- ONNXOpHandlers.cpp - one handler per (op_type, opset) --------------===//
+//
+// Each handler translates one ONNX node into transformer ops with ONNX
+// semantics. Inputs that ONNX passes as tensors but that decide shapes
+// (Reshape's shape, Slice's starts, ReduceMean-18's axes, ...) must be
+// compile-time constants once shape subgraphs have folded; a handler reports
+// an error naming the input otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NodeImporter.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mte;
+using namespace mte::transformer;
+using namespace mte::onnx_import;
+
+namespace {
+
+RankedTensorType withShape(RankedTensorType type, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+RankedTensorType withElementType(RankedTensorType type, Type elementType) {
+  return RankedTensorType::get(type.getShape(), elementType);
+}
+
+NamedAttribute namedI64(NodeImporter &n, StringRef name, int64_t value) {
+  return n.getBuilder().getNamedAttr(name,
+                                     n.getBuilder().getI64IntegerAttr(value));
+}
+
+NamedAttribute namedF32(NodeImporter &n, StringRef name, float value) {
+  return n.getBuilder().getNamedAttr(name, n.getBuilder().getF32FloatAttr(value));
+}
+
+NamedAttribute namedI64s(NodeImporter &n, StringRef name,
+                         ArrayRef<int64_t> values) {
+  return n.getBuilder().getNamedAttr(name,
+                                     n.getBuilder().getDenseI64ArrayAttr(values));
+}
+
+NamedAttribute segmentSizes(NodeImporter &n, ArrayRef<int32_t> sizes) {
+  return n.getBuilder().getNamedAttr(
+      "operandSegmentSizes", n.getBuilder().getDenseI32ArrayAttr(sizes));
+}
+
+FailureOr<int64_t> normalizeAxisOrError(NodeImporter &n, int64_t axis,
+                                        int64_t rank) {
+  if (std::optional<int64_t> a = normalizeAxis(axis, rank))
+    return *a;
+  return n.emitError() << "axis " << axis << " is out of range for rank "
+                       << rank;
+}
+
+LogicalResult forward(NodeImporter &n, FailureOr<Value> value) {
+  if (failed(value))
+    return failure();
+  return n.setOutput(*value);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+LogicalResult importBinary(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  return forward(n, n.create<OpTy>({n.getInput(0), n.getInput(1)}));
+}
+
+template <typename OpTy>
+LogicalResult importUnary(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  return forward(n, n.createTyped<OpTy>(n.getInputType(0), n.getInput(0)));
+}
+
+template <ComparePredicate predicate>
+LogicalResult importCompare(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  return forward(n, n.create<CompareOp>(
+                        {n.getInput(0), n.getInput(1)},
+                        {n.getBuilder().getNamedAttr(
+                            "predicate", ComparePredicateAttr::get(
+                                             n.getContext(), predicate))}));
+}
+
+/// ONNX Pow allows an exponent of another type (often an integer constant).
+LogicalResult importPow(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  Value base = n.getInput(0), exponent = n.getInput(1);
+  Type baseElement = n.getInputType(0).getElementType();
+  if (n.getInputType(1).getElementType() != baseElement) {
+    auto cast = n.createTyped<CastOp>(
+        withElementType(n.getInputType(1), baseElement), exponent);
+    if (failed(cast))
+      return failure();
+    exponent = *cast;
+  }
+  return forward(n, n.create<PowOp>({base, exponent}));
+}
+
+/// ONNX Min and Max are variadic; they chain pairwise.
+template <typename OpTy>
+LogicalResult importVariadic(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, std::numeric_limits<int>::max())))
+    return failure();
+  Value result = n.getInput(0);
+  for (size_t i = 1; i < n.getNumInputs(); ++i) {
+    auto next = n.create<OpTy>({result, n.getInput(i)});
+    if (failed(next))
+      return failure();
+    result = *next;
+  }
+  return n.setOutput(result);
+}
+
+LogicalResult importIsNaN(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  return forward(n, n.createTyped<IsNanOp>(
+                        withElementType(n.getInputType(0),
+                                        n.getBuilder().getI1Type()),
+                        n.getInput(0)));
+}
+
+LogicalResult importClip(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 3)))
+    return failure();
+  SmallVector<NamedAttribute> attrs;
+  for (auto [index, name] : {std::pair<size_t, StringRef>{1, "min"}, {2, "max"}}) {
+    if (!n.getInput(index))
+      continue;
+    auto bound = n.getConstantScalar(index);
+    if (failed(bound))
+      return failure();
+    attrs.push_back(n.getBuilder().getNamedAttr(
+        name, n.getBuilder().getF64FloatAttr(*bound)));
+  }
+  return forward(n, n.createTyped<ClipOp>(n.getInputType(0), n.getInput(0),
+                                          attrs));
+}
+
+LogicalResult importCast(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto to = n.getInt("to", -1);
+  if (failed(to))
+    return failure();
+  Type element = convertElementType(n.getContext(), *to);
+  if (!element)
+    return n.emitError() << "unsupported target element type " << *to;
+  return forward(n, n.createTyped<CastOp>(
+                        withElementType(n.getInputType(0), element),
+                        n.getInput(0)));
+}
+
+LogicalResult importCastLike(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  return forward(n, n.createTyped<CastOp>(
+                        withElementType(n.getInputType(0),
+                                        n.getInputType(1).getElementType()),
+                        n.getInput(0)));
+}
+
+LogicalResult importWhere(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 3)))
+    return failure();
+  return forward(n, n.create<WhereOp>(
+                        {n.getInput(0), n.getInput(1), n.getInput(2)}));
+}
+
+LogicalResult importSoftmax(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto axis = n.getInt("axis", -1);
+  if (failed(axis))
+    return failure();
+  return forward(n, n.createTyped<SoftmaxOp>(n.getInputType(0), n.getInput(0),
+                                             {namedI64(n, "axis", *axis)}));
+}
+
+/// Identity, and Dropout in inference mode (its mask is all true).
+LogicalResult importIdentity(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 3)))
+    return failure();
+  if (n.getInput(2)) {
+    auto training = n.getConstantScalar(2);
+    if (failed(training))
+      return failure();
+    if (*training != 0)
+      return n.emitError() << "training mode is not supported";
+  }
+  SmallVector<Value> outputs = {n.getInput(0)};
+  if (n.hasOutput(1)) {
+    auto maskType =
+        withElementType(n.getInputType(0), n.getBuilder().getI1Type());
+    outputs.push_back(
+        n.constant(DenseElementsAttr::get(maskType, true)));
+  }
+  return n.setOutputs(outputs);
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and shapes
+//===----------------------------------------------------------------------===//
+
+LogicalResult importConstant(NodeImporter &n) {
+  if (failed(n.checkNumInputs(0, 0)))
+    return failure();
+  Builder &b = n.getBuilder();
+  auto tensor = n.getTensor("value");
+  if (failed(tensor))
+    return failure();
+  if (*tensor)
+    return n.setOutput(n.constant(cast<TypedAttr>(*tensor)));
+  for (const onnx::AttributeProto &attr : n.getNode().attribute()) {
+    StringRef name = attr.name();
+    if (name == "value_float" && attr.type() == onnx::AttributeProto::FLOAT)
+      return n.setOutput(n.scalarConstant(b.getF32Type(), attr.f()));
+    if (name == "value_int" && attr.type() == onnx::AttributeProto::INT)
+      return n.setOutput(n.constant(DenseElementsAttr::get(
+          RankedTensorType::get({}, b.getI64Type()), b.getI64IntegerAttr(attr.i()))));
+    if (name == "value_floats" && attr.type() == onnx::AttributeProto::FLOATS)
+      return n.setOutput(n.constant(DenseElementsAttr::get(
+          RankedTensorType::get({attr.floats_size()}, b.getF32Type()),
+          ArrayRef<float>(attr.floats().data(), attr.floats_size()))));
+    if (name == "value_ints" && attr.type() == onnx::AttributeProto::INTS)
+      return n.setOutput(n.constant(DenseElementsAttr::get(
+          RankedTensorType::get({attr.ints_size()}, b.getI64Type()),
+          ArrayRef<int64_t>(attr.ints().data(), attr.ints_size()))));
+  }
+  return n.emitError()
+         << "needs a 'value', 'value_float(s)' or 'value_int(s)' attribute of "
+            "the matching type";
+}
+
+LogicalResult importConstantOfShape(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto shape = n.getConstantInts(0);
+  if (failed(shape))
+    return failure();
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return n.emitError() << "shape has a negative dimension";
+  auto value = n.getTensor("value");
+  if (failed(value))
+    return failure();
+  Attribute element = n.getBuilder().getF32FloatAttr(0);
+  if (*value) {
+    if (value->getNumElements() != 1)
+      return n.emitError() << "'value' must hold exactly one element";
+    element = *value->getValues<Attribute>().begin();
+  }
+  auto type = RankedTensorType::get(*shape, cast<TypedAttr>(element).getType());
+  return n.setOutput(n.constant(DenseElementsAttr::get(type, element)));
+}
+
+LogicalResult importShape(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto start = n.getInt("start", 0);
+  auto end = n.getOptionalInt("end");
+  if (failed(start) || failed(end))
+    return failure();
+  SmallVector<NamedAttribute> attrs = {namedI64(n, "start", *start)};
+  if (*end)
+    attrs.push_back(namedI64(n, "end", **end));
+  return forward(n, n.create<ShapeOp>(n.getInput(0), attrs));
+}
+
+LogicalResult importSize(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  return forward(n, n.createTyped<SizeOp>(
+                        RankedTensorType::get({}, n.getBuilder().getI64Type()),
+                        n.getInput(0)));
+}
+
+LogicalResult importRange(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 3)))
+    return failure();
+  auto start = n.getConstantScalar(0);
+  auto limit = n.getConstantScalar(1);
+  auto delta = n.getConstantScalar(2);
+  if (failed(start) || failed(limit) || failed(delta))
+    return failure();
+  if (*delta == 0)
+    return n.emitError() << "delta is zero";
+  int64_t length = std::max<int64_t>(
+      static_cast<int64_t>(std::ceil((*limit - *start) / *delta)), 0);
+  return forward(n, n.createTyped<RangeOp>(
+                        withShape(n.getInputType(0), {length}),
+                        {n.getInput(0), n.getInput(1), n.getInput(2)}));
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> reshapeTo(NodeImporter &n, Value value,
+                           ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return n.createTyped<ReshapeOp>(withShape(type, shape), value);
+}
+
+LogicalResult importReshape(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto target = n.getConstantInts(1);
+  auto allowZero = n.getInt("allowzero", 0);
+  if (failed(target) || failed(allowZero))
+    return failure();
+  RankedTensorType inputType = n.getInputType(0);
+  SmallVector<int64_t> shape(*target);
+  int64_t known = 1, inferred = -1;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (d == 0 && !*allowZero) {
+      if (static_cast<int64_t>(i) >= inputType.getRank())
+        return n.emitError() << "target dimension " << i
+                             << " copies an input dimension that does not exist";
+      d = inputType.getDimSize(i);
+    }
+    if (d == -1) {
+      if (inferred >= 0)
+        return n.emitError() << "target shape has more than one -1";
+      inferred = i;
+      continue;
+    }
+    if (d < 0)
+      return n.emitError() << "target dimension " << i << " is " << d;
+    known *= d;
+  }
+  int64_t count = inputType.getNumElements();
+  if (inferred >= 0) {
+    if (known == 0 || count % known != 0)
+      return n.emitError() << "cannot infer the -1 dimension: " << count
+                           << " elements do not divide into " << known;
+    shape[inferred] = count / known;
+  } else if (known != count) {
+    return n.emitError() << "cannot reshape " << inputType << " ("
+                         << count << " elements) to " << known
+                         << " elements";
+  }
+  return forward(n, reshapeTo(n, n.getInput(0), shape));
+}
+
+LogicalResult importFlatten(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  RankedTensorType type = n.getInputType(0);
+  auto axisAttr = n.getInt("axis", 1);
+  if (failed(axisAttr))
+    return failure();
+  int64_t rank = type.getRank(), axis = *axisAttr;
+  if (axis < -rank || axis > rank)
+    return n.emitError() << "axis " << axis << " is out of range for rank "
+                         << rank;
+  if (axis < 0)
+    axis += rank;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getDimSize(d);
+  return forward(n, reshapeTo(n, n.getInput(0),
+                              {outer, type.getNumElements() /
+                                          std::max<int64_t>(outer, 1)}));
+}
+
+/// Axes given as an input (from opset 13 for Squeeze/Unsqueeze, 18 for
+/// reductions) or as an attribute before; std::nullopt when absent.
+FailureOr<std::optional<SmallVector<int64_t>>>
+getAxes(NodeImporter &n, bool fromInput, size_t inputIndex = 1) {
+  if (!fromInput)
+    return n.getOptionalInts("axes");
+  if (!n.getInput(inputIndex))
+    return std::optional<SmallVector<int64_t>>();
+  auto axes = n.getConstantInts(inputIndex);
+  if (failed(axes))
+    return failure();
+  return std::optional<SmallVector<int64_t>>(*axes);
+}
+
+template <bool axesFromInput>
+LogicalResult importSqueeze(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, axesFromInput ? 2 : 1)))
+    return failure();
+  RankedTensorType type = n.getInputType(0);
+  int64_t rank = type.getRank();
+  llvm::SmallBitVector drop(rank);
+  auto axes = getAxes(n, axesFromInput);
+  if (failed(axes))
+    return failure();
+  if (*axes) {
+    for (int64_t axis : **axes) {
+      auto a = normalizeAxisOrError(n, axis, rank);
+      if (failed(a))
+        return failure();
+      if (type.getDimSize(*a) != 1)
+        return n.emitError() << "cannot squeeze dimension " << *a
+                             << " of size " << type.getDimSize(*a);
+      drop.set(*a);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.getDimSize(d) == 1)
+        drop.set(d);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!drop.test(d))
+      shape.push_back(type.getDimSize(d));
+  return forward(n, reshapeTo(n, n.getInput(0), shape));
+}
+
+template <bool axesFromInput>
+LogicalResult importUnsqueeze(NodeImporter &n) {
+  if (failed(n.checkNumInputs(axesFromInput ? 2 : 1, axesFromInput ? 2 : 1)))
+    return failure();
+  auto given = getAxes(n, axesFromInput);
+  if (failed(given))
+    return failure();
+  if (!*given)
+    return n.emitError() << "axes are required";
+  SmallVector<int64_t> axes = **given;
+  RankedTensorType type = n.getInputType(0);
+  int64_t rank = type.getRank() + axes.size();
+  llvm::SmallBitVector inserted(rank);
+  for (int64_t axis : axes) {
+    auto a = normalizeAxisOrError(n, axis, rank);
+    if (failed(a))
+      return failure();
+    if (inserted.test(*a))
+      return n.emitError() << "axis " << axis << " is repeated";
+    inserted.set(*a);
+  }
+  SmallVector<int64_t> shape;
+  int64_t next = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(inserted.test(d) ? 1 : type.getDimSize(next++));
+  return forward(n, reshapeTo(n, n.getInput(0), shape));
+}
+
+LogicalResult importTranspose(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto perm = n.getOptionalInts("perm");
+  if (failed(perm))
+    return failure();
+  SmallVector<int64_t> permutation;
+  if (*perm)
+    permutation = **perm;
+  else
+    permutation = llvm::to_vector(
+        llvm::reverse(llvm::seq<int64_t>(0, n.getInputType(0).getRank())));
+  return forward(n, n.create<TransposeOp>(
+                        n.getInput(0),
+                        {namedI64s(n, "permutation", permutation)}));
+}
+
+LogicalResult importExpand(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto target = n.getConstantInts(1);
+  if (failed(target))
+    return failure();
+  SmallVector<int64_t> shape;
+  RankedTensorType type = n.getInputType(0);
+  if (!OpTrait::util::getBroadcastedShape(type.getShape(), *target, shape))
+    return n.emitError() << "cannot broadcast " << type << " to shape ["
+                         << llvm::make_range(target->begin(), target->end())
+                         << "]";
+  return forward(n, n.createTyped<ExpandOp>(withShape(type, shape),
+                                            n.getInput(0)));
+}
+
+LogicalResult importSlice(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 5)))
+    return failure();
+  RankedTensorType type = n.getInputType(0);
+  int64_t rank = type.getRank();
+  auto starts = n.getConstantInts(1);
+  if (failed(starts))
+    return failure();
+  auto ends = n.getConstantInts(2);
+  if (failed(ends))
+    return failure();
+  SmallVector<int64_t> axes, steps(starts->size(), 1);
+  if (n.getInput(3)) {
+    auto given = n.getConstantInts(3);
+    if (failed(given))
+      return failure();
+    axes = *given;
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+  }
+  if (n.getInput(4)) {
+    auto given = n.getConstantInts(4);
+    if (failed(given))
+      return failure();
+    steps = *given;
+  }
+  if (ends->size() != starts->size() || axes.size() != starts->size() ||
+      steps.size() != starts->size())
+    return n.emitError() << "starts, ends, axes and steps differ in length";
+
+  SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()),
+      strides(rank, 1);
+  llvm::SmallBitVector seen(rank);
+  for (size_t i = 0; i < starts->size(); ++i) {
+    auto axis = normalizeAxisOrError(n, axes[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen.test(*axis))
+      return n.emitError() << "axis " << axes[i] << " is repeated";
+    seen.set(*axis);
+    int64_t dim = type.getDimSize(*axis), step = steps[i];
+    if (step == 0)
+      return n.emitError() << "step of axis " << axes[i] << " is zero";
+    // ONNX: negative bounds count from the end, then clamp to the valid
+    // range for the step's direction.
+    int64_t start = (*starts)[i], end = (*ends)[i];
+    if (start < 0)
+      start = start < -dim ? -1 : start + dim;
+    if (end < 0)
+      end = end < -dim ? -1 : end + dim;
+    int64_t size;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      size = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+      start = std::clamp<int64_t>(start, -1, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      size = start > end ? (start - end - step - 1) / -step : 0;
+    }
+    offsets[*axis] = size > 0 ? start : 0;
+    sizes[*axis] = size;
+    strides[*axis] = step;
+  }
+  return forward(n, n.create<SliceOp>(n.getInput(0),
+                                      {namedI64s(n, "offsets", offsets),
+                                       namedI64s(n, "sizes", sizes),
+                                       namedI64s(n, "strides", strides)}));
+}
+
+LogicalResult importConcat(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, std::numeric_limits<int>::max())))
+    return failure();
+  auto axis = n.getInt("axis", std::numeric_limits<int64_t>::min());
+  if (failed(axis))
+    return failure();
+  if (*axis == std::numeric_limits<int64_t>::min())
+    return n.emitError() << "attribute 'axis' is required";
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < n.getNumInputs(); ++i) {
+    auto input = n.getRequiredInput(i);
+    if (failed(input))
+      return failure();
+    inputs.push_back(*input);
+  }
+  return forward(n, n.create<ConcatOp>(inputs, {namedI64(n, "axis", *axis)}));
+}
+
+LogicalResult importSplit(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  RankedTensorType type = n.getInputType(0);
+  auto axisAttr = n.getInt("axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  auto axis = normalizeAxisOrError(n, *axisAttr, type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = type.getDimSize(*axis);
+  SmallVector<int64_t> sizes;
+  auto splitAttr = n.getOptionalInts("split");
+  if (failed(splitAttr))
+    return failure();
+  if (n.getInput(1)) {
+    auto given = n.getConstantInts(1);
+    if (failed(given))
+      return failure();
+    sizes = *given;
+  } else if (*splitAttr) {
+    sizes = **splitAttr; // Split-2 and Split-11
+  } else {
+    auto numOutputs = n.getOptionalInt("num_outputs");
+    if (failed(numOutputs))
+      return failure();
+    int64_t parts = numOutputs->value_or(n.getNode().output_size());
+    if (parts <= 0)
+      return n.emitError() << "cannot split into " << parts << " parts";
+    if (*numOutputs) {
+      // Split-18: chunks of ceil(dim / parts), the last one smaller.
+      int64_t chunk = (dim + parts - 1) / parts;
+      for (int64_t left = dim; left > 0; left -= chunk)
+        sizes.push_back(std::min(chunk, left));
+    } else {
+      if (dim % parts != 0)
+        return n.emitError() << "dimension " << *axis << " of size " << dim
+                             << " does not split evenly into " << parts;
+      sizes.assign(parts, dim / parts);
+    }
+  }
+  if (static_cast<int>(sizes.size()) != n.getNode().output_size())
+    return n.emitError() << "splits into " << sizes.size()
+                         << " pieces but the node has "
+                         << n.getNode().output_size() << " outputs";
+  auto results = n.createInferred<SplitOp>(
+      n.getInput(0),
+      {namedI64(n, "axis", *axis), namedI64s(n, "sizes", sizes)});
+  if (failed(results))
+    return failure();
+  return n.setOutputs(*results);
+}
+
+template <typename OpTy>
+LogicalResult importGather(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto axis = n.getInt("axis", 0);
+  if (failed(axis))
+    return failure();
+  return forward(n, n.create<OpTy>({n.getInput(0), n.getInput(1)},
+                                   {namedI64(n, "axis", *axis)}));
+}
+
+LogicalResult importTrilu(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  auto upper = n.getInt("upper", 1);
+  if (failed(upper))
+    return failure();
+  int64_t k = 0;
+  if (n.getInput(1)) {
+    auto given = n.getConstantScalar(1);
+    if (failed(given))
+      return failure();
+    k = static_cast<int64_t>(*given);
+  }
+  return forward(n, n.createTyped<TriluOp>(
+                        n.getInputType(0), n.getInput(0),
+                        {n.getBuilder().getNamedAttr(
+                             "upper", n.getBuilder().getBoolAttr(*upper != 0)),
+                         namedI64(n, "k", k)}));
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions and reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult importMatMul(NodeImporter &n) {
+  return importBinary<MatmulOp>(n);
+}
+
+/// Gemm: alpha * A' * B' + beta * C, with the transposes made explicit so
+/// that recognition sees the same MatMul(+Add) form as other exports.
+LogicalResult importGemm(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 3)))
+    return failure();
+  auto transA = n.getInt("transA", 0);
+  auto transB = n.getInt("transB", 0);
+  auto alpha = n.getFloat("alpha", 1.0f);
+  auto beta = n.getFloat("beta", 1.0f);
+  if (failed(transA) || failed(transB) || failed(alpha) || failed(beta))
+    return failure();
+  for (size_t i : {0, 1})
+    if (n.getInputType(i).getRank() != 2)
+      return n.emitError() << "input #" << i << " must be a matrix, got "
+                           << n.getInputType(i);
+  auto transposed = [&](Value v, bool t) -> FailureOr<Value> {
+    if (!t)
+      return v;
+    return n.create<TransposeOp>(v, {namedI64s(n, "permutation", {1, 0})});
+  };
+  auto a = transposed(n.getInput(0), *transA);
+  auto b = transposed(n.getInput(1), *transB);
+  if (failed(a) || failed(b))
+    return failure();
+  auto y = n.create<MatmulOp>({*a, *b});
+  if (failed(y))
+    return failure();
+  Type element = n.getInputType(0).getElementType();
+  if (*alpha != 1.0f) {
+    y = n.create<MulOp>({*y, n.scalarConstant(element, *alpha)});
+    if (failed(y))
+      return failure();
+  }
+  if (Value c = n.getInput(2)) {
+    if (*beta != 1.0f) {
+      auto scaled = n.create<MulOp>({c, n.scalarConstant(element, *beta)});
+      if (failed(scaled))
+        return failure();
+      c = *scaled;
+    }
+    y = n.create<AddOp>({*y, c});
+  }
+  return forward(n, y);
+}
+
+/// Reductions; `axesFromInput` for the opsets that pass axes as an input.
+template <ReduceKind kind, bool axesFromInput>
+LogicalResult importReduce(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, axesFromInput ? 2 : 1)))
+    return failure();
+  auto keepdims = n.getInt("keepdims", 1);
+  auto noop = n.getInt("noop_with_empty_axes", 0);
+  if (failed(keepdims) || failed(noop))
+    return failure();
+  auto given = getAxes(n, axesFromInput);
+  if (failed(given))
+    return failure();
+  SmallVector<int64_t> axes = given->value_or(SmallVector<int64_t>());
+  if (axes.empty() && *noop)
+    return n.setOutput(n.getInput(0));
+  return forward(
+      n, n.create<ReduceOp>(
+             n.getInput(0),
+             {n.getBuilder().getNamedAttr(
+                  "kind", ReduceKindAttr::get(n.getContext(), kind)),
+              namedI64s(n, "axes", axes),
+              n.getBuilder().getNamedAttr(
+                  "keepdims", n.getBuilder().getBoolAttr(*keepdims != 0))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation and fused forms
+//===----------------------------------------------------------------------===//
+
+/// Rejects the statistics outputs (mean, inverse std) that some norm ops
+/// offer; inference graphs do not consume them.
+LogicalResult checkNoStatistics(NodeImporter &n, ArrayRef<int> outputs) {
+  for (int i : outputs)
+    if (n.hasOutput(i))
+      return n.emitError() << "output #" << i << " ('"
+                           << n.getNode().output(i)
+                           << "', a normalisation statistic) is not supported";
+  return success();
+}
+
+/// The Mean and InvStdDev outputs of LayerNormalization, from primitives
+/// (training graphs and the ONNX node tests ask for them).
+LogicalResult importNormStatistics(NodeImporter &n, int64_t axis,
+                                   float epsilon, SmallVector<Value> &outputs) {
+  if (!n.hasOutput(1) && !n.hasOutput(2))
+    return success();
+  RankedTensorType type = n.getInputType(0);
+  auto first = normalizeAxisOrError(n, axis, type.getRank());
+  if (failed(first))
+    return failure();
+  SmallVector<NamedAttribute> attrs = {
+      n.getBuilder().getNamedAttr(
+          "kind", ReduceKindAttr::get(n.getContext(), ReduceKind::Mean)),
+      namedI64s(n, "axes",
+                llvm::to_vector(llvm::seq<int64_t>(*first, type.getRank())))};
+  Value x = n.getInput(0);
+  auto mean = n.create<ReduceOp>(x, attrs);
+  if (failed(mean))
+    return failure();
+  auto centered = n.create<SubOp>({x, *mean});
+  if (failed(centered))
+    return failure();
+  auto squared = n.create<MulOp>({*centered, *centered});
+  if (failed(squared))
+    return failure();
+  auto variance = n.create<ReduceOp>(*squared, attrs);
+  if (failed(variance))
+    return failure();
+  auto shifted = n.create<AddOp>(
+      {*variance, n.scalarConstant(type.getElementType(), epsilon)});
+  if (failed(shifted))
+    return failure();
+  auto invStd = n.createTyped<RsqrtOp>(shifted->getType(), *shifted);
+  if (failed(invStd))
+    return failure();
+  outputs.append({*mean, *invStd});
+  return success();
+}
+
+LogicalResult importLayerNormalization(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 3)))
+    return failure();
+  auto axis = n.getInt("axis", -1);
+  auto epsilon = n.getFloat("epsilon", 1e-5f);
+  if (failed(axis) || failed(epsilon))
+    return failure();
+  SmallVector<Value> operands = {n.getInput(0), n.getInput(1)};
+  if (n.getInput(2))
+    operands.push_back(n.getInput(2));
+  auto y = n.createTyped<LayerNormOp>(
+      n.getInputType(0), operands,
+      {namedI64(n, "axis", *axis), namedF32(n, "epsilon", *epsilon),
+       segmentSizes(n, {1, 1, n.getInput(2) ? 1 : 0, 0})});
+  if (failed(y))
+    return failure();
+  SmallVector<Value> outputs = {*y};
+  if (failed(importNormStatistics(n, *axis, *epsilon, outputs)))
+    return failure();
+  return n.setOutputs(outputs);
+}
+
+/// SimplifiedLayerNormalization (ONNX Runtime) and RMSNormalization-23.
+LogicalResult importRMSNormalization(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)) || failed(checkNoStatistics(n, {1, 2})))
+    return failure();
+  auto axis = n.getInt("axis", -1);
+  auto epsilon = n.getFloat("epsilon", 1e-5f);
+  if (failed(axis) || failed(epsilon))
+    return failure();
+  return forward(n, n.createTyped<RMSNormOp>(
+                        n.getInputType(0), {n.getInput(0), n.getInput(1)},
+                        {namedI64(n, "axis", *axis),
+                         namedF32(n, "epsilon", *epsilon)}));
+}
+
+/// SkipLayerNormalization and SkipSimplifiedLayerNormalization (ONNX
+/// Runtime): norm(input + skip + bias), with the sum as output 3.
+template <bool simplified>
+LogicalResult importSkipNormalization(NodeImporter &n) {
+  size_t biasIndex = simplified ? 3 : 4;
+  if (failed(n.checkNumInputs(3, biasIndex + 1)) ||
+      failed(checkNoStatistics(n, {1, 2})))
+    return failure();
+  auto epsilon = n.getFloat("epsilon", 1e-12f);
+  if (failed(epsilon))
+    return failure();
+  Value input = n.getInput(0), skip = n.getInput(1);
+  if (Value bias = n.getInput(biasIndex)) {
+    auto withBias = n.create<AddOp>({input, bias});
+    if (failed(withBias))
+      return failure();
+    input = *withBias;
+  }
+  if (skip.getType() != input.getType()) {
+    auto broadcast = n.createTyped<ExpandOp>(input.getType(), skip);
+    if (failed(broadcast))
+      return failure();
+    skip = *broadcast;
+  }
+  Type type = input.getType();
+  SmallVector<NamedAttribute> attrs = {namedF32(n, "epsilon", *epsilon)};
+  FailureOr<SmallVector<Value>> results;
+  if (simplified) {
+    results = n.createMulti<RMSNormOp>(TypeRange{type, type},
+                                       {input, n.getInput(2), skip}, attrs);
+  } else {
+    Value beta = n.getInput(3);
+    attrs.push_back(segmentSizes(n, {1, 1, beta ? 1 : 0, 1}));
+    SmallVector<Value> operands = {input, n.getInput(2)};
+    if (beta)
+      operands.push_back(beta);
+    operands.push_back(skip);
+    results = n.createMulti<LayerNormOp>(TypeRange{type, type}, operands,
+                                         attrs);
+  }
+  if (failed(results))
+    return failure();
+  Value y = (*results)[0], sum = (*results)[1];
+  return n.setOutputs({y, Value(), Value(), sum});
+}
+
+/// Gelu-20 (approximate = "none" | "tanh") and ONNX Runtime's Gelu/FastGelu.
+template <GeluApproximation fixed, bool fromAttribute>
+LogicalResult importGelu(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  GeluApproximation approximation = fixed;
+  if (fromAttribute) {
+    auto approximate = n.getString("approximate", "none");
+    if (failed(approximate))
+      return failure();
+    std::optional<GeluApproximation> parsed =
+        symbolizeGeluApproximation(*approximate);
+    if (!parsed)
+      return n.emitError() << "unknown approximation '" << *approximate << "'";
+    approximation = *parsed;
+  }
+  Value x = n.getInput(0);
+  if (Value bias = n.getInput(1)) { // FastGelu's optional bias
+    auto sum = n.create<AddOp>({x, bias});
+    if (failed(sum))
+      return failure();
+    x = *sum;
+  }
+  return forward(n, n.createTyped<GeluOp>(
+                        x.getType(), x,
+                        {n.getBuilder().getNamedAttr(
+                            "approximate", GeluApproximationAttr::get(
+                                               n.getContext(), approximation))}));
+}
+
+/// RotaryEmbedding-23: X is [B, H, S, D] or [B, S, H*D]; the caches are
+/// [max_position, R/2] indexed by position_ids, or [B, S, R/2] without them.
+LogicalResult importRotaryEmbedding(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 4)))
+    return failure();
+  auto interleaved = n.getInt("interleaved", 0);
+  auto numHeads = n.getInt("num_heads", 0);
+  auto rotaryDim = n.getInt("rotary_embedding_dim", 0);
+  if (failed(interleaved) || failed(numHeads) || failed(rotaryDim))
+    return failure();
+  Value cos = n.getInput(1), sin = n.getInput(2);
+  if (Value positions = n.getInput(3)) {
+    auto c = n.create<GatherOp>({cos, positions}, {namedI64(n, "axis", 0)});
+    auto s = n.create<GatherOp>({sin, positions}, {namedI64(n, "axis", 0)});
+    if (failed(c) || failed(s))
+      return failure();
+    cos = *c;
+    sin = *s;
+  }
+  SmallVector<NamedAttribute> attrs;
+  if (*numHeads > 0 && n.getInputType(0).getRank() == 3)
+    attrs.push_back(namedI64(n, "num_heads", *numHeads));
+  if (*rotaryDim > 0)
+    attrs.push_back(namedI64(n, "rotary_dim", *rotaryDim));
+  if (*interleaved)
+    attrs.push_back(
+        n.getBuilder().getNamedAttr("interleaved", n.getBuilder().getUnitAttr()));
+  return forward(n, n.createTyped<RotaryEmbeddingOp>(
+                        n.getInputType(0), {n.getInput(0), cos, sin}, attrs));
+}
+
+/// Attention-23 without a KV cache. 4-D inputs [B, H, S, D] are packed to
+/// [B, S, H*D] around the fused op.
+LogicalResult importAttention(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 6)))
+    return failure();
+  if (n.getInput(4) || n.getInput(5))
+    return n.emitError() << "past_key/past_value (KV cache) are not supported";
+  for (int i : {1, 2, 3})
+    if (n.hasOutput(i))
+      return n.emitError() << "output #" << i << " ('"
+                           << n.getNode().output(i) << "') is not supported";
+  auto causal = n.getInt("is_causal", 0);
+  auto qHeads = n.getInt("q_num_heads", 0);
+  auto kvHeads = n.getInt("kv_num_heads", 0);
+  auto softcap = n.getFloat("softcap", 0.0f);
+  const onnx::AttributeProto *scaleAttr = n.findAttribute("scale");
+  if (failed(causal) || failed(qHeads) || failed(kvHeads) || failed(softcap))
+    return failure();
+  if (*softcap != 0.0f)
+    return n.emitError() << "softcap is not supported";
+
+  RankedTensorType qType = n.getInputType(0), kType = n.getInputType(1),
+                   vType = n.getInputType(2);
+  bool fourD = qType.getRank() == 4;
+  int64_t heads = *qHeads, kvh = *kvHeads, headDim;
+  Value q = n.getInput(0), k = n.getInput(1), v = n.getInput(2);
+  auto pack = [&](Value x) -> FailureOr<Value> {
+    auto type = cast<RankedTensorType>(x.getType());
+    auto t = n.create<TransposeOp>(x, {namedI64s(n, "permutation", {0, 2, 1, 3})});
+    if (failed(t))
+      return failure();
+    return reshapeTo(n, *t,
+                     {type.getDimSize(0), type.getDimSize(2),
+                      type.getDimSize(1) * type.getDimSize(3)});
+  };
+  if (fourD) {
+    if (kType.getRank() != 4 || vType.getRank() != 4)
+      return n.emitError() << "Q, K and V must all be 4-D or all 3-D";
+    heads = qType.getDimSize(1);
+    kvh = kType.getDimSize(1);
+    headDim = qType.getDimSize(3);
+    auto pq = pack(q), pk = pack(k), pv = pack(v);
+    if (failed(pq) || failed(pk) || failed(pv))
+      return failure();
+    q = *pq;
+    k = *pk;
+    v = *pv;
+  } else {
+    if (heads <= 0 || kvh <= 0)
+      return n.emitError()
+             << "3-D inputs need the q_num_heads and kv_num_heads attributes";
+    headDim = qType.getDimSize(qType.getRank() - 1) / heads;
+  }
+  float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
+  if (scaleAttr) {
+    auto given = n.getFloat("scale", scale);
+    if (failed(given))
+      return failure();
+    scale = *given;
+  }
+  int64_t qSeq = cast<RankedTensorType>(q.getType()).getDimSize(1);
+  int64_t kvSeq = cast<RankedTensorType>(k.getType()).getDimSize(1);
+  if (*causal && qSeq != kvSeq)
+    return n.emitError() << "is_causal with query length " << qSeq
+                         << " and key length " << kvSeq
+                         << " is not supported";
+  SmallVector<Value> operands = {q, k, v};
+  if (Value mask = n.getInput(3))
+    operands.push_back(mask);
+  SmallVector<NamedAttribute> attrs = {namedI64(n, "num_heads", heads),
+                                       namedI64(n, "num_kv_heads", kvh),
+                                       namedF32(n, "scale", scale)};
+  if (*causal)
+    attrs.push_back(
+        n.getBuilder().getNamedAttr("causal", n.getBuilder().getUnitAttr()));
+  int64_t valueDim = cast<RankedTensorType>(v.getType()).getDimSize(2) / kvh;
+  auto qPacked = cast<RankedTensorType>(q.getType());
+  auto outType = withShape(qPacked, {qPacked.getDimSize(0), qSeq,
+                                     heads * valueDim});
+  auto out = n.createTyped<AttentionOp>(outType, operands, attrs);
+  if (failed(out))
+    return failure();
+  if (!fourD)
+    return n.setOutput(*out);
+  auto unpacked = reshapeTo(n, *out, {qType.getDimSize(0), qSeq, heads, valueDim});
+  if (failed(unpacked))
+    return failure();
+  return forward(n, n.create<TransposeOp>(
+                        *unpacked, {namedI64s(n, "permutation", {0, 2, 1, 3})}));
+}
+
+constexpr StringLiteral kMicrosoft = "com.microsoft";
+
+const OpHandlerEntry kHandlers[] = {
+    // Elementwise. The version is the first opset whose semantics the
+    // handler implements; later versions only widened the type lists.
+    {"", "Add", 7, importBinary<AddOp>},
+    {"", "Sub", 7, importBinary<SubOp>},
+    {"", "Mul", 7, importBinary<MulOp>},
+    {"", "Div", 7, importBinary<DivOp>},
+    {"", "Pow", 7, importPow},
+    {"", "And", 7, importBinary<AndOp>},
+    {"", "Or", 7, importBinary<OrOp>},
+    {"", "Min", 8, importVariadic<MinOp>},
+    {"", "Max", 8, importVariadic<MaxOp>},
+    {"", "Equal", 7, importCompare<ComparePredicate::EQ>},
+    {"", "Greater", 7, importCompare<ComparePredicate::GT>},
+    {"", "Less", 7, importCompare<ComparePredicate::LT>},
+    {"", "GreaterOrEqual", 12, importCompare<ComparePredicate::GE>},
+    {"", "LessOrEqual", 12, importCompare<ComparePredicate::LE>},
+    {"", "Where", 9, importWhere},
+    {"", "Sqrt", 6, importUnary<SqrtOp>},
+    {"", "Reciprocal", 6, importUnary<ReciprocalOp>},
+    {"", "Neg", 6, importUnary<NegOp>},
+    {"", "Abs", 6, importUnary<AbsOp>},
+    {"", "Exp", 6, importUnary<ExpOp>},
+    {"", "Log", 6, importUnary<LogOp>},
+    {"", "Erf", 9, importUnary<ErfOp>},
+    {"", "Tanh", 6, importUnary<TanhOp>},
+    {"", "Sigmoid", 6, importUnary<SigmoidOp>},
+    {"", "Relu", 6, importUnary<ReluOp>},
+    {"", "Sin", 7, importUnary<SinOp>},
+    {"", "Cos", 7, importUnary<CosOp>},
+    {"", "Floor", 6, importUnary<FloorOp>},
+    {"", "Not", 1, importUnary<NotOp>},
+    {"", "IsNaN", 9, importIsNaN},
+    {"", "Clip", 11, importClip},
+    {"", "Cast", 6, importCast},
+    {"", "CastLike", 15, importCastLike},
+    {"", "Softmax", 13, importSoftmax},
+    {"", "Identity", 1, importIdentity},
+    {"", "Dropout", 7, importIdentity},
+    // Constants and shapes.
+    {"", "Constant", 1, importConstant},
+    {"", "ConstantOfShape", 9, importConstantOfShape},
+    {"", "Shape", 1, importShape},
+    {"", "Size", 1, importSize},
+    {"", "Range", 11, importRange},
+    // Data movement.
+    {"", "Reshape", 5, importReshape},
+    {"", "Flatten", 11, importFlatten},
+    {"", "Squeeze", 1, importSqueeze<false>},
+    {"", "Squeeze", 13, importSqueeze<true>},
+    {"", "Unsqueeze", 1, importUnsqueeze<false>},
+    {"", "Unsqueeze", 13, importUnsqueeze<true>},
+    {"", "Transpose", 1, importTranspose},
+    {"", "Expand", 8, importExpand},
+    {"", "Slice", 10, importSlice},
+    {"", "Concat", 4, importConcat},
+    {"", "Split", 2, importSplit},
+    {"", "Gather", 1, importGather<GatherOp>},
+    {"", "GatherElements", 11, importGather<GatherElementsOp>},
+    {"", "Trilu", 14, importTrilu},
+    // Contractions and reductions.
+    {"", "MatMul", 1, importMatMul},
+    {"", "Gemm", 11, importGemm},
+    {"", "ReduceMean", 1, importReduce<ReduceKind::Mean, false>},
+    {"", "ReduceMean", 18, importReduce<ReduceKind::Mean, true>},
+    {"", "ReduceMax", 1, importReduce<ReduceKind::Max, false>},
+    {"", "ReduceMax", 18, importReduce<ReduceKind::Max, true>},
+    {"", "ReduceMin", 1, importReduce<ReduceKind::Min, false>},
+    {"", "ReduceMin", 18, importReduce<ReduceKind::Min, true>},
+    {"", "ReduceProd", 1, importReduce<ReduceKind::Prod, false>},
+    {"", "ReduceProd", 18, importReduce<ReduceKind::Prod, true>},
+    {"", "ReduceSum", 1, importReduce<ReduceKind::Sum, false>},
+    {"", "ReduceSum", 13, importReduce<ReduceKind::Sum, true>},
+    // Normalisation and fused forms.
+    {"", "LayerNormalization", 17, importLayerNormalization},
+    {"", "SimplifiedLayerNormalization", 1, importRMSNormalization},
+    {"", "RMSNormalization", 23, importRMSNormalization},
+    {"", "Gelu", 20, importGelu<GeluApproximation::None, true>},
+    {"", "RotaryEmbedding", 23, importRotaryEmbedding},
+    {"", "Attention", 23, importAttention},
+    {kMicrosoft, "SimplifiedLayerNormalization", 1, importRMSNormalization},
+    {kMicrosoft, "SkipLayerNormalization", 1, importSkipNormalization<false>},
+    {kMicrosoft, "SkipSimplifiedLayerNormalization", 1,
+     importSkipNormalization<true>},
+    {kMicrosoft, "Gelu", 1, importGelu<GeluApproximation::None, false>},
+    {kMicrosoft, "FastGelu", 1, importGelu<GeluApproximation::Tanh, false>},
+};
+} // namespace
+
+ArrayRef<OpHandlerEntry> mte::onnx_import::getOpHandlers() { return kHandlers; }

@@ -1,0 +1,1001 @@
+#!/usr/bin/env python3
+"""Tiny BERT / GPT-2 / Llama ONNX fixtures in the node patterns of PyTorch's
+two ONNX exporters, plus an independent float64 numpy reference.
+
+    models.py --family {bert,gpt2,llama} --exporter {torchscript,dynamo}
+              [--layers 2] [--seed 0] -o OUT.onnx
+              [--reference-out REF.npz --batch 2 --seq 16]
+    models.py --self-check      # all six models: checker, shape inference,
+                                # onnx_numpy.py interpreter vs. reference
+
+Configuration (all families): hidden 64, 4 heads of 16, intermediate 128,
+vocab 100, 64 positions, 2 layers.  BERT LayerNorm eps 1e-12 (BertConfig's
+default), GPT-2 LayerNorm eps 1e-5, Llama RMSNorm eps 1e-6, 2 KV heads, rope
+theta 10000.  Graph inputs have symbolic dims "batch" and "sequence":
+BERT takes input_ids, attention_mask, token_type_ids; GPT-2 and Llama take
+input_ids only (causal mask, no padding mask).  The single output is
+last_hidden_state, float32 [batch, sequence, 64], after ln_f / the final norm
+for GPT-2 / Llama.  Parameters keep their Hugging Face state-dict names.
+
+Where the patterns come from
+----------------------------
+"torchscript" is torch.onnx.export(dynamo=False) at opset 17 over the eager
+Hugging Face code of the transformers 4.3x-4.4x era: node names are module
+scopes (/encoder/layer.0/attention/self/query/MatMul, outputs <name>_output_0),
+small constants are Constant nodes, nn.Linear weights are constant-folded
+transposes named onnx::MatMul_<n> feeding MatMul + Add(bias, x), sizes are
+Shape -> Gather(scalar) -> Unsqueeze -> Concat chains, torch.arange is
+Cast(int64) -> Range, Tensor.expand goes through the symbolic's
+ConstantOfShape/Mul(-1)/Equal/Where fix-up of -1 sizes.
+  BERT: LayerNormalization; mask Unsqueeze,Unsqueeze,Cast,Sub(1,m),Mul(min);
+    Q/K/V heads Reshape + Transpose(0,2,1,3), K fused to Transpose(0,2,3,1);
+    Div(sqrt d); Softmax; Erf GELU Div(1.4142135)->Erf->Add 1->Mul x->Mul .5.
+  GPT-2: Conv1D = Reshape -> Gemm(x, W[in,out], b) -> Reshape; Split with a
+    split input; causal mask = the bool `bias` buffer [1,1,64,64] sliced by
+    Shape chains, Where(mask, scores, finfo.min); Softmax then a no-op Cast;
+    gelu_new with Pow(x, 3); position ids Range -> Unsqueeze.
+  Llama: RMSNorm Cast -> Pow 2 -> ReduceMean -> Add eps -> Sqrt ->
+    Div(1, .) (aten::rsqrt's TorchScript symbolic) -> Mul -> Cast ->
+    Mul(weight); causal mask full(min) = ConstantOfShape -> Trilu(k=1) ->
+    Mul(Cast(arange > cache_position)) -> Unsqueeze x2 -> Expand, sliced to
+    the key length in each layer and added; rotary inv_freq[None,:,None]
+    folded, Expand, MatMul with the positions, Transpose, Concat, Cos/Sin,
+    Mul(attention_scaling = 1.0); rotate_half Slices bounded by
+    Shape->Gather->Div(2) chains, Neg, Concat; repeat_kv Unsqueeze -> Expand
+    -> Reshape from the traced shape of K/V; Div(sqrt d); Cast -> Softmax;
+    SwiGLU Sigmoid/Mul.
+
+"dynamo" is torch.onnx.export(dynamo=True) at opset 18: node names
+node_<Op>_<n> / node_<fx name>, values val_<n> / fx names, constants as
+(shared) initializers, weights pre-transposed into val_<n> initializers,
+sizes taken once as Shape(start, end) [+ Squeeze], views Reshape(allowzero=1),
+ReduceMean / Split in their opset-18 forms.  The op-level decompositions
+follow torch._refs (the forms the decomposing dynamo exporters emit):
+  BERT: decomposed LayerNorm ReduceMean, Sub, Pow 2, ReduceMean, Add eps,
+    Sqrt, Div, Mul gamma, Add beta; padding mask Unsqueeze, Expand, Cast,
+    Sub(1, m), Cast(bool), Where(b, min, m); torchlib's SDPA: K transposed by
+    Reshape(-1,s,d)/Transpose(0,2,1)/Reshape from Shape slices, Q and K each
+    Mul sqrt(1/sqrt d), MatMul, Add mask, Softmax, IsNaN/Where, MatMul;
+    GELU a*0.5*(1+erf(a*0.70710678)).
+  GPT-2: Conv1D as Reshape -> MatMul -> Add -> Reshape (no Gemm); decomposed
+    LayerNorm with Mul(d, d) and Reciprocal(Sqrt); Split(num_outputs=3);
+    causal mask Range -> Unsqueeze -> LessOrEqual(kv, q) -> Where(0, min),
+    added to the scores; Mul(1/sqrt d); tanh GELU with x*x*x.
+  Llama: RMSNorm Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul(weight), no
+    Casts; causal mask Range -> Unsqueeze -> GreaterOrEqual(q, kv) ->
+    Where(0, min) -> Add; rotary as above but with constant Slice bounds and
+    no Mul by 1.0; repeat_kv Unsqueeze/Expand/Reshape; Mul(1/sqrt d) on the
+    scores; SiLU as x * Sigmoid(x).
+Many of these details (names, Add operand order, allowzero, the SDPA body, the
+expand fix-up, rotate_half and repeat_kv) were compared with real exports.
+
+The reference (reference_forward) is written from the models' definitions in
+float64 numpy; it never reads the ONNX graph.  onnx_numpy.py, beside this
+file, interprets a generated graph in float64 to cross-check the two.
+"""
+
+import argparse
+import collections
+import contextlib
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HIDDEN, HEADS, HEAD_DIM, INTERMEDIATE = 64, 4, 16, 128
+VOCAB, MAX_POS, TYPE_VOCAB = 100, 64, 2
+KV_HEADS = 2
+EPS = {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-6}
+ROPE_THETA = 10000.0
+FMIN = float(np.finfo(np.float32).min)        # -3.4028234663852886e+38
+INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
+FAMILIES = ("bert", "gpt2", "llama")
+EXPORTERS = ("torchscript", "dynamo")
+OPSET = {"torchscript": 17, "dynamo": 18}
+I64, F32 = np.int64, np.float32
+
+
+# ---------------------------------------------------------------- weights
+
+def make_weights(family, layers=2, seed=0):
+    """Random float32 parameters under their Hugging Face state-dict names,
+    in PyTorch layout (nn.Linear [out, in]; GPT-2 Conv1D [in, out])."""
+    rng = np.random.default_rng(seed)
+    w = {}
+
+    def normal(name, *shape):
+        w[name] = (0.02 * rng.standard_normal(shape)).astype(F32)
+
+    def norm(name, bias=True):
+        w[name + ".weight"] = (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(F32)
+        if bias:
+            normal(name + ".bias", HIDDEN)
+
+    def dense(name, n_in, n_out, bias=True, conv1d=False):
+        normal(name + ".weight", *((n_in, n_out) if conv1d else (n_out, n_in)))
+        if bias:
+            normal(name + ".bias", n_out)
+
+    if family == "bert":
+        normal("embeddings.word_embeddings.weight", VOCAB, HIDDEN)
+        normal("embeddings.position_embeddings.weight", MAX_POS, HIDDEN)
+        normal("embeddings.token_type_embeddings.weight", TYPE_VOCAB, HIDDEN)
+        norm("embeddings.LayerNorm")
+        for i in range(layers):
+            p = f"encoder.layer.{i}."
+            for proj in ("query", "key", "value"):
+                dense(p + "attention.self." + proj, HIDDEN, HIDDEN)
+            dense(p + "attention.output.dense", HIDDEN, HIDDEN)
+            norm(p + "attention.output.LayerNorm")
+            dense(p + "intermediate.dense", HIDDEN, INTERMEDIATE)
+            dense(p + "output.dense", INTERMEDIATE, HIDDEN)
+            norm(p + "output.LayerNorm")
+    elif family == "gpt2":
+        normal("wte.weight", VOCAB, HIDDEN)
+        normal("wpe.weight", MAX_POS, HIDDEN)
+        for i in range(layers):
+            p = f"h.{i}."
+            norm(p + "ln_1")
+            dense(p + "attn.c_attn", HIDDEN, 3 * HIDDEN, conv1d=True)
+            dense(p + "attn.c_proj", HIDDEN, HIDDEN, conv1d=True)
+            norm(p + "ln_2")
+            dense(p + "mlp.c_fc", HIDDEN, INTERMEDIATE, conv1d=True)
+            dense(p + "mlp.c_proj", INTERMEDIATE, HIDDEN, conv1d=True)
+        norm("ln_f")
+    elif family == "llama":
+        normal("embed_tokens.weight", VOCAB, HIDDEN)
+        for i in range(layers):
+            p = f"layers.{i}."
+            norm(p + "input_layernorm", bias=False)
+            dense(p + "self_attn.q_proj", HIDDEN, HEADS * HEAD_DIM, bias=False)
+            dense(p + "self_attn.k_proj", HIDDEN, KV_HEADS * HEAD_DIM, bias=False)
+            dense(p + "self_attn.v_proj", HIDDEN, KV_HEADS * HEAD_DIM, bias=False)
+            dense(p + "self_attn.o_proj", HEADS * HEAD_DIM, HIDDEN, bias=False)
+            norm(p + "post_attention_layernorm", bias=False)
+            dense(p + "mlp.gate_proj", HIDDEN, INTERMEDIATE, bias=False)
+            dense(p + "mlp.up_proj", HIDDEN, INTERMEDIATE, bias=False)
+            dense(p + "mlp.down_proj", INTERMEDIATE, HIDDEN, bias=False)
+        norm("norm", bias=False)
+    else:
+        raise ValueError(family)
+    return w
+
+
+def rope_inv_freq():
+    """LlamaRotaryEmbedding.inv_freq, computed in float32 as transformers does."""
+    exponent = np.arange(0, HEAD_DIM, 2, dtype=I64).astype(F32) / F32(HEAD_DIM)
+    return (F32(1.0) / (F32(ROPE_THETA) ** exponent)).astype(F32)
+
+
+# ---------------------------------------------------------- graph builder
+
+class GraphBuilder:
+    """Appends ONNX nodes with exporter-like names.
+
+    TorchScript: scoped names /<module path>/<Op>[_k], outputs <name>_output_0,
+    constants as Constant nodes.  Dynamo: node_<Op>_<n> with values val_<n>,
+    or node_<fx> / <fx>[_k] when `fx` is given; constants become shared
+    initializers."""
+
+    def __init__(self, exporter, weights):
+        self.exporter = exporter
+        self.dynamo = exporter == "dynamo"
+        self.ts = not self.dynamo
+        self.opset = OPSET[exporter]
+        self.w = weights
+        self.nodes, self.inputs = [], []
+        self.initializers = {}
+        self._scope = ""
+        self._taken = collections.Counter()
+        self._n = 0
+        self._const_cache = {}
+
+    @contextlib.contextmanager
+    def scope(self, path):
+        """Module path such as 'encoder/layer.0/attention/self'."""
+        saved, self._scope = self._scope, path
+        try:
+            yield
+        finally:
+            self._scope = saved
+
+    def _unique(self, base):
+        k = self._taken[base]
+        self._taken[base] += 1
+        return base if k == 0 else f"{base}_{k}"
+
+    def op(self, op_type, *inputs, outputs=1, fx=None, **attrs):
+        if self.dynamo:
+            self._n += 1
+            if fx:
+                out = self._unique(fx)
+                name = "node_" + out
+            else:
+                name, out = f"node_{op_type}_{self._n}", f"val_{self._n}"
+            outs = [out] if outputs == 1 else [f"{out}_{i}" for i in range(outputs)]
+        else:
+            name = self._unique(f"/{self._scope}/{op_type}" if self._scope else f"/{op_type}")
+            outs = [f"{name}_output_{i}" for i in range(outputs)]
+        self.nodes.append(helper.make_node(op_type, list(inputs), outs, name=name, **attrs))
+        return outs[0] if outputs == 1 else outs
+
+    def initializer(self, name, array):
+        if name not in self.initializers:
+            self.initializers[name] = numpy_helper.from_array(np.asarray(array), name)
+        return name
+
+    def param(self, leaf):
+        """A parameter of the current module, e.g. 'weight' in scope 'h.0/ln_1'."""
+        name = self._scope.replace("/", ".") + "." + leaf
+        return self.initializer(name, self.w[name])
+
+    def folded(self, array, consumer):
+        """A constant-folded tensor (a transposed weight, a folded buffer)."""
+        self._n += 1
+        name = f"onnx::{consumer}_{self._n}" if self.ts else f"val_{self._n}"
+        return self.initializer(name, array)
+
+    def const(self, value, dtype):
+        array = np.array(value, dtype=dtype)
+        if self.ts:
+            return self.op("Constant", value=numpy_helper.from_array(array))
+        key = (array.dtype.str, array.shape, array.tobytes())
+        if key not in self._const_cache:
+            self._n += 1
+            self._const_cache[key] = self.initializer(f"val_{self._n}", array)
+        return self._const_cache[key]
+
+    def i64(self, *values):
+        return self.const(list(values), I64)
+
+    def scalar(self, value, dtype=F32):
+        return self.const(value, dtype)
+
+    def input(self, name, elem_type=TensorProto.INT64):
+        self.inputs.append(helper.make_tensor_value_info(name, elem_type, ["batch", "sequence"]))
+        return name
+
+    def model(self, family, result, doc):
+        for node in self.nodes:                        # name the graph output
+            node.output[:] = ["last_hidden_state" if o == result else o for o in node.output]
+        out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                            ["batch", "sequence", HIDDEN])
+        graph = helper.make_graph(self.nodes, "main_graph", self.inputs, [out],
+                                  initializer=list(self.initializers.values()))
+        model = helper.make_model(graph, ir_version=8, producer_name="mte-test-models",
+                                  producer_version=f"{family}-{self.exporter}",
+                                  opset_imports=[helper.make_opsetid("", self.opset)])
+        model.doc_string = doc
+        return model
+
+
+# ------------------------------------------------------- shared patterns
+
+def ts_size(g, x, axis):
+    """x.size(axis) under tracing: Shape -> Gather(scalar index)."""
+    return g.op("Gather", g.op("Shape", x), g.scalar(axis, I64), axis=0)
+
+
+def ts_list(g, *items):
+    """A traced int list: ints become Constant [v], traced sizes Unsqueeze(0)."""
+    parts = [g.i64(v) if isinstance(v, int) else g.op("Unsqueeze", v, g.i64(0))
+             for v in items]
+    return g.op("Concat", *parts, axis=0)
+
+
+def ts_expand(g, x, *sizes):
+    """Tensor.expand(*sizes) via the TorchScript symbolic, which maps -1 to 1:
+    Concat -> Reshape(-1) -> ConstantOfShape(1) * -1 -> Equal -> Where -> Expand."""
+    size = g.op("Reshape", ts_list(g, *sizes), g.i64(-1), allowzero=0)
+    ones = g.op("ConstantOfShape", g.op("Shape", size),
+                value=numpy_helper.from_array(np.ones(1, I64)))
+    minus_ones = g.op("Mul", ones, g.scalar(-1, I64))
+    size = g.op("Where", g.op("Equal", size, minus_ones), ones, size)
+    return g.op("Expand", x, size)
+
+
+def ts_arange(g, end):
+    """torch.arange(0, end) under tracing: Cast(int64) -> Range."""
+    end = g.op("Cast", end, to=TensorProto.INT64)
+    return g.op("Range", g.scalar(0, I64), end, g.scalar(1, I64))
+
+
+def dyn_shape(g, *items):
+    """A symbolic-int list under dynamo: 1-D size slices and int constants."""
+    return g.op("Concat", *[g.i64(v) if isinstance(v, int) else v for v in items], axis=0)
+
+
+def reduce_mean_last(g, x, fx=None):
+    if g.opset >= 18:
+        return g.op("ReduceMean", x, g.i64(-1), keepdims=1, noop_with_empty_axes=0, fx=fx)
+    return g.op("ReduceMean", x, axes=[-1], keepdims=1)
+
+
+def embedding(g, path, ids):
+    with g.scope(path):
+        if g.ts:
+            return g.op("Gather", g.param("weight"), ids)
+        return g.op("Gather", g.param("weight"), ids, axis=0, fx="embedding")
+
+
+def linear(g, path, x, bias=True):
+    """nn.Linear: TorchScript MatMul(x, onnx::MatMul_n) + Add(bias, y);
+    dynamo MatMul(x, val_n) + Add(y, bias) with the transpose folded."""
+    with g.scope(path):
+        name = path.replace("/", ".")
+        wt = np.ascontiguousarray(g.w[name + ".weight"].T)
+        if g.ts:
+            y = g.op("MatMul", x, g.folded(wt, "MatMul"))
+            return g.op("Add", g.param("bias"), y) if bias else y
+        if not bias:
+            return g.op("MatMul", x, g.folded(wt, "MatMul"), fx="linear")
+        y = g.op("MatMul", x, g.folded(wt, "MatMul"))
+        return g.op("Add", y, g.param("bias"), fx="linear")
+
+
+def layer_norm(g, path, x, eps, form):
+    """'native': LayerNormalization.  'pow_div': ReduceMean, Sub, Pow 2,
+    ReduceMean, Add eps, Sqrt, Div.  'mul_rsqrt': ReduceMean, Sub, Mul(d, d),
+    ReduceMean, Add eps, Sqrt, Reciprocal, Mul.  Both end Mul(gamma), Add(beta)."""
+    with g.scope(path):
+        gamma, beta = g.param("weight"), g.param("bias")
+        if form == "native":
+            return g.op("LayerNormalization", x, gamma, beta, axis=-1, epsilon=eps)
+        centered = g.op("Sub", x, reduce_mean_last(g, x, fx="mean"))
+        if form == "pow_div":
+            var = reduce_mean_last(g, g.op("Pow", centered, g.scalar(2.0)))
+            normed = g.op("Div", centered, g.op("Sqrt", g.op("Add", var, g.scalar(eps))))
+        else:
+            var = reduce_mean_last(g, g.op("Mul", centered, centered))
+            rstd = g.op("Reciprocal", g.op("Sqrt", g.op("Add", var, g.scalar(eps))), fx="rsqrt")
+            normed = g.op("Mul", centered, rstd)
+        return g.op("Add", g.op("Mul", normed, gamma), beta, fx="layer_norm")
+
+
+def rms_norm(g, path, x):
+    """LlamaRMSNorm: TorchScript keeps the float32 Casts and exports rsqrt as
+    Div(1, Sqrt); dynamo drops the no-op casts and uses Reciprocal(Sqrt)."""
+    with g.scope(path):
+        weight = g.param("weight")
+        if g.ts:
+            x = g.op("Cast", x, to=TensorProto.FLOAT)
+        var = reduce_mean_last(g, g.op("Pow", x, g.scalar(2.0), fx="pow"), fx="mean")
+        std = g.op("Sqrt", g.op("Add", var, g.scalar(EPS["llama"])))
+        if g.ts:
+            inv = g.op("Div", g.const([1.0], F32), std)
+        else:
+            inv = g.op("Reciprocal", std, fx="rsqrt")
+        y = g.op("Mul", x, inv)
+        if g.ts:
+            y = g.op("Cast", y, to=TensorProto.FLOAT)
+        return g.op("Mul", weight, y)
+
+
+def gelu_erf(g, x):
+    if g.ts:        # aten::gelu symbolic: x * (erf(x / sqrt 2) + 1) * 0.5
+        e = g.op("Erf", g.op("Div", x, g.scalar(math.sqrt(2.0))))
+        return g.op("Mul", g.op("Mul", x, g.op("Add", e, g.scalar(1.0))), g.scalar(0.5))
+    # torch._refs gelu: a * 0.5 * (1 + erf(a * M_SQRT1_2))
+    half = g.op("Mul", x, g.scalar(0.5))
+    e = g.op("Erf", g.op("Mul", x, g.scalar(0.7071067811865476)))
+    return g.op("Mul", half, g.op("Add", e, g.scalar(1.0)), fx="gelu")
+
+
+def gelu_tanh(g, x):
+    """gelu_new 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))); x^3 is
+    Pow(x, 3) under TorchScript and x*x*x (torch._refs) under dynamo."""
+    half = g.op("Mul", x, g.scalar(0.5))
+    cube = (g.op("Pow", x, g.scalar(3.0)) if g.ts
+            else g.op("Mul", g.op("Mul", x, x), x))
+    inner = g.op("Add", x, g.op("Mul", cube, g.scalar(0.044715)))
+    t = g.op("Tanh", g.op("Mul", inner, g.scalar(math.sqrt(2.0 / math.pi))))
+    return g.op("Mul", half, g.op("Add", t, g.scalar(1.0)))
+
+
+def silu(g, x):
+    return g.op("Mul", x, g.op("Sigmoid", x), fx="silu")
+
+
+# -------------------------------------------------------------------- BERT
+
+def bert_mask(g, mask, dims):
+    """Additive [b, 1, 1|s, s] mask from attention_mask."""
+    if g.ts:        # get_extended_attention_mask
+        m = g.op("Unsqueeze", g.op("Unsqueeze", mask, g.i64(1)), g.i64(2))
+        m = g.op("Sub", g.scalar(1.0), g.op("Cast", m, to=TensorProto.FLOAT))
+        return g.op("Mul", m, g.scalar(FMIN))
+    b1, s1 = dims   # _prepare_4d_attention_mask_for_sdpa -> _expand_mask
+    m = g.op("Unsqueeze", mask, g.i64(1, 2), fx="unsqueeze")
+    m = g.op("Expand", m, dyn_shape(g, b1, 1, s1, s1), fx="expand")
+    inverted = g.op("Sub", g.scalar(1.0), g.op("Cast", m, to=TensorProto.FLOAT), fx="rsub")
+    as_bool = g.op("Cast", inverted, to=TensorProto.BOOL)
+    return g.op("Where", as_bool, g.scalar(FMIN), inverted, fx="masked_fill")
+
+
+def sdpa(g, q, k, v, mask):
+    """torchlib's aten::scaled_dot_product_attention with a float mask."""
+    sqrt_scale = g.scalar(math.sqrt(1.0 / math.sqrt(HEAD_DIM)))
+    shape = g.op("Shape", k, start=0)
+    last = g.op("Slice", shape, g.i64(-1), g.i64(INT64_MAX))
+    second_last = g.op("Slice", shape, g.i64(-2), g.i64(-1))
+    leading = g.op("Slice", shape, g.i64(INT64_MIN), g.i64(-2))
+    k3 = g.op("Reshape", k, g.op("Concat", g.i64(-1), second_last, last, axis=0), allowzero=0)
+    k3 = g.op("Transpose", k3, perm=[0, 2, 1])
+    kt = g.op("Reshape", k3, g.op("Concat", leading, last, second_last, axis=0), allowzero=0)
+    scores = g.op("MatMul", g.op("Mul", q, sqrt_scale), g.op("Mul", kt, sqrt_scale))
+    probs = g.op("Softmax", g.op("Add", scores, mask), axis=-1)
+    probs = g.op("Where", g.op("IsNaN", probs), g.scalar(0.0), probs)
+    return g.op("MatMul", probs, v, fx="scaled_dot_product_attention")
+
+
+def bert_attention(g, p, x, mask, dims):
+    with g.scope(p + "/attention/self"):
+        if g.ts:
+            def heads(t, perm):     # transpose_for_scores
+                shape = ts_list(g, ts_size(g, t, 0), ts_size(g, t, 1), HEADS, HEAD_DIM)
+                return g.op("Transpose", g.op("Reshape", t, shape, allowzero=0), perm=perm)
+            q = linear(g, p + "/attention/self/query", x)
+            kt = heads(linear(g, p + "/attention/self/key", x), [0, 2, 3, 1])
+            vh = heads(linear(g, p + "/attention/self/value", x), [0, 2, 1, 3])
+            qh = heads(q, [0, 2, 1, 3])
+            scores = g.op("Div", g.op("MatMul", qh, kt), g.scalar(math.sqrt(HEAD_DIM)))
+            probs = g.op("Softmax", g.op("Add", scores, mask), axis=-1)
+            ctx = g.op("Transpose", g.op("MatMul", probs, vh), perm=[0, 2, 1, 3])
+            shape = ts_list(g, ts_size(g, ctx, 0), ts_size(g, ctx, 1), HIDDEN)
+            ctx = g.op("Reshape", ctx, shape, allowzero=0)
+        else:
+            b1, s1 = dims
+            shape = dyn_shape(g, b1, -1, HEADS, HEAD_DIM)
+            hs = [g.op("Transpose", g.op("Reshape", linear(g, f"{p}/attention/self/{n}", x),
+                                         shape, allowzero=1, fx="view"),
+                       perm=[0, 2, 1, 3], fx="transpose")
+                  for n in ("query", "key", "value")]
+            ctx = g.op("Transpose", sdpa(g, *hs, mask), perm=[0, 2, 1, 3], fx="transpose")
+            ctx = g.op("Reshape", ctx, dyn_shape(g, b1, s1, HIDDEN), allowzero=1, fx="view")
+    return linear(g, p + "/attention/output/dense", ctx)
+
+
+def build_bert(g, layers):
+    eps = EPS["bert"]
+    ln_form = "native" if g.ts else "pow_div"
+    ids = g.input("input_ids")
+    mask_in = g.input("attention_mask")
+    types = g.input("token_type_ids")
+    dims = None
+    with g.scope("embeddings"):
+        table = g.initializer("embeddings.position_ids", np.arange(MAX_POS, dtype=I64)[None])
+        if g.ts:
+            end = g.op("Unsqueeze", ts_size(g, ids, 1), g.i64(0))
+        else:
+            dims = (g.op("Shape", ids, start=0, end=1), g.op("Shape", ids, start=1, end=2))
+            end = dims[1]
+        positions = g.op("Slice", table, g.i64(0), end, g.i64(1), g.i64(1), fx="slice")
+    x = embedding(g, "embeddings/word_embeddings", ids)
+    with g.scope("embeddings"):
+        x = g.op("Add", x, embedding(g, "embeddings/token_type_embeddings", types), fx="add")
+        x = g.op("Add", x, embedding(g, "embeddings/position_embeddings", positions), fx="add")
+    x = layer_norm(g, "embeddings/LayerNorm", x, eps, ln_form)
+    mask = bert_mask(g, mask_in, dims)
+    for i in range(layers):
+        p = f"encoder/layer.{i}"
+        h = bert_attention(g, p, x, mask, dims)
+        with g.scope(p + "/attention/output"):
+            h = g.op("Add", h, x, fx="add")
+        x = layer_norm(g, p + "/attention/output/LayerNorm", h, eps, ln_form)
+        h = linear(g, p + "/intermediate/dense", x)
+        with g.scope(p + "/intermediate/intermediate_act_fn"):
+            h = gelu_erf(g, h)
+        h = linear(g, p + "/output/dense", h)
+        with g.scope(p + "/output"):
+            h = g.op("Add", h, x, fx="add")
+        x = layer_norm(g, p + "/output/LayerNorm", h, eps, ln_form)
+    return x
+
+
+# ------------------------------------------------------------------- GPT-2
+
+def conv1d(g, path, x, n_out, dims):
+    """HF Conv1D: addmm(bias, x.view(-1, n_in), weight).view(*x.shape[:-1], n_out)."""
+    with g.scope(path):
+        weight, bias = g.param("weight"), g.param("bias")
+        if g.ts:
+            b, s = ts_size(g, x, 0), ts_size(g, x, 1)
+            x2 = g.op("Reshape", x, ts_list(g, -1, ts_size(g, x, 2)), allowzero=0)
+            y = g.op("Gemm", x2, weight, bias, alpha=1.0, beta=1.0)
+            return g.op("Reshape", y, ts_list(g, b, s, n_out), allowzero=0)
+        n_in = g.w[path.replace("/", ".") + ".weight"].shape[0]
+        x2 = g.op("Reshape", x, g.i64(-1, n_in), allowzero=1, fx="view")
+        y = g.op("Add", g.op("MatMul", x2, weight, fx="mm"), bias, fx="add")
+        return g.op("Reshape", y, dyn_shape(g, *dims, n_out), allowzero=1, fx="view")
+
+
+def gpt2_attention(g, p, x, layer, dims, causal):
+    qkv = conv1d(g, p + "/attn/c_attn", x, 3 * HIDDEN, dims)
+    with g.scope(p + "/attn"):
+        if g.ts:
+            q, k, v = g.op("Split", qkv, g.i64(HIDDEN, HIDDEN, HIDDEN), axis=2, outputs=3)
+
+            def split_heads(t):
+                shape = ts_list(g, ts_size(g, t, 0), ts_size(g, t, 1), HEADS, HEAD_DIM)
+                return g.op("Reshape", t, shape, allowzero=0)
+            qh = g.op("Transpose", split_heads(q), perm=[0, 2, 1, 3])
+            k4 = split_heads(k)
+            kh = g.op("Transpose", k4, perm=[0, 2, 1, 3])          # read by key.size(-2)
+            vh = g.op("Transpose", split_heads(v), perm=[0, 2, 1, 3])
+            kt = g.op("Transpose", k4, perm=[0, 2, 3, 1])          # fused k.transpose(-1, -2)
+            scores = g.op("Div", g.op("MatMul", qh, kt), g.scalar(math.sqrt(HEAD_DIM)))
+            q_len, k_len = ts_size(g, qh, 2), ts_size(g, kh, 2)
+            buffer = g.initializer(f"h.{layer}.attn.bias",
+                                   np.tril(np.ones((MAX_POS, MAX_POS), bool))[None, None])
+            start = g.op("Unsqueeze", g.op("Sub", k_len, q_len), g.i64(0))
+            sliced = g.op("Slice", buffer, start, g.op("Unsqueeze", k_len, g.i64(0)),
+                          g.i64(2), g.i64(1))
+            sliced = g.op("Slice", sliced, g.i64(0), g.op("Unsqueeze", k_len, g.i64(0)),
+                          g.i64(3), g.i64(1))
+            scores = g.op("Where", sliced, scores, g.scalar(FMIN))
+            probs = g.op("Cast", g.op("Softmax", scores, axis=-1), to=TensorProto.FLOAT)
+            ctx = g.op("Transpose", g.op("MatMul", probs, vh), perm=[0, 2, 1, 3])
+            ctx = g.op("Reshape", ctx, ts_list(g, ts_size(g, ctx, 0), ts_size(g, ctx, 1), HIDDEN),
+                       allowzero=0)
+        else:
+            q, k, v = g.op("Split", qkv, axis=2, num_outputs=3, outputs=3, fx="split")
+            shape = dyn_shape(g, *dims, -1, HEAD_DIM)
+            k4 = g.op("Reshape", k, shape, allowzero=1, fx="view")
+            vh = g.op("Transpose", g.op("Reshape", v, shape, allowzero=1, fx="view"),
+                      perm=[0, 2, 1, 3], fx="transpose")
+            qh = g.op("Transpose", g.op("Reshape", q, shape, allowzero=1, fx="view"),
+                      perm=[0, 2, 1, 3], fx="transpose")
+            kh = g.op("Transpose", k4, perm=[0, 2, 1, 3], fx="transpose")
+            kt = g.op("Transpose", kh, perm=[0, 1, 3, 2], fx="transpose")
+            scores = g.op("Mul", g.op("MatMul", qh, kt, fx="matmul"),
+                          g.scalar(1.0 / math.sqrt(HEAD_DIM)), fx="mul")
+            probs = g.op("Softmax", g.op("Add", scores, causal, fx="add"), axis=-1, fx="softmax")
+            ctx = g.op("Transpose", g.op("MatMul", probs, vh, fx="matmul"),
+                       perm=[0, 2, 1, 3], fx="transpose")
+    return conv1d(g, p + "/attn/c_proj", ctx, HIDDEN, dims)
+
+
+def build_gpt2(g, layers):
+    eps = EPS["gpt2"]
+    ln_form = "native" if g.ts else "mul_rsqrt"
+    ids = g.input("input_ids")
+    dims = causal = None
+    if g.ts:
+        seq = ts_size(g, ids, 1)
+        flat_ids = g.op("Reshape", ids, ts_list(g, -1, seq), allowzero=0)
+        positions = g.op("Unsqueeze", ts_arange(g, seq), g.i64(0))
+    else:
+        dims = (g.op("Shape", ids, start=0, end=1), g.op("Shape", ids, start=1, end=2))
+        seq = g.op("Squeeze", dims[1], fx="sym_size_int")
+        flat_ids = g.op("Reshape", ids, dyn_shape(g, -1, dims[1]), allowzero=1, fx="view")
+        arange = g.op("Range", g.scalar(0, I64), seq, g.scalar(1, I64), fx="arange")
+        positions = g.op("Unsqueeze", arange, g.i64(0), fx="unsqueeze")
+        # sdpa_mask / causal_mask_function: kv_idx <= q_idx, as additive bias
+        rows = g.op("Unsqueeze", arange, g.i64(0, 1), fx="unsqueeze")
+        q_idx = g.op("Unsqueeze", rows, g.i64(3), fx="unsqueeze")
+        kv_idx = g.op("Unsqueeze", rows, g.i64(2), fx="unsqueeze")
+        allowed = g.op("LessOrEqual", kv_idx, q_idx, fx="le")
+        causal = g.op("Where", allowed, g.scalar(0.0), g.scalar(FMIN), fx="where")
+    x = g.op("Add", embedding(g, "wte", flat_ids), embedding(g, "wpe", positions), fx="add")
+    for i in range(layers):
+        p = f"h.{i}"
+        h = layer_norm(g, p + "/ln_1", x, eps, ln_form)
+        h = gpt2_attention(g, p, h, i, dims, causal)
+        with g.scope(p):
+            x = g.op("Add", h, x, fx="add")
+        h = layer_norm(g, p + "/ln_2", x, eps, ln_form)
+        h = conv1d(g, p + "/mlp/c_fc", h, INTERMEDIATE, dims)
+        with g.scope(p + "/mlp/act"):
+            h = gelu_tanh(g, h)
+        h = conv1d(g, p + "/mlp/c_proj", h, HIDDEN, dims)
+        with g.scope(p):
+            x = g.op("Add", x, h, fx="add")
+    x = layer_norm(g, "ln_f", x, eps, ln_form)
+    if g.ts:        # hidden_states.view((-1,) + input_shape[1:] + (hidden,))
+        x = g.op("Reshape", x, ts_list(g, -1, seq, HIDDEN), allowzero=0)
+    return x
+
+
+# ------------------------------------------------------------------- Llama
+
+def rotate_half(g, x):
+    """cat((-x[..., d//2:], x[..., :d//2]), -1); TorchScript traces d//2 from
+    Shape -> Gather -> Div, dynamo folds it to 8."""
+    def half():
+        if g.ts:
+            d = g.op("Div", ts_size(g, x, 3), g.scalar(2, I64))
+            return g.op("Unsqueeze", d, g.i64(0))
+        return g.i64(HEAD_DIM // 2)
+    x1 = g.op("Slice", x, g.i64(0), half(), g.i64(3), g.i64(1), fx="slice")
+    x2 = g.op("Slice", x, half(), g.i64(INT64_MAX), g.i64(3), g.i64(1), fx="slice")
+    return g.op("Concat", g.op("Neg", x2, fx="neg"), x1, axis=-1, fx="cat")
+
+
+def apply_rope(g, x, cos, sin):
+    return g.op("Add", g.op("Mul", x, cos, fx="mul"),
+                g.op("Mul", rotate_half(g, x), sin, fx="mul"), fx="add")
+
+
+def repeat_kv(g, x, dims):
+    """x[:, :, None].expand(b, kv, n_rep, s, d).reshape(b, kv * n_rep, s, d)."""
+    n_rep = HEADS // KV_HEADS
+    x5 = g.op("Unsqueeze", x, g.i64(2), fx="unsqueeze")
+    if g.ts:
+        b, kv, s, d = (ts_size(g, x, i) for i in range(4))
+        x5 = ts_expand(g, x5, b, kv, n_rep, s, d)
+        shape = ts_list(g, b, g.op("Mul", kv, g.scalar(n_rep, I64)), s, d)
+        return g.op("Reshape", x5, shape, allowzero=0)
+    b1, s1 = dims
+    x5 = g.op("Expand", x5, dyn_shape(g, b1, KV_HEADS, n_rep, s1, HEAD_DIM), fx="expand")
+    return g.op("Reshape", x5, dyn_shape(g, b1, HEADS, s1, HEAD_DIM), allowzero=1,
+                fx="_unsafe_view")
+
+
+def rotary_embedding(g, x, position_ids):
+    """LlamaRotaryEmbedding.forward -> (cos, sin), each [1, s, head_dim]."""
+    with g.scope("rotary_emb"):
+        inv = rope_inv_freq()[None, :, None]
+        pos = g.op("Unsqueeze", position_ids, g.i64(1), fx="unsqueeze")
+        pos = g.op("Cast", pos, to=TensorProto.FLOAT, fx="_to_copy")
+        if g.ts:
+            inv = ts_expand(g, g.folded(inv, "Expand"), ts_size(g, position_ids, 0), -1, 1)
+        else:
+            inv = g.folded(inv, "Expand")
+        freqs = g.op("Transpose", g.op("MatMul", inv, pos, fx="matmul"), perm=[0, 2, 1],
+                     fx="transpose")
+        emb = g.op("Concat", freqs, freqs, axis=-1, fx="cat")
+        cos, sin = g.op("Cos", emb, fx="cos"), g.op("Sin", emb, fx="sin")
+        if g.ts:        # * self.attention_scaling (1.0 for the default rope)
+            cos, sin = g.op("Mul", cos, g.scalar(1.0)), g.op("Mul", sin, g.scalar(1.0))
+        return cos, sin
+
+
+def llama_causal_mask(g, x, cache_position, seq, dims):
+    if g.ts:    # LlamaModel._update_causal_mask without an attention_mask
+        target = g.op("Add", seq, g.scalar(1, I64))   # past + sequence_length + 1
+        full = g.op("ConstantOfShape", ts_list(g, seq, target),
+                    value=numpy_helper.from_array(np.array([FMIN], F32)))
+        mask = g.op("Trilu", full, g.scalar(1, I64), upper=1)
+        later = g.op("Greater", ts_arange(g, target),
+                     g.op("Reshape", cache_position, g.i64(-1, 1), allowzero=0))
+        mask = g.op("Mul", mask, g.op("Cast", later, to=TensorProto.FLOAT))
+        mask = g.op("Unsqueeze", g.op("Unsqueeze", mask, g.i64(0)), g.i64(1))
+        return ts_expand(g, mask, ts_size(g, x, 0), 1, -1, -1)
+    rows = g.op("Unsqueeze", cache_position, g.i64(0, 1), fx="unsqueeze")
+    q_idx = g.op("Unsqueeze", rows, g.i64(3), fx="unsqueeze")
+    kv_idx = g.op("Unsqueeze", rows, g.i64(2), fx="unsqueeze")
+    allowed = g.op("GreaterOrEqual", q_idx, kv_idx, fx="ge")
+    return g.op("Where", allowed, g.scalar(0.0), g.scalar(FMIN), fx="where")
+
+
+def llama_attention(g, p, x, cos, sin, mask, dims):
+    with g.scope(p + "/self_attn"):
+        if g.ts:
+            b, s = ts_size(g, x, 0), ts_size(g, x, 1)
+            q = linear(g, p + "/self_attn/q_proj", x, bias=False)
+            k = linear(g, p + "/self_attn/k_proj", x, bias=False)
+            v = linear(g, p + "/self_attn/v_proj", x, bias=False)
+            q, k, v = (g.op("Transpose", g.op("Reshape", t, ts_list(g, b, s, n, HEAD_DIM),
+                                              allowzero=0), perm=[0, 2, 1, 3])
+                       for t, n in ((q, HEADS), (k, KV_HEADS), (v, KV_HEADS)))
+        else:
+            shape = dyn_shape(g, *dims, -1, HEAD_DIM)
+            q, k, v = (g.op("Transpose",
+                            g.op("Reshape", linear(g, f"{p}/self_attn/{n}", x, bias=False),
+                                 shape, allowzero=1, fx="view"),
+                            perm=[0, 2, 1, 3], fx="transpose")
+                       for n in ("q_proj", "k_proj", "v_proj"))
+        cos = g.op("Unsqueeze", cos, g.i64(1), fx="unsqueeze")
+        sin = g.op("Unsqueeze", sin, g.i64(1), fx="unsqueeze")
+        q, k = apply_rope(g, q, cos, sin), apply_rope(g, k, cos, sin)
+        k, v = repeat_kv(g, k, dims), repeat_kv(g, v, dims)
+        scores = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2], fx="transpose"),
+                      fx="matmul")
+        if g.ts:
+            scores = g.op("Div", scores, g.scalar(math.sqrt(HEAD_DIM)))
+            end = g.op("Unsqueeze", ts_size(g, k, 2), g.i64(0))
+            mask = g.op("Slice", mask, g.i64(0), end, g.i64(3), g.i64(1))
+            scores = g.op("Cast", g.op("Add", scores, mask), to=TensorProto.FLOAT)
+        else:
+            scores = g.op("Mul", scores, g.scalar(1.0 / math.sqrt(HEAD_DIM)), fx="mul")
+            scores = g.op("Add", scores, mask, fx="add")
+        probs = g.op("Softmax", scores, axis=-1, fx="softmax")
+        ctx = g.op("Transpose", g.op("MatMul", probs, v, fx="matmul"), perm=[0, 2, 1, 3],
+                   fx="transpose")
+        shape = ts_list(g, b, s, -1) if g.ts else dyn_shape(g, *dims, -1)
+        ctx = g.op("Reshape", ctx, shape, allowzero=0 if g.ts else 1, fx="view")
+    return linear(g, p + "/self_attn/o_proj", ctx, bias=False)
+
+
+def build_llama(g, layers):
+    ids = g.input("input_ids")
+    x = embedding(g, "embed_tokens", ids)
+    dims = None
+    if g.ts:
+        seq = ts_size(g, x, 1)
+        cache_position = ts_arange(g, seq)
+    else:
+        dims = (g.op("Shape", ids, start=0, end=1), g.op("Shape", ids, start=1, end=2))
+        seq = g.op("Squeeze", dims[1], fx="sym_size_int")
+        cache_position = g.op("Range", g.scalar(0, I64), seq, g.scalar(1, I64), fx="arange")
+    position_ids = g.op("Unsqueeze", cache_position, g.i64(0), fx="unsqueeze")
+    mask = llama_causal_mask(g, x, cache_position, seq, dims)
+    cos, sin = rotary_embedding(g, x, position_ids)
+    for i in range(layers):
+        p = f"layers.{i}"
+        h = rms_norm(g, p + "/input_layernorm", x)
+        h = llama_attention(g, p, h, cos, sin, mask, dims)
+        with g.scope(p):
+            x = g.op("Add", x, h, fx="add")
+        h = rms_norm(g, p + "/post_attention_layernorm", x)
+        gate = linear(g, p + "/mlp/gate_proj", h, bias=False)
+        with g.scope(p + "/mlp/act_fn"):
+            gate = silu(g, gate)
+        up = linear(g, p + "/mlp/up_proj", h, bias=False)
+        with g.scope(p + "/mlp"):
+            h = g.op("Mul", gate, up, fx="mul")
+        h = linear(g, p + "/mlp/down_proj", h, bias=False)
+        with g.scope(p):
+            x = g.op("Add", x, h, fx="add")
+    return rms_norm(g, "norm", x)
+
+
+BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "llama": build_llama}
+
+
+def build_model(family, exporter, layers=2, seed=0):
+    weights = make_weights(family, layers, seed)
+    g = GraphBuilder(exporter, weights)
+    result = BUILDERS[family](g, layers)
+    doc = (f"Tiny {family} ({layers} layers, seed {seed}) in the node patterns of "
+           f"torch.onnx.export ({exporter}); generated by test/Target/ONNX/Inputs/models.py")
+    return g.model(family, result, doc), weights
+
+
+# --------------------------------------------------------------- validation
+
+def opset17_view(model):
+    """The opset-18 constructs in these models rewritten to opset 17 (ReduceMean
+    axes input -> attribute, Split num_outputs -> split input), so that an onnx
+    release that stops at opset 17 can still check everything else."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    consts = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    extra = []
+    for node in m.graph.node:
+        attrs = {a.name: a for a in node.attribute}
+        if node.op_type == "ReduceMean" and len(node.input) > 1:
+            axes = consts[node.input[1]].tolist()
+            del node.input[1:]
+            node.attribute.append(helper.make_attribute("axes", axes))
+        if node.op_type == "Split" and "num_outputs" in attrs:
+            n = attrs["num_outputs"].i
+            node.attribute.remove(attrs["num_outputs"])
+            extra.append(numpy_helper.from_array(np.full(n, 3 * HIDDEN // n, I64),
+                                                 node.name + "_split"))
+            node.input.append(extra[-1].name)
+        if node.op_type == "ReduceMean":
+            for a in list(node.attribute):
+                if a.name == "noop_with_empty_axes":
+                    node.attribute.remove(a)
+    m.graph.initializer.extend(extra)
+    del m.opset_import[:]
+    m.opset_import.append(helper.make_opsetid("", 17))
+    return m
+
+
+def validate(model):
+    """onnx.checker (full) and strict shape inference; returns a note on what
+    was checked."""
+    target = model
+    note = "checked as is"
+    if model.opset_import[0].version > onnx.defs.onnx_opset_version():
+        target = opset17_view(model)
+        note = (f"onnx {onnx.__version__} knows opset {onnx.defs.onnx_opset_version()}: "
+                "checked the opset-17 view of the ReduceMean/Split nodes")
+    onnx.checker.check_model(target, full_check=True)
+    onnx.shape_inference.infer_shapes(target, check_type=True, strict_mode=True)
+    return note
+
+
+# ---------------------------------------------------------------- reference
+
+def make_inputs(family, batch, seq, seed=0):
+    if not 1 <= seq <= MAX_POS:
+        raise ValueError(f"--seq must be in [1, {MAX_POS}]")
+    rng = np.random.default_rng(seed + 1)
+    inputs = {"input_ids": rng.integers(0, VOCAB, (batch, seq), dtype=I64)}
+    if family == "bert":
+        mask = np.ones((batch, seq), I64)
+        if batch > 1:
+            mask[1, seq - max(1, seq // 4):] = 0      # padding at the end of row 1
+            mask[1, 0] = 1
+        inputs["attention_mask"] = mask
+        inputs["token_type_ids"] = rng.integers(0, TYPE_VOCAB, (batch, seq), dtype=I64)
+    return inputs
+
+
+def _ln(x, w, b, eps):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
+def _rms(x, w, eps):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
+
+
+def _softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _heads(t, n):                       # [b, s, n*d] -> [b, n, s, d]
+    b, s, _ = t.shape
+    return t.reshape(b, s, n, HEAD_DIM).transpose(0, 2, 1, 3)
+
+
+def _merge(t):                          # [b, n, s, d] -> [b, s, n*d]
+    b, n, s, d = t.shape
+    return t.transpose(0, 2, 1, 3).reshape(b, s, n * d)
+
+
+def _attend(q, k, v, allowed):
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(HEAD_DIM)
+    return _softmax(np.where(allowed, s, -np.inf)) @ v
+
+
+def _f32(value):
+    """A Python-float model constant as PyTorch applies it to float32 tensors."""
+    return float(np.float32(value))
+
+
+def reference_forward(family, weights, inputs, layers):
+    """The model's forward pass, written from the Hugging Face definitions, in
+    float64 (parameters and the model's float constants as float32 values)."""
+    W = {k: v.astype(np.float64) for k, v in weights.items()}
+    ids = inputs["input_ids"]
+    b, s = ids.shape
+    causal = np.tril(np.ones((s, s), bool))
+    eps = _f32(EPS[family])
+
+    def lin(x, name, bias=True):
+        y = x @ W[name + ".weight"].T
+        return y + W[name + ".bias"] if bias else y
+
+    if family == "bert":
+        x = (W["embeddings.word_embeddings.weight"][ids]
+             + W["embeddings.token_type_embeddings.weight"][inputs["token_type_ids"]]
+             + W["embeddings.position_embeddings.weight"][np.arange(s)][None])
+        x = _ln(x, W["embeddings.LayerNorm.weight"], W["embeddings.LayerNorm.bias"], eps)
+        keys = inputs["attention_mask"].astype(bool)[:, None, None, :]
+        for i in range(layers):
+            p = f"encoder.layer.{i}."
+            q, k, v = (_heads(lin(x, p + "attention.self." + n), HEADS)
+                       for n in ("query", "key", "value"))
+            a = lin(_merge(_attend(q, k, v, keys)), p + "attention.output.dense")
+            x = _ln(a + x, W[p + "attention.output.LayerNorm.weight"],
+                    W[p + "attention.output.LayerNorm.bias"], eps)
+            h = lin(x, p + "intermediate.dense")
+            h = 0.5 * h * (1.0 + _erf(h / _f32(math.sqrt(2.0))))
+            x = _ln(lin(h, p + "output.dense") + x, W[p + "output.LayerNorm.weight"],
+                    W[p + "output.LayerNorm.bias"], eps)
+        return x
+
+    if family == "gpt2":
+        def conv(x, name):
+            return x @ W[name + ".weight"] + W[name + ".bias"]
+        x = W["wte.weight"][ids] + W["wpe.weight"][np.arange(s)][None]
+        for i in range(layers):
+            p = f"h.{i}."
+            h = _ln(x, W[p + "ln_1.weight"], W[p + "ln_1.bias"], eps)
+            q, k, v = np.split(conv(h, p + "attn.c_attn"), 3, axis=-1)
+            a = _attend(_heads(q, HEADS), _heads(k, HEADS), _heads(v, HEADS), causal)
+            x = x + conv(_merge(a), p + "attn.c_proj")
+            h = conv(_ln(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps), p + "mlp.c_fc")
+            h = 0.5 * h * (1 + np.tanh(_f32(math.sqrt(2 / math.pi))
+                                      * (h + _f32(0.044715) * h ** 3)))
+            x = x + conv(h, p + "mlp.c_proj")
+        return _ln(x, W["ln_f.weight"], W["ln_f.bias"], eps)
+
+    # llama
+    angles = np.arange(s)[:, None] * rope_inv_freq().astype(np.float64)[None, :]
+    angles = np.concatenate([angles, angles], axis=-1)
+    cos, sin = np.cos(angles), np.sin(angles)
+
+    def rope(t):
+        half = HEAD_DIM // 2
+        rotated = np.concatenate([-t[..., half:], t[..., :half]], axis=-1)
+        return t * cos + rotated * sin
+
+    x = W["embed_tokens.weight"][ids]
+    for i in range(layers):
+        p = f"layers.{i}."
+        h = _rms(x, W[p + "input_layernorm.weight"], eps)
+        q = rope(_heads(lin(h, p + "self_attn.q_proj", False), HEADS))
+        k = rope(_heads(lin(h, p + "self_attn.k_proj", False), KV_HEADS))
+        v = _heads(lin(h, p + "self_attn.v_proj", False), KV_HEADS)
+        rep = HEADS // KV_HEADS                 # query head j reads KV head j // rep
+        k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+        x = x + lin(_merge(_attend(q, k, v, causal)), p + "self_attn.o_proj", False)
+        h = _rms(x, W[p + "post_attention_layernorm.weight"], eps)
+        gate = lin(h, p + "mlp.gate_proj", False)
+        h = gate / (1 + np.exp(-gate)) * lin(h, p + "mlp.up_proj", False)
+        x = x + lin(h, p + "mlp.down_proj", False)
+    return _rms(x, W["norm.weight"], eps)
+
+
+def write_reference(path, family, weights, layers, batch, seq, seed):
+    inputs = make_inputs(family, batch, seq, seed)
+    expected = reference_forward(family, weights, inputs, layers)
+    np.savez(path, last_hidden_state=expected, **inputs)
+    return inputs, expected
+
+
+# -------------------------------------------------------------------- CLI
+
+def op_counts(model):
+    return dict(sorted(collections.Counter(n.op_type for n in model.graph.node).items()))
+
+
+def self_check(layers, seed, batch, seq, verbose):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import onnx_numpy
+    worst = 0.0
+    for family in FAMILIES:
+        for exporter in EXPORTERS:
+            model, weights = build_model(family, exporter, layers, seed)
+            note = validate(model)
+            inputs = make_inputs(family, batch, seq, seed)
+            expected = reference_forward(family, weights, inputs, layers)
+            got = onnx_numpy.run(model, inputs)["last_hidden_state"]
+            err = onnx_numpy.compare(got, expected)
+            worst = max(worst, err["max_rel"])
+            print(f"{family:5s} {exporter:11s} nodes={len(model.graph.node):4d} "
+                  f"max_abs={err['max_abs']:.3e} max_rel={err['max_rel']:.3e} "
+                  f"allclose(rtol=1e-6)={err['allclose']}  [{note}]")
+            if verbose:
+                print("   ", op_counts(model))
+            if not err["allclose"]:
+                return 1
+    print(f"self-check passed; worst max_rel {worst:.3e}")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--family", choices=FAMILIES)
+    ap.add_argument("--exporter", choices=EXPORTERS)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--reference-out")
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--seq", type=int, default=16)
+    ap.add_argument("--self-check", action="store_true",
+                    help="build all six models and compare onnx_numpy.py with the reference")
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    if args.self_check:
+        return self_check(args.layers, args.seed, args.batch, args.seq, args.verbose)
+    if not (args.family and args.exporter and args.output):
+        ap.error("--family, --exporter and -o are required (or --self-check)")
+    model, weights = build_model(args.family, args.exporter, args.layers, args.seed)
+    note = validate(model)
+    onnx.save(model, args.output)
+    if args.verbose:
+        print(f"{args.output}: {len(model.graph.node)} nodes {op_counts(model)} [{note}]")
+    if args.reference_out:
+        write_reference(args.reference_out, args.family, weights, args.layers,
+                        args.batch, args.seq, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
