@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -557,7 +558,7 @@ LogicalResult GraphImporter::importInitializers() {
         NameLoc::get(StringAttr::get(context, tensor.name()),
                      fileLoc(context, path));
     if (tensor.name().empty())
-      return emitError(loc) << "an initializer has no name";
+      return emitError(fileLoc(context, path)) << "an initializer has no name";
     initializers.insert({tensor.name(), {loc, &tensor}});
   }
   return success();
@@ -569,8 +570,9 @@ FailureOr<SmallVector<Type>> GraphImporter::importInputTypes() {
   for (const onnx::ValueInfoProto &input : model.graph().input()) {
     if (initializers.count(input.name()))
       continue; // an initializer given a default value: a weight
-    Location loc = NameLoc::get(StringAttr::get(context, input.name()),
-                                fileLoc(context, path));
+    // Errors about graph inputs name them in the message; the location is
+    // the file (a NameLoc would read as a node).
+    Location loc = fileLoc(context, path);
     if (!seen.insert(input.name()).second)
       return emitError(loc) << "graph input '" << input.name()
                             << "' is declared twice";
@@ -713,7 +715,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     auto init = initializers.find(name);
     assert(init != initializers.end() && "checked by topologicalOrder");
     auto attr = convertTensor(*init->second.second, modelDir,
-                              init->second.first);
+                              fileLoc(context, path));
     if (failed(attr))
       return failure();
     Value value = arith::ConstantOp::create(
@@ -772,7 +774,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     Value value = values.lookup(output.name());
     if (!value && initializers.count(output.name())) {
       auto &[loc, tensor] = initializers.find(output.name())->second;
-      auto attr = convertTensor(*tensor, modelDir, loc);
+      auto attr = convertTensor(*tensor, modelDir, fileLoc(context, path));
       if (failed(attr))
         return nullptr;
       value = arith::ConstantOp::create(builder, loc, cast<TypedAttr>(*attr));
@@ -790,6 +792,11 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   for (auto [i, output] : llvm::enumerate(model.graph().output()))
     func.setResultAttr(i, "transformer.name",
                        builder.getStringAttr(output.name()));
+  // Folding shape subgraphs leaves their inputs (constants, shape reads)
+  // without users; drop them so the function holds only what computes.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   return module;
 }
 } // namespace

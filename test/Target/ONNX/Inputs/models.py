@@ -4,73 +4,80 @@ two ONNX exporters, plus an independent float64 numpy reference.
 
     models.py --family {bert,gpt2,llama} --exporter {torchscript,dynamo}
               [--layers 2] [--seed 0] -o OUT.onnx
-              [--reference-out REF.npz --batch 2 --seq 16]
-    models.py --self-check      # all six models: checker, shape inference,
-                                # onnx_numpy.py interpreter vs. reference
+              [--reference-out REF.npz --batch 2 --seq 16] [--verbose]
+    models.py --self-check [--verbose]   # all six: checker, shape inference,
+                                         # onnx_numpy.py vs. the reference
 
-Configuration (all families): hidden 64, 4 heads of 16, intermediate 128,
-vocab 100, 64 positions, 2 layers.  BERT LayerNorm eps 1e-12 (BertConfig's
-default), GPT-2 LayerNorm eps 1e-5, Llama RMSNorm eps 1e-6, 2 KV heads, rope
-theta 10000.  Graph inputs have symbolic dims "batch" and "sequence":
-BERT takes input_ids, attention_mask, token_type_ids; GPT-2 and Llama take
-input_ids only (causal mask, no padding mask).  The single output is
-last_hidden_state, float32 [batch, sequence, 64], after ln_f / the final norm
-for GPT-2 / Llama.  Parameters keep their Hugging Face state-dict names.
+Configuration: hidden 64, 4 heads of 16, intermediate 128, vocab 100, 64
+positions, 2 layers.  LayerNorm eps: BERT 1e-12 (BertConfig's default), GPT-2
+1e-5.  Llama: 2 KV heads (GQA), RMSNorm eps 1e-6, rope theta 10000.  Inputs
+have symbolic dims "batch" and "sequence": BERT takes input_ids,
+attention_mask, token_type_ids (int64); GPT-2 and Llama take input_ids only
+(causal mask, no padding mask).  The output is last_hidden_state, float32
+[batch, sequence, 64], after ln_f / the final norm.  Weights are seeded
+float32 initializers under their Hugging Face state-dict names.
 
-Where the patterns come from
-----------------------------
-"torchscript" is torch.onnx.export(dynamo=False) at opset 17 over the eager
-Hugging Face code of the transformers 4.3x-4.4x era: node names are module
-scopes (/encoder/layer.0/attention/self/query/MatMul, outputs <name>_output_0),
-small constants are Constant nodes, nn.Linear weights are constant-folded
-transposes named onnx::MatMul_<n> feeding MatMul + Add(bias, x), sizes are
-Shape -> Gather(scalar) -> Unsqueeze -> Concat chains, torch.arange is
-Cast(int64) -> Range, Tensor.expand goes through the symbolic's
-ConstantOfShape/Mul(-1)/Equal/Where fix-up of -1 sizes.
-  BERT: LayerNormalization; mask Unsqueeze,Unsqueeze,Cast,Sub(1,m),Mul(min);
-    Q/K/V heads Reshape + Transpose(0,2,1,3), K fused to Transpose(0,2,3,1);
-    Div(sqrt d); Softmax; Erf GELU Div(1.4142135)->Erf->Add 1->Mul x->Mul .5.
+"torchscript": torch.onnx.export(dynamo=False), opset 17, over the eager
+Hugging Face code of the transformers 4.3x-4.4x era.  Names are module scopes
+(/encoder/layer.0/attention/self/query/MatMul, outputs <name>_output_0); small
+constants are Constant nodes; nn.Linear is MatMul(x, onnx::MatMul_<n>) +
+Add(bias, y) with the transposed weight folded; x.size(i) is Shape ->
+Gather(i), x.size(-k) Shape -> Slice -> Squeeze, and int lists Unsqueeze ->
+Concat; torch.arange is Cast(int64) -> Range; Tensor.expand goes through the
+symbolic's ConstantOfShape / Mul(-1) / Equal / Where fix-up of -1 sizes.
+  BERT: embeddings Gather x3 (position ids Sliced from a buffer) -> Add ->
+    LayerNormalization; mask Unsqueeze, Unsqueeze, Cast, Sub(1, m), Mul(min);
+    heads Reshape -> Transpose(0,2,1,3), K fused into Transpose(0,2,3,1);
+    Div(sqrt d), Add mask, Softmax; Erf GELU Div(1.4142135) Erf Add Mul Mul.
   GPT-2: Conv1D = Reshape -> Gemm(x, W[in,out], b) -> Reshape; Split with a
-    split input; causal mask = the bool `bias` buffer [1,1,64,64] sliced by
-    Shape chains, Where(mask, scores, finfo.min); Softmax then a no-op Cast;
-    gelu_new with Pow(x, 3); position ids Range -> Unsqueeze.
-  Llama: RMSNorm Cast -> Pow 2 -> ReduceMean -> Add eps -> Sqrt ->
-    Div(1, .) (aten::rsqrt's TorchScript symbolic) -> Mul -> Cast ->
-    Mul(weight); causal mask full(min) = ConstantOfShape -> Trilu(k=1) ->
-    Mul(Cast(arange > cache_position)) -> Unsqueeze x2 -> Expand, sliced to
-    the key length in each layer and added; rotary inv_freq[None,:,None]
-    folded, Expand, MatMul with the positions, Transpose, Concat, Cos/Sin,
-    Mul(attention_scaling = 1.0); rotate_half Slices bounded by
-    Shape->Gather->Div(2) chains, Neg, Concat; repeat_kv Unsqueeze -> Expand
-    -> Reshape from the traced shape of K/V; Div(sqrt d); Cast -> Softmax;
-    SwiGLU Sigmoid/Mul.
+    split input; K Transpose(0,2,3,1) from the Reshape beside the (0,2,1,3)
+    one that key.size(-2) reads; scale = zeros([]) + v.size(-1) ** 0.5 built
+    at run time; causal mask = the bool `bias` buffer [1,1,64,64] Sliced by
+    size chains, Where(mask, Cast(scores), min); Softmax -> Cast; gelu_new
+    with Pow(x, 3); position ids Range -> Unsqueeze; final view Reshape.
+  Llama: RMSNorm Cast, Pow 2, ReduceMean, Add eps, Sqrt, Div(1, .) (rsqrt's
+    symbolic), Mul, Cast, Mul(weight); causal mask ConstantOfShape(min) ->
+    Trilu(k=1) -> Mul(Cast(arange > cache_position)) -> Unsqueeze x2 ->
+    Expand, Sliced to the key length and added in every layer; rotary
+    Expand(inv_freq[None,:,None]) -> Cast -> MatMul(positions) -> Transpose ->
+    Concat -> Cos/Sin -> Mul(1.0); rotate_half Shape -> Gather -> Div(2) ->
+    Cast -> Cast bounds two Slices, Neg, Concat; repeat_kv Unsqueeze ->
+    Expand -> Reshape from K/V's traced shape; Div(sqrt d); Softmax -> Cast
+    -> Cast; SwiGLU Sigmoid, Mul, Mul(up).
 
-"dynamo" is torch.onnx.export(dynamo=True) at opset 18: node names
-node_<Op>_<n> / node_<fx name>, values val_<n> / fx names, constants as
-(shared) initializers, weights pre-transposed into val_<n> initializers,
-sizes taken once as Shape(start, end) [+ Squeeze], views Reshape(allowzero=1),
-ReduceMean / Split in their opset-18 forms.  The op-level decompositions
-follow torch._refs (the forms the decomposing dynamo exporters emit):
-  BERT: decomposed LayerNorm ReduceMean, Sub, Pow 2, ReduceMean, Add eps,
-    Sqrt, Div, Mul gamma, Add beta; padding mask Unsqueeze, Expand, Cast,
-    Sub(1, m), Cast(bool), Where(b, min, m); torchlib's SDPA: K transposed by
-    Reshape(-1,s,d)/Transpose(0,2,1)/Reshape from Shape slices, Q and K each
-    Mul sqrt(1/sqrt d), MatMul, Add mask, Softmax, IsNaN/Where, MatMul;
-    GELU a*0.5*(1+erf(a*0.70710678)).
-  GPT-2: Conv1D as Reshape -> MatMul -> Add -> Reshape (no Gemm); decomposed
-    LayerNorm with Mul(d, d) and Reciprocal(Sqrt); Split(num_outputs=3);
-    causal mask Range -> Unsqueeze -> LessOrEqual(kv, q) -> Where(0, min),
-    added to the scores; Mul(1/sqrt d); tanh GELU with x*x*x.
+"dynamo": torch.onnx.export(dynamo=True), opset 18.  Names node_<Op>_<n> /
+node_<fx name> with values val_<n> / fx names; constants and shape lists
+shared; weights pre-transposed into val_<n> initializers (no Transpose
+node); sizes taken once as Shape(start, end) (+ Squeeze for Range); views
+Reshape(allowzero=1); ReduceMean axes and Split(num_outputs) in their
+opset-18 forms.  Element-wise parts use the torch._refs decompositions:
+  BERT: LayerNorm ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div,
+    Mul(gamma), Add(beta); mask Unsqueeze(1,2), Expand, Cast, Sub(1, m),
+    Cast(bool), Where(b, min, m); torchlib's SDPA: K transposed through
+    Shape Slices, Reshape(-1,s,d), Transpose(0,2,1), Reshape; Q and K each
+    Mul sqrt(1/sqrt d); MatMul, Add mask, Softmax, IsNaN/Where, MatMul;
+    GELU a*0.5 * (1 + erf(a*0.70710678)).
+  GPT-2: Conv1D as Reshape -> MatMul -> Add -> Reshape (no Gemm); LayerNorm
+    with Mul(d, d) and Reciprocal(Sqrt); Split(num_outputs=3); K
+    Transpose(0,2,1,3) then (0,1,3,2); Mul(1/sqrt d); causal mask Range ->
+    Unsqueeze -> LessOrEqual(kv, q) -> Where(0, min), added; tanh GELU x*x*x.
   Llama: RMSNorm Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul(weight), no
     Casts; causal mask Range -> Unsqueeze -> GreaterOrEqual(q, kv) ->
-    Where(0, min) -> Add; rotary as above but with constant Slice bounds and
-    no Mul by 1.0; repeat_kv Unsqueeze/Expand/Reshape; Mul(1/sqrt d) on the
-    scores; SiLU as x * Sigmoid(x).
-Many of these details (names, Add operand order, allowzero, the SDPA body, the
-expand fix-up, rotate_half and repeat_kv) were compared with real exports.
+    Where(0, min) -> Add; rotary with the expanded inv_freq folded, no Mul by
+    1.0; rotate_half with constant bounds; repeat_kv Unsqueeze -> Expand ->
+    Reshape; Mul(1/sqrt d); SiLU x * Sigmoid(x).
+
+Provenance: the TorchScript patterns above were compared node by node with
+torch 2.11's TorchScript exporter run on the same eager code, and the dynamo
+naming, SDPA body, mask and Llama parts with torch 2.11's dynamo exporter on
+transformers 5.17 models.  That exporter emits LayerNormalization (stash_type
+1), Gemm for GPT-2's Conv1D, Pow(x, 3) and Div(1.4142135) GELUs, and
+transformers 5's packed-sequence mask code (CumSum, GatherND, And); the
+decomposed forms here are the deliberate alternatives this fixture set asks
+for.
 
 The reference (reference_forward) is written from the models' definitions in
-float64 numpy; it never reads the ONNX graph.  onnx_numpy.py, beside this
+float64 numpy and never reads the ONNX graph; onnx_numpy.py, beside this
 file, interprets a generated graph in float64 to cross-check the two.
 """
 
@@ -191,7 +198,7 @@ class GraphBuilder:
         self._scope = ""
         self._taken = collections.Counter()
         self._n = 0
-        self._const_cache = {}
+        self.cache = {}                 # dynamo: shared constants and shape lists
 
     @contextlib.contextmanager
     def scope(self, path):
@@ -243,10 +250,10 @@ class GraphBuilder:
         if self.ts:
             return self.op("Constant", value=numpy_helper.from_array(array))
         key = (array.dtype.str, array.shape, array.tobytes())
-        if key not in self._const_cache:
+        if key not in self.cache:
             self._n += 1
-            self._const_cache[key] = self.initializer(f"val_{self._n}", array)
-        return self._const_cache[key]
+            self.cache[key] = self.initializer(f"val_{self._n}", array)
+        return self.cache[key]
 
     def i64(self, *values):
         return self.const(list(values), I64)
@@ -275,8 +282,13 @@ class GraphBuilder:
 # ------------------------------------------------------- shared patterns
 
 def ts_size(g, x, axis):
-    """x.size(axis) under tracing: Shape -> Gather(scalar index)."""
-    return g.op("Gather", g.op("Shape", x), g.scalar(axis, I64), axis=0)
+    """x.size(axis) under tracing: Shape -> Gather(scalar index); a negative
+    axis goes through Shape -> Slice([axis], [axis + 1], [0]) -> Squeeze."""
+    shape = g.op("Shape", x)
+    if axis >= 0:
+        return g.op("Gather", shape, g.scalar(axis, I64), axis=0)
+    end = INT64_MAX if axis == -1 else axis + 1
+    return g.op("Squeeze", g.op("Slice", shape, g.i64(axis), g.i64(end), g.i64(0)), g.i64(0))
 
 
 def ts_list(g, *items):
@@ -304,8 +316,13 @@ def ts_arange(g, end):
 
 
 def dyn_shape(g, *items):
-    """A symbolic-int list under dynamo: 1-D size slices and int constants."""
-    return g.op("Concat", *[g.i64(v) if isinstance(v, int) else v for v in items], axis=0)
+    """A symbolic-int list under dynamo: 1-D size slices and int constants,
+    one Concat per distinct list (the exporter's optimizer shares them)."""
+    key = ("shape",) + items
+    if key not in g.cache:
+        g.cache[key] = g.op("Concat", *[g.i64(v) if isinstance(v, int) else v for v in items],
+                            axis=0)
+    return g.cache[key]
 
 
 def reduce_mean_last(g, x, fx=None):
@@ -365,7 +382,7 @@ def rms_norm(g, path, x):
         var = reduce_mean_last(g, g.op("Pow", x, g.scalar(2.0), fx="pow"), fx="mean")
         std = g.op("Sqrt", g.op("Add", var, g.scalar(EPS["llama"])))
         if g.ts:
-            inv = g.op("Div", g.const([1.0], F32), std)
+            inv = g.op("Div", g.scalar(1.0), std)
         else:
             inv = g.op("Reciprocal", std, fx="rsqrt")
         y = g.op("Mul", x, inv)
@@ -503,7 +520,7 @@ def conv1d(g, path, x, n_out, dims):
         weight, bias = g.param("weight"), g.param("bias")
         if g.ts:
             b, s = ts_size(g, x, 0), ts_size(g, x, 1)
-            x2 = g.op("Reshape", x, ts_list(g, -1, ts_size(g, x, 2)), allowzero=0)
+            x2 = g.op("Reshape", x, ts_list(g, -1, ts_size(g, x, -1)), allowzero=0)
             y = g.op("Gemm", x2, weight, bias, alpha=1.0, beta=1.0)
             return g.op("Reshape", y, ts_list(g, b, s, n_out), allowzero=0)
         n_in = g.w[path.replace("/", ".") + ".weight"].shape[0]
@@ -526,8 +543,13 @@ def gpt2_attention(g, p, x, layer, dims, causal):
             kh = g.op("Transpose", k4, perm=[0, 2, 1, 3])          # read by key.size(-2)
             vh = g.op("Transpose", split_heads(v), perm=[0, 2, 1, 3])
             kt = g.op("Transpose", k4, perm=[0, 2, 3, 1])          # fused k.transpose(-1, -2)
-            scores = g.op("Div", g.op("MatMul", qh, kt), g.scalar(math.sqrt(HEAD_DIM)))
-            q_len, k_len = ts_size(g, qh, 2), ts_size(g, kh, 2)
+            # attn / torch.full([], value.size(-1) ** 0.5): zeros([]) + the traced pow
+            root = g.op("Pow", g.op("Cast", ts_size(g, vh, -1), to=TensorProto.FLOAT),
+                        g.scalar(0.5))
+            zero = g.op("ConstantOfShape", g.const(np.zeros(0, I64), I64),
+                        value=numpy_helper.from_array(np.zeros(1, F32)))
+            scores = g.op("Div", g.op("MatMul", qh, kt), g.op("Add", zero, root))
+            q_len, k_len = ts_size(g, qh, -2), ts_size(g, kh, -2)
             buffer = g.initializer(f"h.{layer}.attn.bias",
                                    np.tril(np.ones((MAX_POS, MAX_POS), bool))[None, None])
             start = g.op("Unsqueeze", g.op("Sub", k_len, q_len), g.i64(0))
@@ -535,6 +557,7 @@ def gpt2_attention(g, p, x, layer, dims, causal):
                           g.i64(2), g.i64(1))
             sliced = g.op("Slice", sliced, g.i64(0), g.op("Unsqueeze", k_len, g.i64(0)),
                           g.i64(3), g.i64(1))
+            scores = g.op("Cast", scores, to=TensorProto.FLOAT)     # attn.to(attn.dtype)
             scores = g.op("Where", sliced, scores, g.scalar(FMIN))
             probs = g.op("Cast", g.op("Softmax", scores, axis=-1), to=TensorProto.FLOAT)
             ctx = g.op("Transpose", g.op("MatMul", probs, vh), perm=[0, 2, 1, 3])
@@ -595,22 +618,26 @@ def build_gpt2(g, layers):
             x = g.op("Add", x, h, fx="add")
     x = layer_norm(g, "ln_f", x, eps, ln_form)
     if g.ts:        # hidden_states.view((-1,) + input_shape[1:] + (hidden,))
-        x = g.op("Reshape", x, ts_list(g, -1, seq, HIDDEN), allowzero=0)
+        x = g.op("Reshape", x, ts_list(g, -1, seq, ts_size(g, x, -1)), allowzero=0)
     return x
 
 
 # ------------------------------------------------------------------- Llama
 
 def rotate_half(g, x):
-    """cat((-x[..., d//2:], x[..., :d//2]), -1); TorchScript traces d//2 from
-    Shape -> Gather -> Div, dynamo folds it to 8."""
-    def half():
-        if g.ts:
-            d = g.op("Div", ts_size(g, x, 3), g.scalar(2, I64))
-            return g.op("Unsqueeze", d, g.i64(0))
-        return g.i64(HEAD_DIM // 2)
-    x1 = g.op("Slice", x, g.i64(0), half(), g.i64(3), g.i64(1), fx="slice")
-    x2 = g.op("Slice", x, half(), g.i64(INT64_MAX), g.i64(3), g.i64(1), fx="slice")
+    """cat((-x[..., d//2:], x[..., :d//2]), -1).  TorchScript traces d//2 as
+    Shape -> Gather(3) -> Div(2) -> Cast -> Cast (int floor_divide), shared by
+    both Slices; dynamo folds it to 8."""
+    if g.ts:
+        d = g.op("Div", ts_size(g, x, 3), g.scalar(2, I64))
+        d = g.op("Cast", g.op("Cast", d, to=TensorProto.INT64), to=TensorProto.INT64)
+        half = lambda: g.op("Unsqueeze", d, g.i64(0))
+        x2 = g.op("Slice", x, half(), g.i64(INT64_MAX), g.i64(3), g.i64(1))
+        neg = g.op("Neg", x2)
+        x1 = g.op("Slice", x, g.i64(0), half(), g.i64(3), g.i64(1))
+        return g.op("Concat", neg, x1, axis=-1)
+    x1 = g.op("Slice", x, g.i64(0), g.i64(HEAD_DIM // 2), g.i64(3), g.i64(1), fx="slice")
+    x2 = g.op("Slice", x, g.i64(HEAD_DIM // 2), g.i64(INT64_MAX), g.i64(3), g.i64(1), fx="slice")
     return g.op("Concat", g.op("Neg", x2, fx="neg"), x1, axis=-1, fx="cat")
 
 
@@ -642,6 +669,7 @@ def rotary_embedding(g, x, position_ids):
         pos = g.op("Cast", pos, to=TensorProto.FLOAT, fx="_to_copy")
         if g.ts:
             inv = ts_expand(g, g.folded(inv, "Expand"), ts_size(g, position_ids, 0), -1, 1)
+            inv = g.op("Cast", inv, to=TensorProto.FLOAT)             # .float()
         else:
             inv = g.folded(inv, "Expand")
         freqs = g.op("Transpose", g.op("MatMul", inv, pos, fx="matmul"), perm=[0, 2, 1],
@@ -698,11 +726,12 @@ def llama_attention(g, p, x, cos, sin, mask, dims):
             scores = g.op("Div", scores, g.scalar(math.sqrt(HEAD_DIM)))
             end = g.op("Unsqueeze", ts_size(g, k, 2), g.i64(0))
             mask = g.op("Slice", mask, g.i64(0), end, g.i64(3), g.i64(1))
-            scores = g.op("Cast", g.op("Add", scores, mask), to=TensorProto.FLOAT)
+            probs = g.op("Softmax", g.op("Add", scores, mask), axis=-1)
+            # softmax(..., dtype=torch.float32).to(query.dtype)
+            probs = g.op("Cast", g.op("Cast", probs, to=TensorProto.FLOAT), to=TensorProto.FLOAT)
         else:
             scores = g.op("Mul", scores, g.scalar(1.0 / math.sqrt(HEAD_DIM)), fx="mul")
-            scores = g.op("Add", scores, mask, fx="add")
-        probs = g.op("Softmax", scores, axis=-1, fx="softmax")
+            probs = g.op("Softmax", g.op("Add", scores, mask, fx="add"), axis=-1, fx="softmax")
         ctx = g.op("Transpose", g.op("MatMul", probs, v, fx="matmul"), perm=[0, 2, 1, 3],
                    fx="transpose")
         shape = ts_list(g, b, s, -1) if g.ts else dyn_shape(g, *dims, -1)
@@ -986,6 +1015,8 @@ def main(argv=None):
         return self_check(args.layers, args.seed, args.batch, args.seq, args.verbose)
     if not (args.family and args.exporter and args.output):
         ap.error("--family, --exporter and -o are required (or --self-check)")
+    if args.layers < 1 or args.batch < 1 or not 1 <= args.seq <= MAX_POS:
+        ap.error(f"need --layers >= 1, --batch >= 1 and 1 <= --seq <= {MAX_POS}")
     model, weights = build_model(args.family, args.exporter, args.layers, args.seed)
     note = validate(model)
     onnx.save(model, args.output)
