@@ -37,6 +37,9 @@ llvm::cl::list<std::string>
                 llvm::cl::desc("Static shape of a graph input, NAME=2x128"),
                 llvm::cl::value_desc("name=dims"));
 llvm::cl::opt<bool>
+    checkOnly("check", llvm::cl::desc("Import and verify the model, print "
+                                      "nothing (exit status only)"));
+llvm::cl::opt<bool>
     listOnnxOps("list-onnx-ops",
                 llvm::cl::desc("Print the supported ONNX operators and exit"));
 llvm::cl::opt<std::string> functionName("function-name",
@@ -125,6 +128,8 @@ int main(int argc, char **argv) {
       mte::importONNXModel(inputFile, &context, options);
   if (!module || failed(verify(*module)))
     return 1;
+  if (checkOnly)
+    return 0;
 
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output =

@@ -24,10 +24,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mte;
@@ -510,12 +506,22 @@ StringRef normalizeDomain(StringRef domain) {
 
 LogicalResult GraphImporter::readModel() {
   Location loc = fileLoc(context, path);
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0)
-    return emitError(loc) << "cannot open the model: " << std::strerror(errno);
-  google::protobuf::io::FileInputStream stream(fd);
-  stream.SetCloseOnDelete(true);
-  if (!model.ParseFromZeroCopyStream(&stream))
+  // Parse from a mapping of the whole file: protobuf then allocates each
+  // initializer's bytes once, at its final size, instead of growing it from
+  // a stream. Protobuf messages are limited to 2 GiB; larger weights must be
+  // external data, which is mapped separately.
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(loc) << "cannot open the model: "
+                          << buffer.getError().message();
+  StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return emitError(loc) << "the model file is " << bytes.size()
+                          << " bytes; protobuf limits a ModelProto to 2 GiB, "
+                             "so larger weights must be stored as external "
+                             "data";
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return emitError(loc)
            << "cannot parse the file as an ONNX ModelProto (truncated, "
               "corrupted or not an ONNX model)";

@@ -54,6 +54,24 @@ onnx.external_data_helper.convert_model_to_external_data(
     size_threshold=0)
 onnx.save(external, os.path.join(OUT, "linear_external.onnx"))
 
+# Weights past the 2 GiB and 4 GiB marks of a (sparse) external-data file, as
+# in models larger than protobuf's 2 GiB limit.
+far = onnx.ModelProto()
+far.CopyFrom(linear)
+with open(os.path.join(OUT, "far.weights"), "wb") as f:
+    for t, offset in zip(far.graph.initializer, [(2 << 30) + 3, (4 << 30) + 8]):
+        raw = numpy_helper.to_array(t).tobytes()
+        f.seek(offset)
+        f.write(raw)
+        t.ClearField("raw_data")
+        t.ClearField("float_data")
+        t.data_location = TensorProto.EXTERNAL
+        for key, value in [("location", "far.weights"), ("offset", offset),
+                           ("length", len(raw))]:
+            entry = t.external_data.add()
+            entry.key, entry.value = key, str(value)
+onnx.save(far, os.path.join(OUT, "linear_far.onnx"))
+
 # Broken: the weight file is missing, or its location escapes the directory.
 for name, location in [("external_missing", "missing.weights"),
                         ("external_escape", "../linear.weights")]:
