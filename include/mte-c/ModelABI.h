@@ -1,0 +1,71 @@
+/*===- ModelABI.h - the interface every model.so exports ----------*- C -*-===*\
+|*                                                                            *|
+|* mte-compile emits a shared library that exports one function,             *|
+|* mte_model_get_abi(). libmte_runtime (include/mte-c/Runtime.h) opens the   *|
+|* library, checks the ABI version and calls through this table; users of    *|
+|* mte should use Runtime.h rather than this header.                         *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef MTE_C_MODELABI_H
+#define MTE_C_MODELABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on every incompatible change of the structures below. */
+#define MTE_MODEL_ABI_VERSION 1
+
+/* Element types, shared with Runtime.h. */
+typedef enum mte_dtype {
+  MTE_DTYPE_F32 = 1,
+  MTE_DTYPE_F16 = 2,
+  MTE_DTYPE_BF16 = 3,
+  MTE_DTYPE_F64 = 4,
+  MTE_DTYPE_I64 = 5,
+  MTE_DTYPE_I32 = 6,
+  MTE_DTYPE_I16 = 7,
+  MTE_DTYPE_I8 = 8,
+  MTE_DTYPE_U8 = 9,
+  MTE_DTYPE_BOOL = 10, /* one byte per element, 0 or 1 */
+  MTE_DTYPE_F8E4M3FN = 11,
+  MTE_DTYPE_F8E5M2 = 12,
+  MTE_DTYPE_U16 = 13,
+  MTE_DTYPE_U32 = 14,
+  MTE_DTYPE_U64 = 15,
+} mte_dtype;
+
+/* A graph input or output: its ONNX name, element type and static shape. */
+typedef struct mte_tensor_info {
+  const char *name;
+  int32_t dtype; /* mte_dtype */
+  int32_t rank;
+  const int64_t *shape; /* rank entries */
+} mte_tensor_info;
+
+typedef struct mte_model_abi {
+  uint32_t abi_version; /* MTE_MODEL_ABI_VERSION */
+  const char *target;   /* "host" or "cuda" */
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  const mte_tensor_info *inputs;
+  const mte_tensor_info *outputs;
+  /* Runs the model once. inputs[i] and outputs[i] point to dense,
+   * row-major buffers of the described types and shapes, owned by the
+   * caller; outputs are overwritten. Returns 0 on success and a non-zero
+   * value when the model could not run. Safe to call from one thread at a
+   * time per loaded model. */
+  int32_t (*run)(void *const *inputs, void *const *outputs);
+} mte_model_abi;
+
+/* Exported by every model.so. */
+const mte_model_abi *mte_model_get_abi(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MTE_C_MODELABI_H */
