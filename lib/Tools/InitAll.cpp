@@ -2,6 +2,7 @@
 
 #include "mte/InitAll.h"
 
+#include "mte/Conversion/Passes.h"
 #include "mte/Dialect/Transformer/IR/TransformerDialect.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 #include "mte/Pipelines/Pipelines.h"
@@ -33,5 +34,6 @@ void mte::registerAllDialects(mlir::DialectRegistry &registry) {
 void mte::registerAllPasses() {
   mlir::registerTransformsPasses();
   transformer::registerTransformerPasses();
+  registerMTEConversionPasses();
   registerPipelines();
 }

@@ -1,0 +1,1454 @@
+//===- TransformerToLinalg.cpp - reference lowering of the dialect --------===//
+//
+// Lowers every transformer op to linalg, tensor, arith and math on tensors.
+// This is the dialect's reference semantics: the host backend runs it, and a
+// fusion is correct when the fused and the unfused graph agree through it.
+//
+// Conventions: elementwise ops become one linalg.generic with numpy
+// broadcasting in the indexing maps; contractions and reductions over f16 and
+// bf16 accumulate in f32; normalisations, softmax and attention compute in f32
+// and round once at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+namespace mte {
+#define GEN_PASS_DEF_CONVERTTRANSFORMERTOLINALG
+#include "mte/Conversion/Passes.h.inc"
+} // namespace mte
+
+using namespace mlir;
+using namespace mte::transformer;
+
+namespace {
+
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+//===----------------------------------------------------------------------===//
+// Scalar helpers
+//===----------------------------------------------------------------------===//
+
+bool isFloat(Type t) { return isa<FloatType>(t); }
+
+bool isUnsigned(Type t) { return t.isUnsignedInteger(); }
+
+/// The type f16/bf16 values are computed in: f32. Others compute as they are.
+Type computeType(Type t) {
+  if (auto f = dyn_cast<FloatType>(t); f && f.getWidth() < 32)
+    return Float32Type::get(t.getContext());
+  return t;
+}
+
+/// Arithmetic on unsigned MLIR integers goes through signless values.
+Type signlessType(Type t) {
+  if (auto i = dyn_cast<IntegerType>(t); i && !i.isSignless())
+    return IntegerType::get(t.getContext(), i.getWidth());
+  return t;
+}
+
+Value constantOf(OpBuilder &b, Location loc, Type t, double value) {
+  if (auto f = dyn_cast<FloatType>(t))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(f, value));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(signlessType(t), static_cast<int64_t>(value)));
+}
+
+/// Converts a scalar between element types with ONNX Cast semantics.
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
+  if (from == to)
+    return v;
+  Type dst = signlessType(to);
+  if (isFloat(from) && isFloat(to)) {
+    if (cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    return arith::TruncFOp::create(b, loc, to, v);
+  }
+  if (isFloat(from)) {
+    if (to.isInteger(1))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                   constantOf(b, loc, from, 0));
+    if (isUnsigned(to))
+      return arith::FPToUIOp::create(b, loc, dst, v);
+    return arith::FPToSIOp::create(b, loc, dst, v);
+  }
+  if (isFloat(to)) {
+    if (from.isInteger(1) || isUnsigned(from))
+      return arith::UIToFPOp::create(b, loc, to, v);
+    return arith::SIToFPOp::create(b, loc, to, v);
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (to.isInteger(1))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                 constantOf(b, loc, from, 0));
+  if (toWidth < fromWidth)
+    return arith::TruncIOp::create(b, loc, dst, v);
+  if (toWidth > fromWidth) {
+    if (from.isInteger(1) || isUnsigned(from))
+      return arith::ExtUIOp::create(b, loc, dst, v);
+    return arith::ExtSIOp::create(b, loc, dst, v);
+  }
+  return v;
+}
+
+Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  Value negX = arith::NegFOp::create(b, loc, x);
+  Value e = math::ExpOp::create(b, loc, negX);
+  Value one = constantOf(b, loc, t, 1.0);
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, e));
+}
+
+Value gelu(OpBuilder &b, Location loc, Value x, GeluApproximation approx) {
+  Type t = x.getType();
+  Value half = constantOf(b, loc, t, 0.5);
+  Value one = constantOf(b, loc, t, 1.0);
+  Value inner;
+  if (approx == GeluApproximation::None) {
+    Value scaled = arith::MulFOp::create(b, loc, x,
+                                         constantOf(b, loc, t, M_SQRT1_2));
+    inner = math::ErfOp::create(b, loc, scaled);
+  } else {
+    Value x3 = arith::MulFOp::create(
+        b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value poly = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, x3, constantOf(b, loc, t, 0.044715)));
+    inner = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, poly,
+                              constantOf(b, loc, t, std::sqrt(2.0 / M_PI))));
+  }
+  return arith::MulFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, half, x),
+      arith::AddFOp::create(b, loc, one, inner));
+}
+
+Value applyActivation(OpBuilder &b, Location loc, Value x, Activation act) {
+  switch (act) {
+  case Activation::None:
+    return x;
+  case Activation::Relu:
+    return arith::MaximumFOp::create(b, loc, x,
+                                     constantOf(b, loc, x.getType(), 0));
+  case Activation::Gelu:
+    return gelu(b, loc, x, GeluApproximation::None);
+  case Activation::GeluTanh:
+    return gelu(b, loc, x, GeluApproximation::Tanh);
+  case Activation::Silu:
+    return arith::MulFOp::create(b, loc, x, sigmoid(b, loc, x));
+  }
+  llvm_unreachable("unknown activation");
+}
+
+//===----------------------------------------------------------------------===//
+// Structured-op helpers
+//===----------------------------------------------------------------------===//
+
+/// The map reading `operandType` inside a loop nest of `numLoops` loops whose
+/// trailing dimensions follow `resultShape`, with numpy broadcasting: the
+/// operand aligns to the right and its size-1 dimensions read index 0.
+AffineMap broadcastMap(MLIRContext *ctx, RankedTensorType operandType,
+                       ArrayRef<int64_t> resultShape, unsigned numLoops) {
+  SmallVector<AffineExpr> exprs;
+  int64_t offset = resultShape.size() - operandType.getRank();
+  for (int64_t d = 0; d < operandType.getRank(); ++d) {
+    bool broadcast =
+        operandType.getDimSize(d) == 1 && resultShape[offset + d] != 1;
+    exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
+                              : getAffineDimExpr(offset + d, ctx));
+  }
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type elementType) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType);
+}
+
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Type elementType, double value) {
+  Value init = emptyTensor(b, loc, shape, elementType);
+  return linalg::FillOp::create(
+             b, loc, ValueRange{constantOf(b, loc, elementType, value)},
+             ValueRange{init})
+      .getResult(0);
+}
+
+/// One linalg.generic computing `body` elementwise over broadcast `inputs`
+/// into a fresh tensor of `resultType`. `body` receives the input scalars.
+/// Reinterprets a tensor of unsigned integers as signless (arith only takes
+/// signless integers), or back.
+Value bitcastElements(OpBuilder &b, Location loc, Value v, Type elementType) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == elementType)
+    return v;
+  return tensor::BitcastOp::create(
+      b, loc, RankedTensorType::get(type.getShape(), elementType), v);
+}
+
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange originalInputs, BodyFn body) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = resultType.getRank();
+  SmallVector<Value> inputs = llvm::map_to_vector(originalInputs, [&](Value v) {
+    return bitcastElements(
+        b, loc, v,
+        signlessType(cast<RankedTensorType>(v.getType()).getElementType()));
+  });
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(broadcastMap(ctx, cast<RankedTensorType>(input.getType()),
+                                resultType.getShape(), rank));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  Value init = emptyTensor(b, loc, resultType.getShape(),
+                           signlessType(resultType.getElementType()));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc,
+                                body(nb, nloc, args.drop_back()));
+      });
+  return bitcastElements(b, loc, generic.getResult(0),
+                         resultType.getElementType());
+}
+
+/// Reduces `input` over its trailing dimensions from `firstReduced` with
+/// `combine`, starting from `initValue`, in element type `accType` (the
+/// input is converted on read). The result has the leading dimensions.
+Value reduceTrailing(OpBuilder &b, Location loc, Value input,
+                     int64_t firstReduced, Type accType, double initValue,
+                     function_ref<Value(OpBuilder &, Location, Value, Value)>
+                         combine,
+                     function_ref<Value(OpBuilder &, Location, Value)> map =
+                         nullptr) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  ArrayRef<int64_t> kept = type.getShape().take_front(firstReduced);
+  Value init = filledTensor(b, loc, kept, accType, initValue);
+  SmallVector<AffineMap> maps = {
+      AffineMap::getMultiDimIdentityMap(rank, ctx),
+      AffineMap::getMinorIdentityMap(rank, firstReduced, ctx)};
+  maps[1] = AffineMap::get(
+      rank, 0,
+      llvm::map_to_vector(llvm::seq<unsigned>(0, firstReduced),
+                          [&](unsigned d) { return getAffineDimExpr(d, ctx); }),
+      ctx);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  for (unsigned d = firstReduced; d < rank; ++d)
+    iterators[d] = utils::IteratorType::reduction;
+  Type elementType = type.getElementType();
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), input, init, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value x = convertScalar(nb, nloc, args[0], elementType,
+                                       accType);
+               if (map)
+                 x = map(nb, nloc, x);
+               linalg::YieldOp::create(nb, nloc,
+                                       combine(nb, nloc, args[1], x));
+             })
+      .getResult(0);
+}
+
+/// Reshapes a static tensor by collapsing to 1-D and expanding to `shape`.
+Value reshapeTensor(OpBuilder &b, Location loc, Value input,
+                    ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(input.getType());
+  auto target = RankedTensorType::get(shape, type.getElementType());
+  if (type == target)
+    return input;
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  auto reassociation = [](int64_t rank) {
+    SmallVector<ReassociationIndices> r;
+    if (rank > 0)
+      r.push_back(llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+    return r;
+  };
+  Value flat = input;
+  if (type.getRank() != 1)
+    flat = type.getRank() == 0
+               ? tensor::ExpandShapeOp::create(b, loc, flatType, input,
+                                               reassociation(0))
+                     .getResult()
+               : tensor::CollapseShapeOp::create(b, loc, flatType, input,
+                                                 reassociation(type.getRank()))
+                     .getResult();
+  if (target.getRank() == 1)
+    return flat;
+  if (target.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, target, flat,
+                                           reassociation(0));
+  return tensor::ExpandShapeOp::create(b, loc, target, flat,
+                                       reassociation(target.getRank()));
+}
+
+Value castTensor(OpBuilder &b, Location loc, Value input, Type elementType) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getElementType() == elementType)
+    return input;
+  Type from = type.getElementType();
+  return elementwise(b, loc,
+                     RankedTensorType::get(type.getShape(), elementType), input,
+                     [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                       return convertScalar(nb, nloc, a[0], from, elementType);
+                     });
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+/// Elementwise ops whose scalar body depends only on the element type.
+template <typename OpTy>
+struct ElementwisePattern : OpRewritePattern<OpTy> {
+  using ScalarFn = Value (*)(OpBuilder &, Location, ValueRange, Type, OpTy);
+  ElementwisePattern(MLIRContext *ctx, ScalarFn fn)
+      : OpRewritePattern<OpTy>(ctx), fn(fn) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Type operandType =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+    Value result = elementwise(
+        rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
+        op->getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return fn(b, loc, args, operandType, op);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+  ScalarFn fn;
+};
+
+template <typename OpTy>
+void addElementwise(RewritePatternSet &patterns,
+                    typename ElementwisePattern<OpTy>::ScalarFn fn) {
+  patterns.add<ElementwisePattern<OpTy>>(patterns.getContext(), fn);
+}
+
+/// Float ops computed in f32 for f16/bf16 inputs.
+template <typename OpTy>
+Value viaComputeType(OpBuilder &b, Location loc, ValueRange args, Type t,
+                     function_ref<Value(OpBuilder &, Location, ValueRange)> f) {
+  Type c = computeType(t);
+  SmallVector<Value> widened = llvm::map_to_vector(
+      args, [&](Value v) { return convertScalar(b, loc, v, t, c); });
+  return convertScalar(b, loc, f(b, loc, widened), c, t);
+}
+
+template <typename FloatOp, typename IntOp, typename UIntOp = IntOp>
+Value binaryArith(OpBuilder &b, Location loc, ValueRange a, Type t) {
+  if (isFloat(t))
+    return FloatOp::create(b, loc, a[0], a[1]);
+  if (isUnsigned(t))
+    return UIntOp::create(b, loc, a[0], a[1]);
+  return IntOp::create(b, loc, a[0], a[1]);
+}
+
+struct MatmulPattern : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
+    RankedTensorType result = op.getType();
+    bool lhsVector = lhs.getRank() == 1, rhsVector = rhs.getRank() == 1;
+    int64_t batchRank = result.getRank() - (lhsVector ? 0 : 1) -
+                        (rhsVector ? 0 : 1);
+    // Loops: batch..., [m], [n], k.
+    unsigned numLoops = result.getRank() + 1;
+    AffineExpr k = getAffineDimExpr(numLoops - 1, ctx);
+    AffineExpr m = getAffineDimExpr(batchRank, ctx);
+    AffineExpr n = getAffineDimExpr(batchRank + (lhsVector ? 0 : 1), ctx);
+    auto batchExprs = [&](RankedTensorType t, int64_t matrixDims) {
+      SmallVector<AffineExpr> exprs;
+      int64_t rank = t.getRank() - matrixDims;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t loop = batchRank - rank + d;
+        exprs.push_back(t.getDimSize(d) == 1 && result.getDimSize(loop) != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : getAffineDimExpr(loop, ctx));
+      }
+      return exprs;
+    };
+    SmallVector<AffineExpr> lhsExprs = batchExprs(lhs, lhsVector ? 1 : 2);
+    if (!lhsVector)
+      lhsExprs.push_back(m);
+    lhsExprs.push_back(k);
+    SmallVector<AffineExpr> rhsExprs = batchExprs(rhs, rhsVector ? 1 : 2);
+    rhsExprs.push_back(k);
+    if (!rhsVector)
+      rhsExprs.push_back(n);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(numLoops, 0, lhsExprs, ctx),
+        AffineMap::get(numLoops, 0, rhsExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(
+            result.getRank())};
+    SmallVector<utils::IteratorType> iterators(numLoops,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    Type elementType = result.getElementType();
+    Type acc = signlessType(computeType(elementType));
+    Value init = filledTensor(rewriter, loc, result.getShape(), acc, 0);
+    Value product =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{op.getLhs(), op.getRhs()},
+            init, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value x = convertScalar(b, l, a[0], elementType, acc);
+              Value y = convertScalar(b, l, a[1], elementType, acc);
+              Value p = isFloat(acc) ? arith::MulFOp::create(b, l, x, y)
+                                         .getResult()
+                                   : arith::MulIOp::create(b, l, x, y)
+                                         .getResult();
+              Value s = isFloat(acc) ? arith::AddFOp::create(b, l, a[2], p)
+                                         .getResult()
+                                   : arith::AddIOp::create(b, l, a[2], p)
+                                         .getResult();
+              linalg::YieldOp::create(b, l, s);
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, castTensor(rewriter, loc, product,
+                                      signlessType(elementType)));
+    return success();
+  }
+};
+
+using Combiner = Value (*)(OpBuilder &, Location, Value, Value);
+
+template <typename OpTy>
+Value combine(OpBuilder &b, Location l, Value a, Value x) {
+  return OpTy::create(b, l, a, x);
+}
+
+/// The initial value and combiner of a reduction kind, in `acc`.
+std::pair<double, Combiner> reduction(ReduceKind kind, Type acc) {
+  bool f = isFloat(acc);
+  double inf = std::numeric_limits<double>::infinity();
+  double intMax = static_cast<double>(
+      llvm::APInt::getSignedMaxValue(acc.getIntOrFloatBitWidth())
+          .getSExtValue());
+  switch (kind) {
+  case ReduceKind::Mean:
+  case ReduceKind::Sum:
+    return {0, f ? combine<arith::AddFOp> : combine<arith::AddIOp>};
+  case ReduceKind::Prod:
+    return {1, f ? combine<arith::MulFOp> : combine<arith::MulIOp>};
+  case ReduceKind::Max:
+    return {f ? -inf : -intMax - 1,
+            f ? combine<arith::MaximumFOp> : combine<arith::MaxSIOp>};
+  case ReduceKind::Min:
+    return {f ? inf : intMax,
+            f ? combine<arith::MinimumFOp> : combine<arith::MinSIOp>};
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+/// Moves the dimensions in `reduced` to the back, so reductions only ever
+/// run over trailing dimensions.
+Value moveToBack(OpBuilder &b, Location loc, Value input,
+                 const llvm::SmallBitVector &reduced) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!reduced.test(d))
+      perm.push_back(d);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (reduced.test(d))
+      perm.push_back(d);
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, type.getRank())))
+    return input;
+  SmallVector<int64_t> shape = llvm::map_to_vector(
+      perm, [&](int64_t p) { return type.getDimSize(p); });
+  Value init = emptyTensor(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
+}
+
+struct ReducePattern : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getInput().getType();
+    int64_t rank = type.getRank();
+    llvm::SmallBitVector reduced(rank, op.getAxes().empty());
+    for (int64_t axis : op.getAxes())
+      reduced.set(*normalizeAxis(axis, rank));
+    Value input = moveToBack(rewriter, loc, op.getInput(), reduced);
+    int64_t kept = rank - reduced.count();
+    int64_t count = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      if (reduced.test(d))
+        count *= type.getDimSize(d);
+    Type elementType = type.getElementType();
+    Type acc = signlessType(computeType(elementType));
+    auto [initValue, combine] = reduction(op.getKind(), acc);
+    Value result =
+        reduceTrailing(rewriter, loc, input, kept, acc, initValue, combine);
+    if (op.getKind() == ReduceKind::Mean) {
+      Type t = acc;
+      result = elementwise(
+          rewriter, loc, cast<RankedTensorType>(result.getType()), result,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value n = constantOf(b, l, t, static_cast<double>(count));
+            return isFloat(t) ? arith::DivFOp::create(b, l, a[0], n).getResult()
+                              : arith::DivSIOp::create(b, l, a[0], n)
+                                    .getResult();
+          });
+    }
+    result = castTensor(rewriter, loc, result, signlessType(elementType));
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, result, op.getType().getShape()));
+    return success();
+  }
+};
+
+/// softmax over the last dimension of `input` (already moved there), in f32.
+Value softmaxLast(OpBuilder &b, Location loc, Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Type t = type.getElementType();
+  Type c = computeType(t);
+  int64_t rank = type.getRank();
+  Value max = reduceTrailing(b, loc, input, rank - 1, c,
+                             -std::numeric_limits<double>::infinity(),
+                             combine<arith::MaximumFOp>);
+  auto computeTypeFull = RankedTensorType::get(type.getShape(), c);
+  // Broadcast the per-row statistic back over the last dimension.
+  auto rowMap = [&](Value stat) {
+    auto statType = cast<RankedTensorType>(stat.getType());
+    SmallVector<int64_t> shape(statType.getShape());
+    shape.push_back(1);
+    return reshapeTensor(b, loc, stat, shape);
+  };
+  Value shifted = elementwise(
+      b, loc, computeTypeFull, ValueRange{input, rowMap(max)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value x = convertScalar(nb, l, a[0], t, c);
+        return math::ExpOp::create(nb, l,
+                                   arith::SubFOp::create(nb, l, x, a[1]));
+      });
+  Value sum = reduceTrailing(b, loc, shifted, rank - 1, c, 0,
+                             combine<arith::AddFOp>);
+  return elementwise(b, loc, type, ValueRange{shifted, rowMap(sum)},
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return convertScalar(
+                           nb, l, arith::DivFOp::create(nb, l, a[0], a[1]), c,
+                           t);
+                     });
+}
+
+struct SoftmaxPattern : OpRewritePattern<SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    int64_t axis = *normalizeAxis(op.getAxis(), rank);
+    llvm::SmallBitVector last(rank);
+    last.set(axis);
+    Value moved = moveToBack(rewriter, loc, op.getInput(), last);
+    Value result = softmaxLast(rewriter, loc, moved);
+    if (axis != rank - 1) {
+      // Undo the move: the axis sits at the back.
+      SmallVector<int64_t> perm;
+      for (int64_t d = 0; d < rank; ++d)
+        perm.push_back(d < axis ? d : d == axis ? rank - 1 : d - 1);
+      Value init = emptyTensor(rewriter, loc, type.getShape(),
+                               type.getElementType());
+      result = linalg::TransposeOp::create(rewriter, loc, result, init, perm)
+                   .getResult()[0];
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct TransposePattern : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Value init = emptyTensor(rewriter, op.getLoc(), op.getType().getShape(),
+                             signlessType(op.getType().getElementType()));
+    rewriter.replaceOp(op, linalg::TransposeOp::create(
+                               rewriter, op.getLoc(), op.getInput(), init,
+                               op.getPermutation())
+                               .getResult()[0]);
+    return success();
+  }
+};
+
+struct ReshapePattern : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, reshapeTensor(rewriter, op.getLoc(), op.getInput(),
+                                         op.getType().getShape()));
+    return success();
+  }
+};
+
+struct ExpandPattern : OpRewritePattern<ExpandOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ExpandOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, elementwise(rewriter, op.getLoc(), op.getType(),
+                                       op.getInput(),
+                                       [](OpBuilder &, Location, ValueRange a) {
+                                         return a[0];
+                                       }));
+    return success();
+  }
+};
+
+struct SlicePattern : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    if (llvm::all_of(op.getStrides(), [](int64_t s) { return s > 0; })) {
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          op, type, op.getInput(), ValueRange{}, ValueRange{}, ValueRange{},
+          op.getOffsets(), op.getSizes(), op.getStrides());
+      return success();
+    }
+    // Negative strides (ONNX Slice with negative steps): read each element.
+    Value input = op.getInput();
+    ArrayRef<int64_t> offsets = op.getOffsets(), strides = op.getStrides();
+    rewriter.replaceOp(
+        op, elementwise(rewriter, loc, type, ValueRange{},
+                        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+                          SmallVector<Value> coords;
+                          for (int64_t d = 0; d < type.getRank(); ++d) {
+                            Value i = linalg::IndexOp::create(b, l, d);
+                            Value scaled = arith::MulIOp::create(
+                                b, l, i,
+                                arith::ConstantIndexOp::create(b, l,
+                                                               strides[d]));
+                            coords.push_back(arith::AddIOp::create(
+                                b, l, scaled,
+                                arith::ConstantIndexOp::create(b, l,
+                                                               offsets[d])));
+                          }
+                          return tensor::ExtractOp::create(b, l, input, coords);
+                        }));
+    return success();
+  }
+};
+
+struct ConcatPattern : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t axis = *normalizeAxis(op.getAxis(), type.getRank());
+    Value result = emptyTensor(rewriter, loc, type.getShape(),
+                               signlessType(type.getElementType()));
+    int64_t offset = 0;
+    for (Value input : op.getInputs()) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      offsets[axis] = rewriter.getIndexAttr(offset);
+      SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+          inputType.getShape(),
+          [&](int64_t s) -> OpFoldResult { return rewriter.getIndexAttr(s); });
+      SmallVector<OpFoldResult> strides(type.getRank(),
+                                        rewriter.getIndexAttr(1));
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                             offsets, sizes, strides);
+      offset += inputType.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SplitPattern : OpRewritePattern<SplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SplitOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getInput().getType();
+    int64_t axis = *normalizeAxis(op.getAxis(), type.getRank());
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (Value result : op.getResults()) {
+      auto resultType = cast<RankedTensorType>(result.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      offsets[axis] = rewriter.getIndexAttr(offset);
+      SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+          resultType.getShape(),
+          [&](int64_t s) -> OpFoldResult { return rewriter.getIndexAttr(s); });
+      SmallVector<OpFoldResult> strides(type.getRank(),
+                                        rewriter.getIndexAttr(1));
+      results.push_back(tensor::ExtractSliceOp::create(
+          rewriter, op.getLoc(), resultType, op.getInput(), offsets, sizes,
+          strides));
+      offset += resultType.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// An index value read from an integer tensor element, with ONNX's negative
+/// indices counting from the end of a dimension of size `dim`.
+Value toIndex(OpBuilder &b, Location loc, Value v, int64_t dim) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  Value size = arith::ConstantIndexOp::create(b, loc, dim);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
+  return arith::SelectOp::create(b, loc, negative,
+                                 arith::AddIOp::create(b, loc, i, size), i);
+}
+
+struct GatherPattern : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType dataType = op.getData().getType();
+    RankedTensorType indicesType = op.getIndices().getType();
+    RankedTensorType type = op.getType();
+    int64_t axis = *normalizeAxis(op.getAxis(), dataType.getRank());
+    unsigned rank = type.getRank();
+    int64_t q = indicesType.getRank();
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t d = 0; d < q; ++d)
+      indexExprs.push_back(getAffineDimExpr(axis + d, ctx));
+    SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, indexExprs, ctx),
+                                   AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    Value init = emptyTensor(rewriter, op.getLoc(), type.getShape(),
+                             signlessType(type.getElementType()));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value data = op.getData();
+    int64_t dim = dataType.getDimSize(axis);
+    rewriter.replaceOp(
+        op, linalg::GenericOp::create(
+                rewriter, op.getLoc(), init.getType(), op.getIndices(), init,
+                maps, iterators,
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  SmallVector<Value> coords;
+                  for (int64_t d = 0; d < axis; ++d)
+                    coords.push_back(linalg::IndexOp::create(b, l, d));
+                  coords.push_back(toIndex(b, l, a[0], dim));
+                  for (int64_t d = axis + 1; d < dataType.getRank(); ++d)
+                    coords.push_back(
+                        linalg::IndexOp::create(b, l, d - 1 + q));
+                  linalg::YieldOp::create(
+                      b, l,
+                      tensor::ExtractOp::create(b, l, data, coords).getResult());
+                })
+                .getResult(0));
+    return success();
+  }
+};
+
+struct GatherElementsPattern : OpRewritePattern<GatherElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    int64_t axis = *normalizeAxis(op.getAxis(), rank);
+    int64_t dim = op.getData().getType().getDimSize(axis);
+    Value data = op.getData();
+    Value result = elementwise(
+        rewriter, op.getLoc(), type, op.getIndices(),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d)
+            coords.push_back(d == axis ? toIndex(b, l, a[0], dim)
+                                       : linalg::IndexOp::create(b, l, d)
+                                             .getResult());
+          return tensor::ExtractOp::create(b, l, data, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct TriluPattern : OpRewritePattern<TriluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TriluOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    bool upper = op.getUpper();
+    int64_t k = op.getK();
+    Type t = type.getElementType();
+    Value result = elementwise(
+        rewriter, op.getLoc(), type, op.getInput(),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value row = linalg::IndexOp::create(b, l, rank - 2);
+          Value col = linalg::IndexOp::create(b, l, rank - 1);
+          Value diff = arith::SubIOp::create(b, l, col, row);
+          Value kv = arith::ConstantIndexOp::create(b, l, k);
+          Value keep = arith::CmpIOp::create(
+              b, l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+              diff, kv);
+          return arith::SelectOp::create(b, l, keep, a[0],
+                                         constantOf(b, l, t, 0));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct RangePattern : OpRewritePattern<RangeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RangeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type t = op.getType().getElementType();
+    Value start = tensor::ExtractOp::create(rewriter, loc, op.getStart());
+    Value delta = tensor::ExtractOp::create(rewriter, loc, op.getDelta());
+    Value result = elementwise(
+        rewriter, loc, op.getType(), ValueRange{},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          Value i = arith::IndexCastOp::create(
+              b, l, b.getI64Type(), linalg::IndexOp::create(b, l, 0));
+          Value iv = convertScalar(b, l, i, b.getI64Type(), t);
+          return isFloat(t)
+                     ? arith::AddFOp::create(
+                           b, l, start, arith::MulFOp::create(b, l, iv, delta))
+                           .getResult()
+                     : arith::AddIOp::create(
+                           b, l, start, arith::MulIOp::create(b, l, iv, delta))
+                           .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Shape-computing ops that survived folding only when shapes are dynamic,
+/// which the host backend does not support.
+template <typename OpTy>
+struct StaticResultPattern : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<OpFoldResult> folded;
+    if (failed(op->fold(folded)) || folded.size() != 1 ||
+        !isa<Attribute>(folded[0]))
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, cast<TypedAttr>(cast<Attribute>(folded[0])));
+    return success();
+  }
+};
+
+/// layer_norm and rms_norm over the dimensions from `axis`, in f32.
+template <typename OpTy>
+struct NormPattern : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    constexpr bool isLayerNorm = std::is_same_v<OpTy, LayerNormOp>;
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getInput().getType();
+    Type t = type.getElementType();
+    Type c = computeType(t);
+    int64_t rank = type.getRank();
+    int64_t axis = *normalizeAxis(op.getAxis(), rank);
+    int64_t count = 1;
+    for (int64_t d = axis; d < rank; ++d)
+      count *= type.getDimSize(d);
+    auto fullC = RankedTensorType::get(type.getShape(), c);
+
+    Value sum = op.getInput();
+    if (Value residual = op.getResidual())
+      sum = elementwise(rewriter, loc, type, ValueRange{sum, residual},
+                        [&](OpBuilder &b, Location l, ValueRange a) {
+                          return viaComputeType<OpTy>(
+                              b, l, a, t,
+                              [](OpBuilder &nb, Location nl, ValueRange w) {
+                                return arith::AddFOp::create(nb, nl, w[0], w[1])
+                                    .getResult();
+                              });
+                        });
+    auto statShape = [&](Value stat) {
+      SmallVector<int64_t> shape(type.getShape().take_front(axis));
+      shape.append(rank - axis, 1);
+      return reshapeTensor(rewriter, loc, stat, shape);
+    };
+    Combiner add = combine<arith::AddFOp>;
+    Value centered = castTensor(rewriter, loc, sum, c);
+    if constexpr (isLayerNorm) {
+      Value mean = reduceTrailing(rewriter, loc, sum, axis, c, 0, add);
+      mean = statShape(mean);
+      centered = elementwise(rewriter, loc, fullC, ValueRange{centered, mean},
+                             [&](OpBuilder &b, Location l, ValueRange a) {
+                               Value cnt = constantOf(b, l, c, count);
+                               return arith::SubFOp::create(
+                                          b, l, a[0],
+                                          arith::DivFOp::create(b, l, a[1],
+                                                                cnt))
+                                   .getResult();
+                             });
+    }
+    Value sq = reduceTrailing(rewriter, loc, centered, axis, c, 0, add,
+                              [](OpBuilder &b, Location l, Value x) {
+                                return arith::MulFOp::create(b, l, x, x)
+                                    .getResult();
+                              });
+    sq = statShape(sq);
+    float epsilon = op.getEpsilon().convertToFloat();
+    SmallVector<Value> inputs = {centered, sq, op.getScale()};
+    Value bias;
+    if constexpr (isLayerNorm)
+      bias = op.getBias();
+    if (bias)
+      inputs.push_back(bias);
+    RankedTensorType outType = op.getOutput().getType();
+    Type outElt = outType.getElementType();
+    Value y = elementwise(
+        rewriter, loc, outType, inputs,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value var = arith::DivFOp::create(b, l, a[1],
+                                            constantOf(b, l, c, count));
+          Value inv = math::RsqrtOp::create(
+              b, l, arith::AddFOp::create(b, l, var,
+                                          constantOf(b, l, c, epsilon)));
+          Value v = arith::MulFOp::create(
+              b, l, arith::MulFOp::create(b, l, a[0], inv),
+              convertScalar(b, l, a[2], t, c));
+          if (bias)
+            v = arith::AddFOp::create(b, l, v, convertScalar(b, l, a[3], t, c));
+          return convertScalar(b, l, v, c, outElt);
+        });
+    SmallVector<Value> results = {y};
+    if (op.getResidual())
+      results.push_back(sum);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct LinearPattern : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType outType = op.getOutput().getType();
+    unsigned rank = outType.getRank();
+    unsigned numLoops = rank + 1;
+    AffineExpr k = getAffineDimExpr(rank, ctx), n = getAffineDimExpr(rank - 1, ctx);
+    SmallVector<AffineExpr> inputExprs;
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      inputExprs.push_back(getAffineDimExpr(d, ctx));
+    inputExprs.push_back(k);
+    bool kn = op.getWeightLayout() == WeightLayout::KN;
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(numLoops, 0, inputExprs, ctx),
+        AffineMap::get(numLoops, 0,
+                       kn ? SmallVector<AffineExpr>{k, n}
+                          : SmallVector<AffineExpr>{n, k},
+                       ctx),
+        AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(rank)};
+    SmallVector<utils::IteratorType> iterators(numLoops,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    Type inElt = inputType.getElementType();
+    Type wElt = op.getWeight().getType().getElementType();
+    Type acc = rewriter.getF32Type();
+    if (inElt.isF64())
+      acc = inElt;
+    Value init = filledTensor(rewriter, loc, outType.getShape(), acc, 0);
+    Value product =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(),
+            ValueRange{op.getInput(), op.getWeight()}, init, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value x = convertScalar(b, l, a[0], inElt, acc);
+              Value w = convertScalar(b, l, a[1], wElt, acc);
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::AddFOp::create(b, l, a[2],
+                                        arith::MulFOp::create(b, l, x, w))
+                      .getResult());
+            })
+            .getResult(0);
+    SmallVector<Value> epilogueInputs = {product};
+    Value bias = op.getBias(), residual = op.getResidual();
+    if (bias)
+      epilogueInputs.push_back(bias);
+    if (residual)
+      epilogueInputs.push_back(residual);
+    Type outElt = outType.getElementType();
+    Activation act = op.getActivation();
+    Value result = elementwise(
+        rewriter, loc, outType, epilogueInputs,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value v = a[0];
+          unsigned next = 1;
+          if (bias)
+            v = arith::AddFOp::create(b, l, v,
+                                      convertScalar(b, l, a[next++], outElt, acc));
+          v = applyActivation(b, l, v, act);
+          if (residual)
+            v = arith::AddFOp::create(b, l, v,
+                                      convertScalar(b, l, a[next++], outElt, acc));
+          return convertScalar(b, l, v, acc, outElt);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct AttentionPattern : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType qType = op.getQuery().getType();
+    RankedTensorType kType = op.getKey().getType();
+    RankedTensorType vType = op.getValue().getType();
+    Type t = qType.getElementType();
+    Type c = computeType(t);
+    int64_t batch = qType.getDimSize(0), sq = qType.getDimSize(1),
+            skv = kType.getDimSize(1);
+    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+    int64_t d = qType.getDimSize(2) / heads;
+    int64_t dv = vType.getDimSize(2) / kvHeads;
+    int64_t group = heads / kvHeads;
+    // Heads unpacked: [B, S, H, D].
+    Value q = reshapeTensor(rewriter, loc, op.getQuery(), {batch, sq, heads, d});
+    Value k = reshapeTensor(rewriter, loc, op.getKey(), {batch, skv, kvHeads, d});
+    Value v =
+        reshapeTensor(rewriter, loc, op.getValue(), {batch, skv, kvHeads, dv});
+
+    // scores[b, h, i, j] = scale * sum_d q[b, i, h, d] * k[b, j, h / g, d].
+    AffineExpr b0 = getAffineDimExpr(0, ctx), h = getAffineDimExpr(1, ctx),
+               i = getAffineDimExpr(2, ctx), j = getAffineDimExpr(3, ctx),
+               e = getAffineDimExpr(4, ctx);
+    SmallVector<AffineMap> scoreMaps = {
+        AffineMap::get(5, 0, {b0, i, h, e}, ctx),
+        AffineMap::get(5, 0, {b0, j, h.floorDiv(group), e}, ctx),
+        AffineMap::get(5, 0, {b0, h, i, j}, ctx)};
+    SmallVector<utils::IteratorType> scoreIterators(
+        5, utils::IteratorType::parallel);
+    scoreIterators[4] = utils::IteratorType::reduction;
+    SmallVector<int64_t> scoreShape = {batch, heads, sq, skv};
+    Value zeros = filledTensor(rewriter, loc, scoreShape, c, 0);
+    Value scores =
+        linalg::GenericOp::create(
+            rewriter, loc, zeros.getType(), ValueRange{q, k}, zeros, scoreMaps,
+            scoreIterators,
+            [&](OpBuilder &bb, Location l, ValueRange a) {
+              Value x = convertScalar(bb, l, a[0], t, c);
+              Value y = convertScalar(bb, l, a[1], t, c);
+              linalg::YieldOp::create(
+                  bb, l,
+                  arith::AddFOp::create(bb, l, a[2],
+                                        arith::MulFOp::create(bb, l, x, y))
+                      .getResult());
+            })
+            .getResult(0);
+
+    // Scale, mask and causal mask.
+    float scale = op.getScale().convertToFloat();
+    bool causal = op.getCausal();
+    Value mask = op.getMask();
+    SmallVector<Value> maskInputs = {scores};
+    if (mask)
+      maskInputs.push_back(mask);
+    auto scoreType = RankedTensorType::get(scoreShape, c);
+    Type maskElt = mask ? cast<RankedTensorType>(mask.getType()).getElementType()
+                        : Type();
+    Value masked = elementwise(
+        rewriter, loc, scoreType, maskInputs,
+        [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+          Value s = arith::MulFOp::create(bb, l, a[0],
+                                          constantOf(bb, l, c, scale));
+          Value negInf =
+              constantOf(bb, l, c, -std::numeric_limits<double>::infinity());
+          if (mask) {
+            if (maskElt.isInteger(1))
+              s = arith::SelectOp::create(bb, l, a[1], s, negInf);
+            else
+              s = arith::AddFOp::create(bb, l, s,
+                                        convertScalar(bb, l, a[1], maskElt, c));
+          }
+          if (causal) {
+            // The last query sees every key: j <= i + (skv - sq).
+            Value row = linalg::IndexOp::create(bb, l, 2);
+            Value col = linalg::IndexOp::create(bb, l, 3);
+            Value limit = arith::AddIOp::create(
+                bb, l, row, arith::ConstantIndexOp::create(bb, l, skv - sq));
+            Value visible = arith::CmpIOp::create(
+                bb, l, arith::CmpIPredicate::sle, col, limit);
+            s = arith::SelectOp::create(bb, l, visible, s, negInf);
+          }
+          return s;
+        });
+    Value probs = softmaxLast(rewriter, loc, masked);
+
+    // out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h / g, e].
+    SmallVector<AffineMap> outMaps = {
+        AffineMap::get(5, 0, {b0, h, i, j}, ctx),
+        AffineMap::get(5, 0, {b0, j, h.floorDiv(group), e}, ctx),
+        AffineMap::get(5, 0, {b0, i, h, e}, ctx)};
+    SmallVector<utils::IteratorType> outIterators(
+        5, utils::IteratorType::parallel);
+    outIterators[3] = utils::IteratorType::reduction;
+    // Loop order (b, h, i, j, e) with j reduced: shapes come from the maps.
+    Value outInit = filledTensor(rewriter, loc, {batch, sq, heads, dv}, c, 0);
+    Value out =
+        linalg::GenericOp::create(
+            rewriter, loc, outInit.getType(), ValueRange{probs, v}, outInit,
+            outMaps, outIterators,
+            [&](OpBuilder &bb, Location l, ValueRange a) {
+              Value y = convertScalar(bb, l, a[1], t, c);
+              linalg::YieldOp::create(
+                  bb, l,
+                  arith::AddFOp::create(bb, l, a[2],
+                                        arith::MulFOp::create(bb, l, a[0], y))
+                      .getResult());
+            })
+            .getResult(0);
+    out = castTensor(rewriter, loc, out, t);
+    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, out,
+                                         op.getType().getShape()));
+    return success();
+  }
+};
+
+struct RotaryEmbeddingPattern : OpRewritePattern<RotaryEmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RotaryEmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getInput().getType();
+    Type t = type.getElementType();
+    Type c = computeType(t);
+    // Work on [B, H, S, D] or [B, S, H, D]; seqDim says which.
+    Value x = op.getInput();
+    int64_t seqDim = 2;
+    if (type.getRank() == 3) {
+      int64_t heads = *op.getNumHeads();
+      x = reshapeTensor(rewriter, loc, x,
+                        {type.getDimSize(0), type.getDimSize(1), heads,
+                         type.getDimSize(2) / heads});
+      seqDim = 1;
+    }
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t headDim = xType.getDimSize(3);
+    int64_t rotary = op.getRotaryDim().value_or(headDim);
+    int64_t half = rotary / 2;
+    bool interleaved = op.getInterleaved();
+    Value cos = op.getCos(), sin = op.getSin();
+    bool batched = op.getCos().getType().getRank() == 3;
+    Value result = elementwise(
+        rewriter, loc, xType, x,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value bi = linalg::IndexOp::create(b, l, 0);
+          Value s = linalg::IndexOp::create(b, l, seqDim);
+          Value f = linalg::IndexOp::create(b, l, 3);
+          // Partner feature and table column of feature f.
+          Value halfV = arith::ConstantIndexOp::create(b, l, half);
+          Value rotaryV = arith::ConstantIndexOp::create(b, l, rotary);
+          Value one = arith::ConstantIndexOp::create(b, l, 1);
+          Value two = arith::ConstantIndexOp::create(b, l, 2);
+          Value column, partner, first;
+          if (interleaved) {
+            column = arith::DivUIOp::create(b, l, f, two);
+            Value odd = arith::RemUIOp::create(b, l, f, two);
+            first = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::eq, odd,
+                arith::ConstantIndexOp::create(b, l, 0));
+            partner = arith::SelectOp::create(
+                b, l, first, arith::AddIOp::create(b, l, f, one),
+                arith::SubIOp::create(b, l, f, one));
+          } else {
+            first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, f,
+                                          halfV);
+            column = arith::SelectOp::create(
+                b, l, first, f, arith::SubIOp::create(b, l, f, halfV));
+            partner = arith::SelectOp::create(
+                b, l, first, arith::AddIOp::create(b, l, f, halfV),
+                arith::SubIOp::create(b, l, f, halfV));
+          }
+          Value rotated =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, f, rotaryV);
+          // Features past rotary_dim pass through; clamp the reads there.
+          Value safeColumn = arith::SelectOp::create(
+              b, l, rotated, column, arith::ConstantIndexOp::create(b, l, 0));
+          Value safePartner = arith::SelectOp::create(b, l, rotated, partner, f);
+          SmallVector<Value> tableIndex = {s, safeColumn};
+          if (batched)
+            tableIndex.insert(tableIndex.begin(), bi);
+          Value cv = convertScalar(
+              b, l, tensor::ExtractOp::create(b, l, cos, tableIndex), t, c);
+          Value sv = convertScalar(
+              b, l, tensor::ExtractOp::create(b, l, sin, tableIndex), t, c);
+          SmallVector<Value> partnerIndex = {
+              bi, linalg::IndexOp::create(b, l, 1),
+              linalg::IndexOp::create(b, l, 2), safePartner};
+          Value self = convertScalar(b, l, a[0], t, c);
+          Value other = convertScalar(
+              b, l, tensor::ExtractOp::create(b, l, x, partnerIndex), t, c);
+          // first: x1*cos - x2*sin; second: x2*cos + x1*sin.
+          Value signedSin = arith::SelectOp::create(
+              b, l, first, arith::NegFOp::create(b, l, sv), sv);
+          Value v = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, self, cv),
+              arith::MulFOp::create(b, l, other, signedSin));
+          Value out = convertScalar(b, l, v, c, t);
+          return arith::SelectOp::create(b, l, rotated, out, a[0]);
+        });
+    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result,
+                                         type.getShape()));
+    return success();
+  }
+};
+
+struct AmaxPattern : OpRewritePattern<AmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getInput().getType();
+    Value flat =
+        reshapeTensor(rewriter, loc, op.getInput(), {type.getNumElements()});
+    Value result = reduceTrailing(
+        rewriter, loc, flat, 0, rewriter.getF32Type(), 0,
+        combine<arith::MaximumFOp>,
+        [](OpBuilder &b, Location l, Value x) {
+          return math::AbsFOp::create(b, l, x).getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ConvertTransformerToLinalgPass
+    : mte::impl::ConvertTransformerToLinalgBase<
+          ConvertTransformerToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    mte::populateTransformerToLinalgPatterns(patterns);
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<TransformerDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect,
+                           func::FuncDialect>();
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
+  using T = Type;
+  // Binary arithmetic.
+  addElementwise<AddOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, AddOp) {
+    return binaryArith<arith::AddFOp, arith::AddIOp>(b, l, a, t);
+  });
+  addElementwise<SubOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, SubOp) {
+    return binaryArith<arith::SubFOp, arith::SubIOp>(b, l, a, t);
+  });
+  addElementwise<MulOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, MulOp) {
+    return binaryArith<arith::MulFOp, arith::MulIOp>(b, l, a, t);
+  });
+  addElementwise<DivOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, DivOp) {
+    return binaryArith<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(b, l, a,
+                                                                      t);
+  });
+  addElementwise<MinOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, MinOp) {
+    return binaryArith<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
+        b, l, a, t);
+  });
+  addElementwise<MaxOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, MaxOp) {
+    return binaryArith<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
+        b, l, a, t);
+  });
+  addElementwise<PowOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, PowOp) -> Value {
+    if (isFloat(t))
+      return viaComputeType<PowOp>(b, l, a, t, [](OpBuilder &nb, Location nl,
+                                                  ValueRange w) {
+        return math::PowFOp::create(nb, nl, w[0], w[1]).getResult();
+      });
+    return math::IPowIOp::create(b, l, a[0], a[1]);
+  });
+  addElementwise<AndOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T, AndOp) -> Value {
+    return arith::AndIOp::create(b, l, a[0], a[1]);
+  });
+  addElementwise<OrOp>(patterns, [](OpBuilder &b, Location l, ValueRange a, T,
+                                    OrOp) -> Value {
+    return arith::OrIOp::create(b, l, a[0], a[1]);
+  });
+  addElementwise<CompareOp>(patterns, [](OpBuilder &b, Location l,
+                                         ValueRange a, T t,
+                                         CompareOp op) -> Value {
+    ComparePredicate p = op.getPredicate();
+    if (isFloat(t)) {
+      arith::CmpFPredicate fp;
+      switch (p) {
+      case ComparePredicate::EQ: fp = arith::CmpFPredicate::OEQ; break;
+      case ComparePredicate::NE: fp = arith::CmpFPredicate::UNE; break;
+      case ComparePredicate::LT: fp = arith::CmpFPredicate::OLT; break;
+      case ComparePredicate::LE: fp = arith::CmpFPredicate::OLE; break;
+      case ComparePredicate::GT: fp = arith::CmpFPredicate::OGT; break;
+      case ComparePredicate::GE: fp = arith::CmpFPredicate::OGE; break;
+      }
+      return arith::CmpFOp::create(b, l, fp, a[0], a[1]);
+    }
+    bool u = isUnsigned(t);
+    arith::CmpIPredicate ip;
+    switch (p) {
+    case ComparePredicate::EQ: ip = arith::CmpIPredicate::eq; break;
+    case ComparePredicate::NE: ip = arith::CmpIPredicate::ne; break;
+    case ComparePredicate::LT: ip = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt; break;
+    case ComparePredicate::LE: ip = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle; break;
+    case ComparePredicate::GT: ip = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt; break;
+    case ComparePredicate::GE: ip = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge; break;
+    }
+    return arith::CmpIOp::create(b, l, ip, a[0], a[1]);
+  });
+  addElementwise<WhereOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                       T, WhereOp) -> Value {
+    return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
+  });
+
+  // Unary math, computed in f32 for half types.
+#define MTE_UNARY_MATH(OP, BODY)                                               \
+  addElementwise<OP>(patterns, [](OpBuilder &b, Location l, ValueRange a, T t, \
+                                  OP) {                                        \
+    return viaComputeType<OP>(                                                 \
+        b, l, a, t, [](OpBuilder &nb, Location nl, ValueRange w) -> Value {   \
+          BODY;                                                                \
+        });                                                                    \
+  })
+  MTE_UNARY_MATH(SqrtOp, return math::SqrtOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(RsqrtOp, return math::RsqrtOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(ExpOp, return math::ExpOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(LogOp, return math::LogOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(ErfOp, return math::ErfOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(TanhOp, return math::TanhOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(SinOp, return math::SinOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(CosOp, return math::CosOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(FloorOp, return math::FloorOp::create(nb, nl, w[0]));
+  MTE_UNARY_MATH(SigmoidOp, return sigmoid(nb, nl, w[0]));
+  MTE_UNARY_MATH(SiluOp, return arith::MulFOp::create(
+                             nb, nl, w[0], sigmoid(nb, nl, w[0])));
+  MTE_UNARY_MATH(ReciprocalOp,
+                 return arith::DivFOp::create(
+                     nb, nl, constantOf(nb, nl, w[0].getType(), 1), w[0]));
+#undef MTE_UNARY_MATH
+  addElementwise<GeluOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                      T t, GeluOp op) {
+    GeluApproximation approx = op.getApproximate();
+    return viaComputeType<GeluOp>(b, l, a, t,
+                                  [&](OpBuilder &nb, Location nl, ValueRange w) {
+                                    return gelu(nb, nl, w[0], approx);
+                                  });
+  });
+  addElementwise<SwigluOp>(patterns, [](OpBuilder &b, Location l,
+                                        ValueRange a, T t, SwigluOp) {
+    return viaComputeType<SwigluOp>(
+        b, l, a, t, [](OpBuilder &nb, Location nl, ValueRange w) -> Value {
+          Value silu =
+              arith::MulFOp::create(nb, nl, w[0], sigmoid(nb, nl, w[0]));
+          return arith::MulFOp::create(nb, nl, silu, w[1]);
+        });
+  });
+  addElementwise<NegOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, NegOp) -> Value {
+    if (isFloat(t))
+      return arith::NegFOp::create(b, l, a[0]);
+    return arith::SubIOp::create(b, l, constantOf(b, l, t, 0), a[0]);
+  });
+  addElementwise<AbsOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T t, AbsOp) -> Value {
+    if (isFloat(t))
+      return math::AbsFOp::create(b, l, a[0]);
+    return math::AbsIOp::create(b, l, a[0]);
+  });
+  addElementwise<ReluOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                      T t, ReluOp) -> Value {
+    Value zero = constantOf(b, l, t, 0);
+    if (isFloat(t))
+      return arith::MaximumFOp::create(b, l, a[0], zero);
+    return arith::MaxSIOp::create(b, l, a[0], zero);
+  });
+  addElementwise<NotOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                     T, NotOp) -> Value {
+    return arith::XOrIOp::create(
+        b, l, a[0], arith::ConstantOp::create(b, l, b.getBoolAttr(true)));
+  });
+  addElementwise<IsNanOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                       T, IsNanOp) -> Value {
+    return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, a[0], a[0]);
+  });
+  addElementwise<ClipOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                      T t, ClipOp op) -> Value {
+    Value v = a[0];
+    bool f = isFloat(t);
+    if (std::optional<APFloat> lo = op.getMin()) {
+      Value bound = constantOf(b, l, t, lo->convertToDouble());
+      v = f ? arith::MaximumFOp::create(b, l, v, bound).getResult()
+            : arith::MaxSIOp::create(b, l, v, bound).getResult();
+    }
+    if (std::optional<APFloat> hi = op.getMax()) {
+      Value bound = constantOf(b, l, t, hi->convertToDouble());
+      v = f ? arith::MinimumFOp::create(b, l, v, bound).getResult()
+            : arith::MinSIOp::create(b, l, v, bound).getResult();
+    }
+    return v;
+  });
+  addElementwise<CastOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
+                                      T t, CastOp op) {
+    return convertScalar(b, l, a[0], t, op.getType().getElementType());
+  });
+
+  patterns.add<MatmulPattern, ReducePattern, SoftmaxPattern, TransposePattern,
+               ReshapePattern, ExpandPattern, SlicePattern, ConcatPattern,
+               SplitPattern, GatherPattern, GatherElementsPattern, TriluPattern,
+               RangePattern, StaticResultPattern<ShapeOp>,
+               StaticResultPattern<SizeOp>,
+               StaticResultPattern<ConstantOfShapeOp>, NormPattern<LayerNormOp>,
+               NormPattern<RMSNormOp>, LinearPattern, AttentionPattern,
+               RotaryEmbeddingPattern, AmaxPattern>(patterns.getContext());
+}
