@@ -2,7 +2,15 @@
 
 #include "mte/Pipelines/Pipelines.h"
 
+#include "mte/Conversion/Passes.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -19,7 +27,52 @@ void mte::buildSimplifyPipeline(OpPassManager &pm,
     funcPm.addPass(transformer::createCheckStaticShapes());
 }
 
+void mte::buildHostPipeline(OpPassManager &pm,
+                            const HostPipelineOptions &options) {
+  pm.addPass(createConvertTransformerToLinalg());
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createCanonicalizerPass());
+  if (options.fuseElementwise)
+    funcPm.addPass(createLinalgElementwiseOpFusionPass());
+  funcPm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Results become caller-owned out-parameters; the final allocation of each
+  // is hoisted away so the forward writes straight into the caller's buffer.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(math::createMathExpandOpsPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
 void mte::registerPipelines() {
+  PassPipelineRegistration<HostPipelineOptions>(
+      "mte-host-pipeline",
+      "Lower a static-shaped transformer module to the LLVM dialect for the "
+      "host backend",
+      buildHostPipeline);
   PassPipelineRegistration<SimplifyPipelineOptions>(
       "mte-simplify",
       "Fold shape arithmetic and structural identities of the transformer "

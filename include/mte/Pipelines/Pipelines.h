@@ -27,6 +27,21 @@ struct SimplifyPipelineOptions
 void buildSimplifyPipeline(mlir::OpPassManager &pm,
                            const SimplifyPipelineOptions &options);
 
+struct HostPipelineOptions : mlir::PassPipelineOptions<HostPipelineOptions> {
+  Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse producer/consumer linalg elementwise ops before "
+                     "bufferization (fewer passes over memory)"),
+      llvm::cl::init(true)};
+};
+
+/// Lowers a static-shaped transformer-dialect module to the LLVM dialect for
+/// the host: reference lowering to linalg, bufferization with results as
+/// out-parameters and buffer deallocation, loops, and LLVM conversion with
+/// the bare-pointer calling convention (every argument is a dense buffer).
+void buildHostPipeline(mlir::OpPassManager &pm,
+                       const HostPipelineOptions &options);
+
 /// Registers every mte pipeline with the global pass registry.
 void registerPipelines();
 

@@ -1,0 +1,65 @@
+//===- ModelLibrary.h - host object code and model.so -----------*- C++ -*-===//
+//
+// The last steps of the host backend: LLVM-dialect module -> LLVM IR ->
+// optimised object file, and the object plus the model's ABI table
+// (include/mte-c/ModelABI.h) linked into model.so by the system C compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_TARGET_HOST_MODELLIBRARY_H
+#define MTE_TARGET_HOST_MODELLIBRARY_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+class LLVMContext;
+} // namespace llvm
+
+namespace mte {
+
+/// A graph input or output as the ABI table describes it.
+struct ModelTensor {
+  std::string name;
+  mlir::Type elementType;
+  llvm::SmallVector<int64_t> shape;
+};
+
+/// What model.so exports about the compiled function.
+struct ModelSignature {
+  std::string entryPoint; // symbol of the lowered forward function
+  std::vector<ModelTensor> inputs, outputs;
+};
+
+/// Reads the signature of `func` (tensor arguments and results, named by
+/// their `transformer.name` attributes) before it is lowered.
+mlir::FailureOr<ModelSignature> getModelSignature(mlir::Operation *func);
+
+/// Translates an LLVM-dialect module to LLVM IR optimised at -O2 for the
+/// host CPU (generic x86-64 unless `cpu` is given).
+std::unique_ptr<llvm::Module>
+translateToOptimizedLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                           llvm::StringRef cpu, std::string &error);
+
+/// Writes `module` as a position-independent object file.
+mlir::LogicalResult emitObjectFile(llvm::Module &module,
+                                   llvm::StringRef path, std::string &error);
+
+/// C source defining mte_model_get_abi() for `signature`.
+std::string generateABISource(const ModelSignature &signature);
+
+/// Links `objectPath` and the ABI table into the shared library `outputPath`
+/// with the system C compiler (`cc`), against the C math library.
+mlir::LogicalResult linkModelLibrary(const ModelSignature &signature,
+                                     llvm::StringRef objectPath,
+                                     llvm::StringRef outputPath,
+                                     llvm::StringRef toolPath,
+                                     std::string &error);
+
+} // namespace mte
+
+#endif // MTE_TARGET_HOST_MODELLIBRARY_H

@@ -1,0 +1,276 @@
+//===- ModelLibrary.cpp - host object code and model.so -------------------===//
+
+#include "mte/Target/Host/ModelLibrary.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mte;
+
+namespace {
+/// The mte_dtype enumerator (include/mte-c/ModelABI.h) for an element type.
+const char *dtypeName(Type t) {
+  if (t.isF32())
+    return "MTE_DTYPE_F32";
+  if (t.isF16())
+    return "MTE_DTYPE_F16";
+  if (t.isBF16())
+    return "MTE_DTYPE_BF16";
+  if (t.isF64())
+    return "MTE_DTYPE_F64";
+  if (isa<Float8E4M3FNType>(t))
+    return "MTE_DTYPE_F8E4M3FN";
+  if (isa<Float8E5M2Type>(t))
+    return "MTE_DTYPE_F8E5M2";
+  if (t.isInteger(1))
+    return "MTE_DTYPE_BOOL";
+  if (t.isUnsignedInteger(8))
+    return "MTE_DTYPE_U8";
+  if (t.isUnsignedInteger(16))
+    return "MTE_DTYPE_U16";
+  if (t.isUnsignedInteger(32))
+    return "MTE_DTYPE_U32";
+  if (t.isUnsignedInteger(64))
+    return "MTE_DTYPE_U64";
+  if (t.isInteger(8))
+    return "MTE_DTYPE_I8";
+  if (t.isInteger(16))
+    return "MTE_DTYPE_I16";
+  if (t.isInteger(32))
+    return "MTE_DTYPE_I32";
+  if (t.isInteger(64))
+    return "MTE_DTYPE_I64";
+  return nullptr;
+}
+
+/// A C string literal for `s`, escaping everything that is not printable.
+std::string cString(StringRef s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\' || c == '?' || !llvm::isPrint(c)) {
+      out += '\\';
+      out += static_cast<char>('0' + ((c >> 6) & 7));
+      out += static_cast<char>('0' + ((c >> 3) & 7));
+      out += static_cast<char>('0' + (c & 7));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+/// Where include/mte-c/ModelABI.h lives: beside an installed tool
+/// (<prefix>/include), else in the source tree this tool was built from.
+std::string findIncludeDir(StringRef toolPath) {
+  SmallString<256> installed(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(toolPath)));
+  llvm::sys::path::append(installed, "include");
+  SmallString<256> header(installed);
+  llvm::sys::path::append(header, "mte-c", "ModelABI.h");
+  if (llvm::sys::fs::exists(header))
+    return installed.str().str();
+  return MTE_SOURCE_INCLUDE_DIR;
+}
+} // namespace
+
+FailureOr<ModelSignature> mte::getModelSignature(Operation *op) {
+  auto func = cast<func::FuncOp>(op);
+  ModelSignature signature;
+  signature.entryPoint = func.getSymName().str();
+  auto describe = [&](Type type, DictionaryAttr attrs, StringRef fallback,
+                      std::vector<ModelTensor> &list) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return func.emitError() << "model interface type " << type
+                              << " is not a static tensor";
+    if (!dtypeName(tensor.getElementType()))
+      return func.emitError() << "element type " << tensor.getElementType()
+                              << " cannot cross the model interface";
+    auto name = attrs ? attrs.getAs<StringAttr>("transformer.name") : nullptr;
+    list.push_back({name ? name.str() : fallback.str(),
+                    tensor.getElementType(),
+                    SmallVector<int64_t>(tensor.getShape())});
+    return success();
+  };
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    if (failed(describe(type, func.getArgAttrDict(i),
+                        "input" + std::to_string(i), signature.inputs)))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    if (failed(describe(type, func.getResultAttrDict(i),
+                        "output" + std::to_string(i), signature.outputs)))
+      return failure();
+  return signature;
+}
+
+std::unique_ptr<llvm::Module>
+mte::translateToOptimizedLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                                StringRef cpu, std::string &error) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule) {
+    error = "translation to LLVM IR failed";
+    return nullptr;
+  }
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu.empty() ? "x86-64" : cpu, "", targetOptions,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine.get());
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
+      .run(*llvmModule, mam);
+  return llvmModule;
+}
+
+LogicalResult mte::emitObjectFile(llvm::Module &module, StringRef path,
+                                  std::string &error) {
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(module.getTargetTriple(), error);
+  if (!target)
+    return failure();
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      module.getTargetTriple(), "x86-64", "", targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = "cannot write '" + path.str() + "': " + ec.message();
+    return failure();
+  }
+  llvm::legacy::PassManager pm;
+  if (machine->addPassesToEmitFile(pm, out.os(), nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  pm.run(module);
+  out.keep();
+  return success();
+}
+
+std::string mte::generateABISource(const ModelSignature &signature) {
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  os << "/* Generated by mte-compile: the table libmte_runtime reads. */\n"
+     << "#include \"mte-c/ModelABI.h\"\n\n";
+  size_t numArgs = signature.inputs.size() + signature.outputs.size();
+  os << "void " << signature.entryPoint << "(";
+  for (size_t i = 0; i < numArgs; ++i)
+    os << (i ? ", " : "") << "void *";
+  os << (numArgs ? "" : "void") << ");\n\n";
+
+  auto table = [&](StringRef kind, const std::vector<ModelTensor> &tensors) {
+    for (auto [i, t] : llvm::enumerate(tensors)) {
+      if (t.shape.empty())
+        continue;
+      os << "static const int64_t " << kind << "_shape_" << i << "[] = {";
+      llvm::interleaveComma(t.shape, os);
+      os << "};\n";
+    }
+    if (tensors.empty())
+      return;
+    os << "static const mte_tensor_info " << kind << "[] = {\n";
+    for (auto [i, t] : llvm::enumerate(tensors)) {
+      os << "    {" << cString(t.name) << ", " << dtypeName(t.elementType)
+         << ", " << t.shape.size() << ", ";
+      if (t.shape.empty())
+        os << "0";
+      else
+        os << kind << "_shape_" << i;
+      os << "},\n";
+    }
+    os << "};\n";
+  };
+  table("inputs", signature.inputs);
+  table("outputs", signature.outputs);
+
+  os << "\nstatic int32_t run(void *const *inputs, void *const *outputs) {\n"
+     << "  " << signature.entryPoint << "(";
+  bool first = true;
+  for (size_t i = 0; i < signature.inputs.size(); ++i, first = false)
+    os << (first ? "" : ", ") << "inputs[" << i << "]";
+  for (size_t i = 0; i < signature.outputs.size(); ++i, first = false)
+    os << (first ? "" : ", ") << "outputs[" << i << "]";
+  os << ");\n  (void)inputs;\n  (void)outputs;\n  return 0;\n}\n\n"
+     << "static const mte_model_abi abi = {MTE_MODEL_ABI_VERSION, \"host\", "
+     << signature.inputs.size() << ", " << signature.outputs.size() << ", "
+     << (signature.inputs.empty() ? "0" : "inputs") << ", "
+     << (signature.outputs.empty() ? "0" : "outputs") << ", run};\n\n"
+     << "__attribute__((visibility(\"default\")))\n"
+     << "const mte_model_abi *mte_model_get_abi(void) { return &abi; }\n";
+  return source;
+}
+
+LogicalResult mte::linkModelLibrary(const ModelSignature &signature,
+                                    StringRef objectPath, StringRef outputPath,
+                                    StringRef toolPath, std::string &error) {
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  if (!cc) {
+    error = "no C compiler driver ('cc') on PATH to link the model";
+    return failure();
+  }
+  SmallString<128> abiPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("mte-abi", "c", abiPath)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return failure();
+  }
+  llvm::FileRemover removeAbi(abiPath);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(abiPath, ec);
+    if (ec) {
+      error = "cannot write '" + abiPath.str().str() + "': " + ec.message();
+      return failure();
+    }
+    os << generateABISource(signature);
+  }
+  std::string include = "-I" + findIncludeDir(toolPath);
+  SmallVector<StringRef> args = {*cc,      "-shared", "-fPIC",   "-O2",
+                                 include,  abiPath,   objectPath, "-o",
+                                 outputPath, "-lm"};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
+                                         &message);
+  if (status != 0) {
+    error = "linking '" + outputPath.str() + "' with " + *cc + " failed" +
+            (message.empty() ? "" : ": " + message);
+    return failure();
+  }
+  return success();
+}

@@ -1,0 +1,172 @@
+//===- mte-compile.cpp - ONNX model to model.so ---------------------------===//
+//
+//   mte-compile model.onnx -o model.so [--target=host] [--precision=fp32]
+//               [--input-shape name=2x128 ...] [--emit=mlir|llvm|obj|so]
+//
+// A thin driver over the library: import (lib/Target/ONNX), the registered
+// pipelines (lib/Pipelines), object emission and linking (lib/Target/Host).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/InitAll.h"
+#include "mte/Pipelines/Pipelines.h"
+#include "mte/Target/Host/ModelLibrary.h"
+#include "mte/Target/ONNX/ImportONNX.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+namespace {
+namespace cl = llvm::cl;
+
+enum class Emit { MLIR, LLVM, Object, Library };
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
+                               cl::Required);
+cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                cl::value_desc("filename"));
+cl::opt<std::string> target("target", cl::desc("host (default) or cuda"),
+                            cl::init("host"));
+cl::opt<std::string> precision("precision",
+                               cl::desc("fp32 (host); bf16, fp16, fp8 "
+                                        "come with the CUDA backend"),
+                               cl::init("fp32"));
+cl::opt<Emit> emit(
+    "emit", cl::desc("Stop after producing"), cl::init(Emit::Library),
+    cl::values(clEnumValN(Emit::MLIR, "mlir",
+                          "the transformer-dialect module after the "
+                          "simplification pipeline"),
+               clEnumValN(Emit::LLVM, "llvm", "optimised LLVM IR"),
+               clEnumValN(Emit::Object, "obj", "an object file"),
+               clEnumValN(Emit::Library, "so", "the model shared library")));
+cl::list<std::string> inputShapes("input-shape",
+                                  cl::desc("Static shape of a graph input, "
+                                           "NAME=2x128"),
+                                  cl::value_desc("name=dims"));
+cl::opt<std::string> cpu("mcpu", cl::desc("Host CPU to tune for"),
+                         cl::init("x86-64"));
+
+std::string defaultOutput() {
+  StringRef ext = emit == Emit::MLIR     ? ".mlir"
+                  : emit == Emit::LLVM   ? ".ll"
+                  : emit == Emit::Object ? ".o"
+                                         : ".so";
+  SmallString<256> path(llvm::sys::path::filename(inputFile));
+  llvm::sys::path::replace_extension(path, ext);
+  return path.str().str();
+}
+
+int fail(const Twine &message) {
+  llvm::errs() << "mte-compile: " << message << '\n';
+  return 1;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "mte ONNX model compiler\n");
+
+  if (target == "cuda")
+    return fail("--target=cuda: the CUDA backend is not implemented yet; "
+                "use --target=host");
+  if (target != "host")
+    return fail("--target=" + target + ": unknown target (host, cuda)");
+  if (precision != "fp32")
+    return fail("--precision=" + precision +
+                ": the host backend computes in fp32; bf16, fp16 and fp8 "
+                "come with the CUDA backend");
+  if (outputFile.empty())
+    outputFile = defaultOutput();
+
+  mte::ONNXImportOptions importOptions;
+  importOptions.functionName = "mte_forward";
+  for (const std::string &spec : inputShapes) {
+    std::string error = mte::parseInputShape(spec, importOptions);
+    if (!error.empty())
+      return fail("--input-shape: " + error);
+  }
+
+  DialectRegistry registry;
+  mte::registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module =
+      mte::importONNXModel(inputFile, &context, importOptions);
+  if (!module || failed(verify(*module)))
+    return 1;
+
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  mte::buildSimplifyPipeline(pm, mte::SimplifyPipelineOptions());
+  if (failed(pm.run(*module)))
+    return 1;
+
+  auto emitText = [&](auto print) {
+    std::string error;
+    auto output = openOutputFile(outputFile, &error);
+    if (!output)
+      return fail(error);
+    print(output->os());
+    output->keep();
+    return 0;
+  };
+  if (emit == Emit::MLIR)
+    return emitText([&](llvm::raw_ostream &os) { module->print(os); });
+
+  auto forward = module->lookupSymbol<func::FuncOp>("mte_forward");
+  FailureOr<mte::ModelSignature> signature = mte::getModelSignature(forward);
+  if (failed(signature))
+    return 1;
+
+  PassManager lower(&context);
+  if (failed(applyPassManagerCLOptions(lower)))
+    return 1;
+  mte::buildHostPipeline(lower, mte::HostPipelineOptions());
+  if (failed(lower.run(*module)))
+    return 1;
+
+  llvm::LLVMContext llvmContext;
+  std::string error;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mte::translateToOptimizedLLVMIR(*module, llvmContext, cpu, error);
+  if (!llvmModule)
+    return fail(error);
+  if (emit == Emit::LLVM)
+    return emitText([&](llvm::raw_ostream &os) { llvmModule->print(os, nullptr); });
+
+  if (emit == Emit::Object)
+    return failed(mte::emitObjectFile(*llvmModule, outputFile, error))
+               ? fail(error)
+               : 0;
+
+  SmallString<128> objectPath;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "mte-model", "o", objectPath))
+    return fail("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removeObject(objectPath);
+  if (failed(mte::emitObjectFile(*llvmModule, objectPath, error)))
+    return fail(error);
+  std::string toolPath = llvm::sys::fs::getMainExecutable(
+      argv[0], reinterpret_cast<void *>(&fail));
+  if (failed(mte::linkModelLibrary(*signature, objectPath, outputFile,
+                                   toolPath, error)))
+    return fail(error);
+  return 0;
+}
