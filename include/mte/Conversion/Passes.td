@@ -22,4 +22,15 @@ def ConvertTransformerToLinalg : Pass<"mte-convert-transformer-to-linalg"> {
   ];
 }
 
+def ConvertMemRefCopyToLinalg : Pass<"mte-convert-memref-copy-to-linalg"> {
+  let summary = "Rewrite memref.copy as linalg.copy";
+  let description = [{
+    Bufferization copies between strided views (slices, concatenations) with
+    memref.copy, which the LLVM lowering turns into a call to the MLIR
+    runner-utils library. Model libraries link nothing but libc, so the host
+    pipeline turns every copy into a linalg.copy, and from there into loops.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // MTE_CONVERSION_PASSES_TD

@@ -705,9 +705,14 @@ struct SplitPattern : OpRewritePattern<SplitOp> {
           [&](int64_t s) -> OpFoldResult { return rewriter.getIndexAttr(s); });
       SmallVector<OpFoldResult> strides(type.getRank(),
                                         rewriter.getIndexAttr(1));
-      results.push_back(tensor::ExtractSliceOp::create(
-          rewriter, op.getLoc(), resultType, op.getInput(), offsets, sizes,
-          strides));
+      results.push_back(
+          resultType.getNumElements() == 0
+              ? emptyTensor(rewriter, op.getLoc(), resultType.getShape(),
+                            resultType.getElementType())
+              : tensor::ExtractSliceOp::create(rewriter, op.getLoc(),
+                                               resultType, op.getInput(),
+                                               offsets, sizes, strides)
+                    .getResult());
       offset += resultType.getDimSize(axis);
     }
     rewriter.replaceOp(op, results);
@@ -1257,6 +1262,24 @@ struct ConvertTransformerToLinalgPass
           ConvertTransformerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    // Unsigned tensors need signless buffers through bufferization, which
+    // the reference lowering does not do yet; say so instead of failing
+    // somewhere downstream.
+    WalkResult unsignedTypes = getOperation()->walk([](Operation *op) {
+      if (!isa<TransformerDialect>(op->getDialect()))
+        return WalkResult::advance();
+      for (Type t : llvm::concat<const Type>(op->getOperandTypes(),
+                                             op->getResultTypes()))
+        if (getElementTypeOrSelf(t).isUnsignedInteger()) {
+          op->emitError("the host backend does not support unsigned integer "
+                        "tensors (")
+              << t << ")";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (unsignedTypes.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(ctx);
     mte::populateTransformerToLinalgPatterns(patterns);
     ConversionTarget target(*ctx);

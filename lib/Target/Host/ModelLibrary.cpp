@@ -98,6 +98,10 @@ FailureOr<ModelSignature> mte::getModelSignature(Operation *op) {
     if (!tensor || !tensor.hasStaticShape())
       return func.emitError() << "model interface type " << type
                               << " is not a static tensor";
+    if (tensor.getNumElements() == 0)
+      return func.emitError() << "model interface type " << type
+                              << " has no elements, which the host backend "
+                                 "does not support";
     if (!dtypeName(tensor.getElementType()))
       return func.emitError() << "element type " << tensor.getElementType()
                               << " cannot cross the model interface";

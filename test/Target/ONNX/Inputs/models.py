@@ -1009,8 +1009,16 @@ def main(argv=None):
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--self-check", action="store_true",
                     help="build all six models and compare onnx_numpy.py with the reference")
+    ap.add_argument("--size", choices=["tiny", "gpt2-small"], default="tiny",
+                    help="tiny: hidden 64, 4 heads; gpt2-small: hidden 768, "
+                         "12 heads, intermediate 3072, 1024 positions (for "
+                         "compile-time and benchmark models)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
+    if args.size == "gpt2-small":
+        global HIDDEN, HEADS, HEAD_DIM, INTERMEDIATE, MAX_POS, KV_HEADS
+        HIDDEN, HEADS, HEAD_DIM, INTERMEDIATE = 768, 12, 64, 3072
+        MAX_POS, KV_HEADS = 1024, 4
     if args.self_check:
         return self_check(args.layers, args.seed, args.batch, args.seq, args.verbose)
     if not (args.family and args.exporter and args.output):
