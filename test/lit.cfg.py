@@ -20,5 +20,5 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mte_tools_dir, config.llvm_tools_dir]
-tools = ["mte-opt", "mte-translate", "FileCheck", "not", "split-file"]
+tools = ["mte-compile", "mte-opt", "mte-translate", "mte-run", "FileCheck", "not", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

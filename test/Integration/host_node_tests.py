@@ -32,6 +32,10 @@ _WINDOW = ("the expected output deviates from the window's float64 formula "
            "by up to 7.4e-5; mte's output follows the formula")
 _UNSIGNED = "unsigned integer tensors are not supported by the host backend"
 _EMPTY = "zero-element model outputs are not supported by the host backend"
+_BF16_TRUNCATED = ("onnx 1.12's expected bfloat16 values truncate; mte rounds "
+                   "to nearest even, as PyTorch and later ONNX releases do")
+_LIKE_DATA = ("the test data give 'like' shape [1] while the model declares "
+              "[3, 4]")
 KNOWN_DIFFERENCES = {
     "test_blackmanwindow_expanded": _WINDOW,
     "test_blackmanwindow_symmetric_expanded": _WINDOW,
@@ -42,6 +46,14 @@ KNOWN_DIFFERENCES = {
     "test_reshape_allowzero_reordered": _EMPTY,
     "test_slice_start_out_of_bounds": _EMPTY,
     "test_tril_zero": _EMPTY,
+    "test_triu_zero": _EMPTY,
+    "test_constantofshape_int_shape_zero": _EMPTY,
+    "test_split_zero_size_splits": _EMPTY,
+    "test_cast_FLOAT_to_BFLOAT16": _BF16_TRUNCATED,
+    "test_castlike_FLOAT_to_BFLOAT16": _LIKE_DATA,
+    "test_castlike_FLOAT_to_BFLOAT16_expanded": _LIKE_DATA,
+    "test_castlike_BFLOAT16_to_FLOAT": _LIKE_DATA,
+    "test_castlike_BFLOAT16_to_FLOAT_expanded": _LIKE_DATA,
 }
 for _op in ["add", "sub", "mul", "div"]:
     KNOWN_DIFFERENCES[f"test_{_op}_uint8"] = _UNSIGNED

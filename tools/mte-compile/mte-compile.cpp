@@ -10,6 +10,7 @@
 
 #include "mte/InitAll.h"
 #include "mte/Pipelines/Pipelines.h"
+#include "mte/Tools/ModelDiagnostics.h"
 #include "mte/Target/Host/ModelLibrary.h"
 #include "mte/Target/ONNX/ImportONNX.h"
 
@@ -106,6 +107,10 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mte::registerAllDialects(registry);
   MLIRContext context(registry);
+  mte::ModelDiagnosticHandler handler(&context);
+  // Diagnostics name the ONNX node; dumping the IR around it would not help
+  // the user of a model.
+  context.printOpOnDiagnostic(false);
   OwningOpRef<ModuleOp> module =
       mte::importONNXModel(inputFile, &context, importOptions);
   if (!module || failed(verify(*module)))

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mte/InitAll.h"
+#include "mte/Tools/ModelDiagnostics.h"
 #include "mte/Target/ONNX/ImportONNX.h"
 
 #include "mlir/IR/AsmState.h"
@@ -46,44 +47,6 @@ llvm::cl::opt<std::string> functionName("function-name",
                                         llvm::cl::desc("Imported function"),
                                         llvm::cl::init("main"));
 
-/// Prints `file: node 'name': error: message`, the form every importer
-/// diagnostic takes (the model file is binary, so there is no line to show).
-void printDiagnostic(Diagnostic &diag) {
-  llvm::raw_ostream &os = llvm::errs();
-  Location loc = diag.getLocation();
-  std::string name;
-  if (auto named = dyn_cast<NameLoc>(loc)) {
-    name = named.getName().str();
-    loc = named.getChildLoc();
-  }
-  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
-    os << file.getFilename().getValue();
-    if (file.getLine() != 0)
-      os << ':' << file.getLine() << ':' << file.getColumn();
-    os << ": ";
-  } else if (!isa<UnknownLoc>(loc)) {
-    os << loc << ": ";
-  }
-  if (!name.empty())
-    os << "node '" << name << "': ";
-  switch (diag.getSeverity()) {
-  case DiagnosticSeverity::Error:
-    os << "error: ";
-    break;
-  case DiagnosticSeverity::Warning:
-    os << "warning: ";
-    break;
-  case DiagnosticSeverity::Note:
-    os << "note: ";
-    break;
-  case DiagnosticSeverity::Remark:
-    os << "remark: ";
-    break;
-  }
-  os << diag << '\n';
-  for (Diagnostic &note : diag.getNotes())
-    printDiagnostic(note);
-}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -119,10 +82,10 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mte::registerAllDialects(registry);
   MLIRContext context(registry);
-  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
-    printDiagnostic(diag);
-    return success();
-  });
+  mte::ModelDiagnosticHandler handler(&context);
+  // Diagnostics name the ONNX node; dumping the IR around it would not help
+  // the user of a model.
+  context.printOpOnDiagnostic(false);
 
   OwningOpRef<ModuleOp> module =
       mte::importONNXModel(inputFile, &context, options);

@@ -1,0 +1,214 @@
+/*===- Runtime.h - the mte runtime C API --------------------------*- C -*-===*\
+|*                                                                            *|
+|* libmte_runtime opens a model.so produced by mte-compile, describes its     *|
+|* inputs and outputs and runs it on caller-provided buffers. It depends on   *|
+|* the C and C++ standard libraries and the dynamic loader only, so it runs   *|
+|* on machines without LLVM or MLIR.                                          *|
+|*                                                                            *|
+|* Errors. Every function that can fail returns an mte_status. MTE_OK means   *|
+|* success; any other value comes with a message, read with mte_last_error()  *|
+|* on the same thread, that names the model file, the tensor and what was     *|
+|* expected and given. Invalid arguments (null pointers, unknown names,       *|
+|* wrong shapes or element types) are reported this way, never by crashing.   *|
+|*                                                                            *|
+|* Threads. Functions may be called from any thread. mte_model_run and        *|
+|* mte_model_run_tensors serialise runs of the same model library, so one     *|
+|* model may be shared between threads; runs of different libraries proceed   *|
+|* in parallel. A model must not be closed while another thread uses it.      *|
+|*                                                                            *|
+|* Accessors (mte_model_path, mte_model_num_inputs, ...) given a NULL model   *|
+|* return NULL or 0.                                                          *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef MTE_C_RUNTIME_H
+#define MTE_C_RUNTIME_H
+
+#include "mte-c/ModelABI.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(MTE_RUNTIME_BUILD) && defined(__GNUC__)
+#define MTE_RUNTIME_API __attribute__((visibility("default")))
+#else
+#define MTE_RUNTIME_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- Versions ----------------------------------------------------------===*/
+
+#define MTE_RUNTIME_VERSION_MAJOR 0
+#define MTE_RUNTIME_VERSION_MINOR 1
+#define MTE_RUNTIME_VERSION_PATCH 0
+
+/* Returns the version of the loaded runtime library as "MAJOR.MINOR.PATCH".
+ * The string is static. */
+MTE_RUNTIME_API const char *mte_runtime_version(void);
+
+/* Returns the model ABI version (MTE_MODEL_ABI_VERSION in ModelABI.h) that
+ * the loaded runtime library accepts; mte_model_open rejects any other. */
+MTE_RUNTIME_API uint32_t mte_runtime_model_abi_version(void);
+
+/*===-- Status ------------------------------------------------------------===*/
+
+typedef enum mte_status {
+  MTE_OK = 0,
+  /* A null pointer, a count that does not match the model, an input given
+   * twice or not at all. */
+  MTE_ERROR_INVALID_ARGUMENT = 1,
+  /* The model file does not exist or cannot be read. */
+  MTE_ERROR_IO = 2,
+  /* The dynamic loader rejected the file: not a shared library for this
+   * machine, or one of its dependencies is missing. */
+  MTE_ERROR_LOAD = 3,
+  /* The library loaded but is not an mte model: it does not export
+   * mte_model_get_abi, or its table is malformed. */
+  MTE_ERROR_NOT_A_MODEL = 4,
+  /* The model was compiled for another model ABI version. */
+  MTE_ERROR_ABI_VERSION = 5,
+  /* The model has no input or output of the given name. */
+  MTE_ERROR_UNKNOWN_NAME = 6,
+  /* A tensor's element type differs from the model's. */
+  MTE_ERROR_DTYPE_MISMATCH = 7,
+  /* A tensor's shape differs from the model's. */
+  MTE_ERROR_SHAPE_MISMATCH = 8,
+  /* The model's run function reported a failure. */
+  MTE_ERROR_RUN_FAILED = 9,
+  /* An output buffer could not be allocated. */
+  MTE_ERROR_OUT_OF_MEMORY = 10,
+} mte_status;
+
+/* Returns a short lower-case description of `status` ("ok", "invalid
+ * argument", "shape mismatch", ...), or "unknown status" for a value outside
+ * the enumeration. The string is static. */
+MTE_RUNTIME_API const char *mte_status_name(mte_status status);
+
+/* Returns the message of the most recent call on this thread that returned a
+ * status: empty after MTE_OK, the reason otherwise. The string belongs to the
+ * runtime and stays valid until the next such call on this thread. */
+MTE_RUNTIME_API const char *mte_last_error(void);
+
+/*===-- Element types -----------------------------------------------------===*/
+
+/* Returns the short name of an mte_dtype value ("f32", "bf16", "i64", "bool",
+ * "f8e4m3fn", ...), or NULL when `dtype` is not an mte_dtype. The names match
+ * the ones mte-compile and mte-run print. */
+MTE_RUNTIME_API const char *mte_dtype_name(int32_t dtype);
+
+/* Returns the size in bytes of one element of `dtype`, or 0 when `dtype` is
+ * not an mte_dtype. */
+MTE_RUNTIME_API size_t mte_dtype_size(int32_t dtype);
+
+/*===-- Models ------------------------------------------------------------===*/
+
+/* A loaded model.so. Opaque; created by mte_model_open, released by
+ * mte_model_close. */
+typedef struct mte_model mte_model;
+
+/* Loads the model library at `path` (a file path, not a library name: it is
+ * not looked up in the loader's search path), checks that it exports
+ * mte_model_get_abi with this runtime's model ABI version and a well-formed
+ * table, and stores a new handle in `*model`. On failure `*model` is set to
+ * NULL. Opening the same file twice yields two handles over one loaded
+ * library; runs through either are serialised. */
+MTE_RUNTIME_API mte_status mte_model_open(const char *path, mte_model **model);
+
+/* Releases `model` and unloads its library once no other handle uses it.
+ * Metadata pointers obtained from `model` become invalid; buffers returned
+ * by mte_model_run_tensors do not. Accepts NULL. */
+MTE_RUNTIME_API void mte_model_close(mte_model *model);
+
+/* Returns the path `model` was opened with. Valid until close. */
+MTE_RUNTIME_API const char *mte_model_path(const mte_model *model);
+
+/* Returns the target the model was compiled for ("host" or "cuda"). Valid
+ * until close. */
+MTE_RUNTIME_API const char *mte_model_target(const mte_model *model);
+
+/* Returns the number of graph inputs of `model`. */
+MTE_RUNTIME_API size_t mte_model_num_inputs(const mte_model *model);
+
+/* Returns the number of graph outputs of `model`. */
+MTE_RUNTIME_API size_t mte_model_num_outputs(const mte_model *model);
+
+/* Returns the name, element type and shape of input `index` (in the order
+ * mte_model_run takes them), or NULL when `index` is out of range. The
+ * description is a copy owned by `model`, valid until close. */
+MTE_RUNTIME_API const mte_tensor_info *mte_model_input(const mte_model *model,
+                                                       size_t index);
+
+/* Returns the description of output `index`, like mte_model_input. */
+MTE_RUNTIME_API const mte_tensor_info *mte_model_output(const mte_model *model,
+                                                        size_t index);
+
+/* Stores in `*index` the position of the input called `name`. Fails with
+ * MTE_ERROR_UNKNOWN_NAME, whose message lists the model's inputs, when there
+ * is none. */
+MTE_RUNTIME_API mte_status mte_model_find_input(const mte_model *model,
+                                                const char *name,
+                                                size_t *index);
+
+/* Stores in `*index` the position of the output called `name`, like
+ * mte_model_find_input. */
+MTE_RUNTIME_API mte_status mte_model_find_output(const mte_model *model,
+                                                 const char *name,
+                                                 size_t *index);
+
+/*===-- Running -----------------------------------------------------------===*/
+
+/* Runs `model` once on positional buffers. `inputs` holds `num_inputs`
+ * pointers, one per model input in order, each to a dense row-major buffer
+ * of that input's element type and shape; `outputs` likewise holds
+ * `num_outputs` buffers that the run overwrites. The runtime checks the
+ * counts and that no pointer is NULL; it cannot check buffer sizes, so use
+ * mte_model_run_tensors when shapes and types come from the caller. Inputs
+ * are not modified. */
+MTE_RUNTIME_API mte_status mte_model_run(mte_model *model, size_t num_inputs,
+                                         const void *const *inputs,
+                                         size_t num_outputs,
+                                         void *const *outputs);
+
+/* A named tensor passed to mte_model_run_tensors: a dense, row-major buffer
+ * with its element type and shape. */
+typedef struct mte_tensor {
+  const char *name;     /* a graph input or output name */
+  int32_t dtype;        /* mte_dtype */
+  int32_t rank;         /* number of entries in shape */
+  const int64_t *shape; /* may be NULL when rank is 0 */
+  void *data;
+} mte_tensor;
+
+/* Runs `model` once on named tensors, checking every name, element type and
+ * shape against the model before it runs.
+ *
+ * `inputs` holds `num_inputs` tensors, in any order, that name every model
+ * input exactly once; each data pointer must be non-null.
+ *
+ * `outputs` holds `num_outputs` tensors naming model outputs, each at most
+ * once; outputs not named are computed into scratch memory and dropped.
+ * For an output whose `data` is non-null, the dtype, rank and shape must
+ * match the model's and the run writes into that buffer. For an output
+ * whose `data` is NULL, the runtime allocates the buffer (64-byte aligned,
+ * released by the caller with mte_free) and fills in `data`, `dtype`, `rank`
+ * and `shape` (the shape array belongs to `model`, valid until close).
+ *
+ * On failure no buffer allocated by this call survives: those `data`
+ * fields are NULL again. */
+MTE_RUNTIME_API mte_status mte_model_run_tensors(mte_model *model,
+                                                 size_t num_inputs,
+                                                 const mte_tensor *inputs,
+                                                 size_t num_outputs,
+                                                 mte_tensor *outputs);
+
+/* Releases a buffer that mte_model_run_tensors allocated. Accepts NULL. */
+MTE_RUNTIME_API void mte_free(void *data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MTE_C_RUNTIME_H */

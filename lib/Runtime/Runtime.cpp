@@ -1,0 +1,659 @@
+//===- Runtime.cpp - libmte_runtime: load and run model.so files ---------===//
+//
+// Implements include/mte-c/Runtime.h over the table a model.so exports
+// (include/mte-c/ModelABI.h). The library is built without exceptions in
+// mind: no function here throws, and failing to allocate a few bytes of
+// metadata terminates the process as it does in LLVM. Only output buffers,
+// which can be large, report MTE_ERROR_OUT_OF_MEMORY.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte-c/Runtime.h"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+//===----------------------------------------------------------------------===//
+// Status and messages
+//===----------------------------------------------------------------------===//
+
+/// The message mte_last_error() returns on this thread.
+static thread_local std::string lastError;
+
+/// Clears the message and returns MTE_OK.
+static mte_status succeed() {
+  lastError.clear();
+  return MTE_OK;
+}
+
+/// Sets the message from a printf-style format and returns `status`.
+__attribute__((format(printf, 2, 3))) static mte_status
+fail(mte_status status, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list argsCopy;
+  va_copy(argsCopy, args);
+  int length = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  lastError.assign(length > 0 ? static_cast<size_t>(length) : 0, '\0');
+  if (length > 0)
+    std::vsnprintf(lastError.data(), lastError.size() + 1, format, argsCopy);
+  va_end(argsCopy);
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct DTypeInfo {
+  const char *name;
+  size_t size;
+};
+} // namespace
+
+/// Returns the name and size of `dtype`, or null when it is not an mte_dtype.
+static const DTypeInfo *lookupDType(int32_t dtype) {
+  static const DTypeInfo table[] = {
+      {nullptr, 0},  {"f32", 4}, {"f16", 2},  {"bf16", 2},
+      {"f64", 8},    {"i64", 8}, {"i32", 4},  {"i16", 2},
+      {"i8", 1},     {"u8", 1},  {"bool", 1}, {"f8e4m3fn", 1},
+      {"f8e5m2", 1}, {"u16", 2}, {"u32", 4},  {"u64", 8},
+  };
+  constexpr int32_t count = sizeof(table) / sizeof(table[0]);
+  if (dtype <= 0 || dtype >= count)
+    return nullptr;
+  return &table[dtype];
+}
+
+/// Formats a dtype for a message: its name, or "dtype N (unknown)".
+static std::string formatDType(int32_t dtype) {
+  if (const DTypeInfo *info = lookupDType(dtype))
+    return info->name;
+  return "dtype " + std::to_string(dtype) + " (unknown)";
+}
+
+/// Formats a shape as "[2, 3]"; a scalar is "[]".
+static std::string formatShape(int32_t rank, const int64_t *shape) {
+  std::string text = "[";
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i)
+      text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Loaded libraries
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One mutex per loaded library, shared by every handle opened on it, so
+/// that runs respect the ABI's one-thread-at-a-time rule even when a library
+/// is opened twice (dlopen returns the same handle).
+class RunLocks {
+public:
+  std::shared_ptr<std::mutex> acquire(void *library) {
+    std::lock_guard<std::mutex> guard(registryMutex);
+    std::shared_ptr<std::mutex> lock = locks[library].lock();
+    if (!lock) {
+      lock = std::make_shared<std::mutex>();
+      locks[library] = lock;
+    }
+    return lock;
+  }
+
+  /// Drops `lock`, the caller's reference for `library`, and forgets the
+  /// library once no handle uses it.
+  void release(void *library, std::shared_ptr<std::mutex> &lock) {
+    std::lock_guard<std::mutex> guard(registryMutex);
+    lock.reset();
+    auto it = locks.find(library);
+    if (it != locks.end() && it->second.expired())
+      locks.erase(it);
+  }
+
+private:
+  std::mutex registryMutex;
+  std::map<void *, std::weak_ptr<std::mutex>> locks;
+};
+
+} // namespace
+
+/// The process-wide registry. Never destroyed, so that models closed from
+/// exit handlers (Python's, for one) still find it.
+static RunLocks &runLocks() {
+  static RunLocks *instance = new RunLocks();
+  return *instance;
+}
+
+namespace {
+
+/// A model input or output: a copy of the library's description that the
+/// runtime owns and has checked.
+struct TensorDesc {
+  std::string name;
+  std::vector<int64_t> shape;
+  int32_t dtype = 0;
+  size_t numBytes = 0;
+  /// Points into `name` and `shape`; set once the vector holding this
+  /// description no longer moves.
+  mte_tensor_info info = {};
+};
+
+} // namespace
+
+struct mte_model {
+  std::string path;
+  std::string target;
+  void *library = nullptr;
+  const mte_model_abi *abi = nullptr;
+  std::shared_ptr<std::mutex> runLock;
+  std::vector<TensorDesc> inputs;
+  std::vector<TensorDesc> outputs;
+};
+
+/// Copies and checks the `count` descriptions at `infos`, of the model's
+/// inputs or outputs (`kind`). Reports a malformed table as
+/// MTE_ERROR_NOT_A_MODEL.
+static mte_status readTensorTable(const char *path, const char *kind,
+                                  const mte_tensor_info *infos, uint32_t count,
+                                  std::vector<TensorDesc> &descs) {
+  if (count && !infos)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: %u %ss but no %s array",
+                path, count, kind, kind);
+  descs.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const mte_tensor_info &info = infos[i];
+    TensorDesc &desc = descs[i];
+    if (!info.name)
+      return fail(MTE_ERROR_NOT_A_MODEL,
+                  "'%s' has a malformed model table: %s %u has no name", path,
+                  kind, i);
+    desc.name = info.name;
+    const DTypeInfo *dtype = lookupDType(info.dtype);
+    if (!dtype)
+      return fail(MTE_ERROR_NOT_A_MODEL,
+                  "'%s' has a malformed model table: %s '%s' has unknown "
+                  "dtype %d",
+                  path, kind, info.name, info.dtype);
+    if (info.rank < 0 || (info.rank > 0 && !info.shape))
+      return fail(MTE_ERROR_NOT_A_MODEL,
+                  "'%s' has a malformed model table: %s '%s' has rank %d%s",
+                  path, kind, info.name, info.rank,
+                  info.rank > 0 ? " but no shape" : "");
+    desc.dtype = info.dtype;
+    desc.shape.assign(info.shape, info.shape + info.rank);
+    size_t numBytes = dtype->size;
+    for (int64_t dim : desc.shape) {
+      if (dim < 0)
+        return fail(MTE_ERROR_NOT_A_MODEL,
+                    "'%s' has a malformed model table: %s '%s' has shape %s",
+                    path, kind, info.name,
+                    formatShape(info.rank, info.shape).c_str());
+      if (dim && numBytes > SIZE_MAX / static_cast<uint64_t>(dim))
+        return fail(MTE_ERROR_NOT_A_MODEL,
+                    "'%s' has a malformed model table: %s '%s' of shape %s "
+                    "does not fit in memory",
+                    path, kind, info.name,
+                    formatShape(info.rank, info.shape).c_str());
+      numBytes *= static_cast<size_t>(dim);
+    }
+    desc.numBytes = numBytes;
+    for (uint32_t j = 0; j < i; ++j)
+      if (descs[j].name == desc.name)
+        return fail(MTE_ERROR_NOT_A_MODEL,
+                    "'%s' has a malformed model table: two %ss are named '%s'",
+                    path, kind, info.name);
+  }
+  for (TensorDesc &desc : descs)
+    desc.info = {desc.name.c_str(), desc.dtype,
+                 static_cast<int32_t>(desc.shape.size()), desc.shape.data()};
+  return MTE_OK;
+}
+
+/// Loads the library behind `model->path` and fills in `model`.
+static mte_status loadModel(mte_model *model) {
+  const char *path = model->path.c_str();
+  struct stat status;
+  if (::stat(path, &status) != 0)
+    return fail(MTE_ERROR_IO, "cannot open '%s': %s", path,
+                std::strerror(errno));
+  if (S_ISDIR(status.st_mode))
+    return fail(MTE_ERROR_IO, "cannot open '%s': it is a directory", path);
+
+  // dlopen searches the loader path for names without a slash; a model is
+  // always a file.
+  std::string filePath = model->path;
+  if (filePath.find('/') == std::string::npos)
+    filePath = "./" + filePath;
+  model->library = ::dlopen(filePath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!model->library) {
+    // dlerror() starts with the file name, which the message already has.
+    std::string reason = ::dlerror();
+    std::string prefix = filePath + ": ";
+    if (reason.compare(0, prefix.size(), prefix) == 0)
+      reason.erase(0, prefix.size());
+    return fail(MTE_ERROR_LOAD, "cannot load '%s': %s", path, reason.c_str());
+  }
+
+  using GetABI = const mte_model_abi *(*)();
+  auto getABI =
+      reinterpret_cast<GetABI>(::dlsym(model->library, "mte_model_get_abi"));
+  if (!getABI)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' is not an mte model: it does not export "
+                "mte_model_get_abi",
+                path);
+  const mte_model_abi *abi = getABI();
+  if (!abi)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' is not an mte model: mte_model_get_abi returned null",
+                path);
+  // abi_version is the one field every version of the table shares; read
+  // nothing else before it matches.
+  if (abi->abi_version != MTE_MODEL_ABI_VERSION)
+    return fail(MTE_ERROR_ABI_VERSION,
+                "'%s' uses model ABI version %u but this runtime supports "
+                "version %u; compile it again with a matching mte-compile",
+                path, abi->abi_version, MTE_MODEL_ABI_VERSION);
+  if (!abi->target)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: no target", path);
+  if (!abi->run)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: no run function", path);
+  if (mte_status status = readTensorTable(path, "input", abi->inputs,
+                                          abi->num_inputs, model->inputs))
+    return status;
+  if (mte_status status = readTensorTable(path, "output", abi->outputs,
+                                          abi->num_outputs, model->outputs))
+    return status;
+  model->abi = abi;
+  model->target = abi->target;
+  model->runLock = runLocks().acquire(model->library);
+  return succeed();
+}
+
+/// Returns the index of the description called `name`, or -1.
+static ptrdiff_t findTensor(const std::vector<TensorDesc> &descs,
+                            const char *name) {
+  for (size_t i = 0; i < descs.size(); ++i)
+    if (descs[i].name == name)
+      return static_cast<ptrdiff_t>(i);
+  return -1;
+}
+
+/// Reports that `model` has no input or output (`kind`) called `name`.
+static mte_status failUnknownName(const mte_model *model, const char *kind,
+                                  const char *name) {
+  bool isInput = std::strcmp(kind, "input") == 0;
+  const std::vector<TensorDesc> &descs =
+      isInput ? model->inputs : model->outputs;
+  std::string known;
+  for (const TensorDesc &desc : descs)
+    known += (known.empty() ? "'" : ", '") + desc.name + "'";
+  if (known.empty())
+    known = "none";
+  std::string hint;
+  if (findTensor(isInput ? model->outputs : model->inputs, name) >= 0)
+    hint =
+        std::string("; '") + name + "' is an " + (isInput ? "output" : "input");
+  return fail(MTE_ERROR_UNKNOWN_NAME, "'%s' has no %s named '%s' (%ss: %s)%s",
+              model->path.c_str(), kind, name, kind, known.c_str(),
+              hint.c_str());
+}
+
+/// Checks that `tensor`'s element type and shape are those of `desc`, the
+/// model's `kind` ("input" or "output") of the same name.
+static mte_status checkTensor(const mte_model *model, const char *kind,
+                              const TensorDesc &desc,
+                              const mte_tensor &tensor) {
+  const char *path = model->path.c_str();
+  if (tensor.dtype != desc.dtype)
+    return fail(MTE_ERROR_DTYPE_MISMATCH,
+                "'%s': %s '%s' has element type %s, given %s", path, kind,
+                desc.name.c_str(), formatDType(desc.dtype).c_str(),
+                formatDType(tensor.dtype).c_str());
+  if (tensor.rank < 0 || (tensor.rank > 0 && !tensor.shape))
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "'%s': %s '%s' given with rank %d%s", path, kind,
+                desc.name.c_str(), tensor.rank,
+                tensor.rank > 0 ? " but no shape" : "");
+  bool sameShape = static_cast<size_t>(tensor.rank) == desc.shape.size();
+  for (int32_t i = 0; sameShape && i < tensor.rank; ++i)
+    sameShape = tensor.shape[i] == desc.shape[i];
+  if (!sameShape)
+    return fail(MTE_ERROR_SHAPE_MISMATCH,
+                "'%s': %s '%s' has shape %s, given %s", path, kind,
+                desc.name.c_str(),
+                formatShape(desc.info.rank, desc.info.shape).c_str(),
+                formatShape(tensor.rank, tensor.shape).c_str());
+  return MTE_OK;
+}
+
+/// Allocates an output buffer of `numBytes`, 64-byte aligned; never returns
+/// null for a successful zero-byte request.
+static void *allocateBuffer(size_t numBytes) {
+  void *data = nullptr;
+  if (::posix_memalign(&data, 64, numBytes ? numBytes : 1) != 0)
+    return nullptr;
+  return data;
+}
+
+/// Calls the model's run function under the library's lock.
+static mte_status invokeRun(mte_model *model, const void *const *inputs,
+                            void *const *outputs) {
+  int32_t result;
+  {
+    std::lock_guard<std::mutex> guard(*model->runLock);
+    // The model reads inputs and never writes them (ModelABI.h takes them
+    // as void *const * for symmetry with outputs).
+    result = model->abi->run(const_cast<void *const *>(inputs), outputs);
+  }
+  if (result != 0)
+    return fail(MTE_ERROR_RUN_FAILED,
+                "'%s' failed to run: its run function returned %d",
+                model->path.c_str(), result);
+  return succeed();
+}
+
+namespace {
+
+/// Frees the buffers it holds on destruction unless released.
+class BufferList {
+public:
+  BufferList() = default;
+  BufferList(const BufferList &) = delete;
+  BufferList &operator=(const BufferList &) = delete;
+  ~BufferList() {
+    for (void *buffer : buffers)
+      std::free(buffer);
+  }
+  void add(void *buffer) { buffers.push_back(buffer); }
+  void release() { buffers.clear(); }
+
+private:
+  std::vector<void *> buffers;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// C API
+//===----------------------------------------------------------------------===//
+
+#define MTE_STRINGIFY_IMPL(x) #x
+#define MTE_STRINGIFY(x) MTE_STRINGIFY_IMPL(x)
+
+const char *mte_runtime_version(void) {
+  return MTE_STRINGIFY(MTE_RUNTIME_VERSION_MAJOR) "." MTE_STRINGIFY(
+      MTE_RUNTIME_VERSION_MINOR) "." MTE_STRINGIFY(MTE_RUNTIME_VERSION_PATCH);
+}
+
+uint32_t mte_runtime_model_abi_version(void) { return MTE_MODEL_ABI_VERSION; }
+
+const char *mte_status_name(mte_status status) {
+  switch (status) {
+  case MTE_OK:
+    return "ok";
+  case MTE_ERROR_INVALID_ARGUMENT:
+    return "invalid argument";
+  case MTE_ERROR_IO:
+    return "i/o error";
+  case MTE_ERROR_LOAD:
+    return "load error";
+  case MTE_ERROR_NOT_A_MODEL:
+    return "not an mte model";
+  case MTE_ERROR_ABI_VERSION:
+    return "model ABI version mismatch";
+  case MTE_ERROR_UNKNOWN_NAME:
+    return "unknown name";
+  case MTE_ERROR_DTYPE_MISMATCH:
+    return "dtype mismatch";
+  case MTE_ERROR_SHAPE_MISMATCH:
+    return "shape mismatch";
+  case MTE_ERROR_RUN_FAILED:
+    return "run failed";
+  case MTE_ERROR_OUT_OF_MEMORY:
+    return "out of memory";
+  }
+  return "unknown status";
+}
+
+const char *mte_last_error(void) { return lastError.c_str(); }
+
+const char *mte_dtype_name(int32_t dtype) {
+  const DTypeInfo *info = lookupDType(dtype);
+  return info ? info->name : nullptr;
+}
+
+size_t mte_dtype_size(int32_t dtype) {
+  const DTypeInfo *info = lookupDType(dtype);
+  return info ? info->size : 0;
+}
+
+mte_status mte_model_open(const char *path, mte_model **model) {
+  if (!model)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_open: model is null");
+  *model = nullptr;
+  if (!path)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_open: path is null");
+  auto loaded = std::make_unique<mte_model>();
+  loaded->path = path;
+  if (mte_status status = loadModel(loaded.get())) {
+    mte_model_close(loaded.release());
+    return status;
+  }
+  *model = loaded.release();
+  return MTE_OK;
+}
+
+void mte_model_close(mte_model *model) {
+  if (!model)
+    return;
+  if (model->runLock)
+    runLocks().release(model->library, model->runLock);
+  if (model->library)
+    ::dlclose(model->library);
+  delete model;
+}
+
+const char *mte_model_path(const mte_model *model) {
+  return model ? model->path.c_str() : nullptr;
+}
+
+const char *mte_model_target(const mte_model *model) {
+  return model ? model->target.c_str() : nullptr;
+}
+
+size_t mte_model_num_inputs(const mte_model *model) {
+  return model ? model->inputs.size() : 0;
+}
+
+size_t mte_model_num_outputs(const mte_model *model) {
+  return model ? model->outputs.size() : 0;
+}
+
+const mte_tensor_info *mte_model_input(const mte_model *model, size_t index) {
+  if (!model || index >= model->inputs.size())
+    return nullptr;
+  return &model->inputs[index].info;
+}
+
+const mte_tensor_info *mte_model_output(const mte_model *model, size_t index) {
+  if (!model || index >= model->outputs.size())
+    return nullptr;
+  return &model->outputs[index].info;
+}
+
+static mte_status findByName(const mte_model *model, const char *kind,
+                             const char *name, size_t *index) {
+  if (!model)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_find_%s: model is null",
+                kind);
+  if (!name || !index)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_find_%s: %s is null",
+                kind, name ? "index" : "name");
+  bool isInput = std::strcmp(kind, "input") == 0;
+  ptrdiff_t found = findTensor(isInput ? model->inputs : model->outputs, name);
+  if (found < 0)
+    return failUnknownName(model, kind, name);
+  *index = static_cast<size_t>(found);
+  return succeed();
+}
+
+mte_status mte_model_find_input(const mte_model *model, const char *name,
+                                size_t *index) {
+  return findByName(model, "input", name, index);
+}
+
+mte_status mte_model_find_output(const mte_model *model, const char *name,
+                                 size_t *index) {
+  return findByName(model, "output", name, index);
+}
+
+mte_status mte_model_run(mte_model *model, size_t num_inputs,
+                         const void *const *inputs, size_t num_outputs,
+                         void *const *outputs) {
+  if (!model)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_run: model is null");
+  const char *path = model->path.c_str();
+  if (num_inputs != model->inputs.size())
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "'%s' takes %zu inputs, %zu given",
+                path, model->inputs.size(), num_inputs);
+  if (num_outputs != model->outputs.size())
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "'%s' produces %zu outputs, %zu buffers given", path,
+                model->outputs.size(), num_outputs);
+  if ((num_inputs && !inputs) || (num_outputs && !outputs))
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "mte_model_run: the %s array is null",
+                num_inputs && !inputs ? "input" : "output");
+  for (size_t i = 0; i < num_inputs; ++i)
+    if (!inputs[i])
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "'%s': the buffer of input %zu ('%s') is null", path, i,
+                  model->inputs[i].name.c_str());
+  for (size_t i = 0; i < num_outputs; ++i)
+    if (!outputs[i])
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "'%s': the buffer of output %zu ('%s') is null", path, i,
+                  model->outputs[i].name.c_str());
+  return invokeRun(model, inputs, outputs);
+}
+
+mte_status mte_model_run_tensors(mte_model *model, size_t num_inputs,
+                                 const mte_tensor *inputs, size_t num_outputs,
+                                 mte_tensor *outputs) {
+  if (!model)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "mte_model_run_tensors: model is null");
+  if ((num_inputs && !inputs) || (num_outputs && !outputs))
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "mte_model_run_tensors: the %s array is null",
+                num_inputs && !inputs ? "input" : "output");
+  const char *path = model->path.c_str();
+
+  std::vector<const void *> inputBuffers(model->inputs.size(), nullptr);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const mte_tensor &tensor = inputs[i];
+    if (!tensor.name)
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "'%s': input tensor %zu has no name", path, i);
+    ptrdiff_t index = findTensor(model->inputs, tensor.name);
+    if (index < 0)
+      return failUnknownName(model, "input", tensor.name);
+    if (inputBuffers[index])
+      return fail(MTE_ERROR_INVALID_ARGUMENT, "'%s': input '%s' given twice",
+                  path, tensor.name);
+    if (mte_status status =
+            checkTensor(model, "input", model->inputs[index], tensor))
+      return status;
+    if (!tensor.data)
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "'%s': the buffer of input '%s' is null", path, tensor.name);
+    inputBuffers[index] = tensor.data;
+  }
+  std::string missing;
+  size_t numMissing = 0;
+  for (size_t i = 0; i < inputBuffers.size(); ++i)
+    if (!inputBuffers[i])
+      missing += (numMissing++ ? ", '" : "'") + model->inputs[i].name + "'";
+  if (numMissing)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "'%s': input%s %s not given", path,
+                numMissing > 1 ? "s" : "", missing.c_str());
+
+  // Check every output before allocating any buffer.
+  std::vector<mte_tensor *> requested(model->outputs.size(), nullptr);
+  for (size_t i = 0; i < num_outputs; ++i) {
+    mte_tensor &tensor = outputs[i];
+    if (!tensor.name)
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "'%s': output tensor %zu has no name", path, i);
+    ptrdiff_t index = findTensor(model->outputs, tensor.name);
+    if (index < 0)
+      return failUnknownName(model, "output", tensor.name);
+    if (requested[index])
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "'%s': output '%s' requested twice", path, tensor.name);
+    if (tensor.data)
+      if (mte_status status =
+              checkTensor(model, "output", model->outputs[index], tensor))
+        return status;
+    requested[index] = &tensor;
+  }
+
+  // Buffers this call allocates: `allocated` go to the caller on success,
+  // `scratch` never do.
+  BufferList allocated, scratch;
+  std::vector<void *> outputBuffers(model->outputs.size(), nullptr);
+  for (size_t i = 0; i < outputBuffers.size(); ++i) {
+    if (requested[i] && requested[i]->data) {
+      outputBuffers[i] = requested[i]->data;
+      continue;
+    }
+    const TensorDesc &desc = model->outputs[i];
+    void *buffer = allocateBuffer(desc.numBytes);
+    if (!buffer)
+      return fail(MTE_ERROR_OUT_OF_MEMORY,
+                  "'%s': cannot allocate %zu bytes for output '%s'", path,
+                  desc.numBytes, desc.name.c_str());
+    (requested[i] ? allocated : scratch).add(buffer);
+    outputBuffers[i] = buffer;
+  }
+
+  if (mte_status status =
+          invokeRun(model, inputBuffers.data(), outputBuffers.data()))
+    return status;
+
+  for (size_t i = 0; i < requested.size(); ++i) {
+    mte_tensor *tensor = requested[i];
+    if (!tensor || tensor->data)
+      continue;
+    const TensorDesc &desc = model->outputs[i];
+    tensor->data = outputBuffers[i];
+    tensor->dtype = desc.dtype;
+    tensor->rank = desc.info.rank;
+    tensor->shape = desc.info.shape;
+  }
+  allocated.release();
+  return succeed();
+}
+
+void mte_free(void *data) { std::free(data); }

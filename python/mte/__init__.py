@@ -1,0 +1,26 @@
+"""Python bindings of the mte runtime.
+
+    import mte
+    path = mte.compile("model.onnx", input_shape={"input_ids": (1, 128)})
+    model = mte.load(path)
+    outputs = model(input_ids=ids)    # {output name: numpy array}
+
+``mte.load`` opens a model.so through libmte_runtime with ctypes;
+``mte.compile`` runs the mte-compile executable. Every failure raises
+``mte.Error`` with the runtime's or the compiler's message.
+"""
+
+from ._compile import compile
+from ._runtime import Error, Model, TensorInfo, library_path, load, runtime_version
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Error",
+    "Model",
+    "TensorInfo",
+    "compile",
+    "library_path",
+    "load",
+    "runtime_version",
+]

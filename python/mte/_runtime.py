@@ -1,0 +1,352 @@
+"""ctypes binding of libmte_runtime (include/mte-c/Runtime.h)."""
+
+import ctypes
+import ctypes.util
+import os
+import sys
+import sysconfig
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple, Tuple
+
+import numpy as np
+
+
+class Error(Exception):
+    """A failure reported by the mte runtime, the compiler or this package.
+
+    ``status`` is the runtime's ``mte_status`` code when the runtime reported
+    the failure, and None otherwise.
+    """
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
+
+
+# mte_dtype (ModelABI.h): code -> (name, numpy storage type). numpy has no
+# bfloat16 or float8, so those tensors travel as their bit patterns.
+_DTYPES = {
+    1: ("f32", np.float32),
+    2: ("f16", np.float16),
+    3: ("bf16", np.uint16),
+    4: ("f64", np.float64),
+    5: ("i64", np.int64),
+    6: ("i32", np.int32),
+    7: ("i16", np.int16),
+    8: ("i8", np.int8),
+    9: ("u8", np.uint8),
+    10: ("bool", np.bool_),
+    11: ("f8e4m3fn", np.uint8),
+    12: ("f8e5m2", np.uint8),
+    13: ("u16", np.uint16),
+    14: ("u32", np.uint32),
+    15: ("u64", np.uint64),
+}
+_CODES = {name: code for code, (name, _) in _DTYPES.items()}
+# The mte type of a numpy array; bf16 and f8 inputs are recognised by the
+# model's expectation (see _input_code).
+_CODE_OF_NUMPY = {
+    np.dtype(numpy_type): code
+    for code, (name, numpy_type) in _DTYPES.items()
+    if name not in ("bf16", "f8e4m3fn", "f8e5m2")
+}
+_BIT_PATTERN_TYPES = {"bf16": np.dtype(np.uint16),
+                      "f8e4m3fn": np.dtype(np.uint8),
+                      "f8e5m2": np.dtype(np.uint8)}
+
+
+class _TensorInfo(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("dtype", ctypes.c_int32),
+        ("rank", ctypes.c_int32),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+    ]
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("dtype", ctypes.c_int32),
+        ("rank", ctypes.c_int32),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("data", ctypes.c_void_p),
+    ]
+
+
+_LIBRARY_NAME = "libmte_runtime.so"
+
+
+def _library_candidates():
+    """Yields the paths where libmte_runtime may be, in search order."""
+    package = Path(__file__).resolve().parent
+    # The build tree: <repo>/python/mte next to <repo>/build/lib.
+    yield package.parent.parent / "build" / "lib" / _LIBRARY_NAME
+    # An installation: <prefix>/lib/pythonX.Y/site-packages/mte (or
+    # dist-packages, or lib/python3/dist-packages) next to <prefix>/lib.
+    # Debian's pip installs "--prefix P" into P/local/lib/..., so P counts too.
+    site = package.parent
+    if site.name not in ("site-packages", "dist-packages"):
+        return
+    prefixes = [site.parent.parent.parent]
+    if prefixes[0].name == "local":
+        prefixes.append(prefixes[0].parent)
+    libdirs = ["lib", "lib64"]
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    if multiarch:
+        libdirs.append("lib/" + multiarch)
+    for prefix in prefixes:
+        for libdir in libdirs:
+            yield prefix / libdir / _LIBRARY_NAME
+
+
+def library_path():
+    """Returns the path of the libmte_runtime this package uses.
+
+    The search order is: the environment variable MTE_RUNTIME_LIBRARY, the
+    build tree the package sits in (<repo>/build/lib), the lib directories
+    (lib, lib64, lib/<multiarch>) of the prefix the package is installed in,
+    and the dynamic loader's search path (ctypes.util.find_library), whose
+    answer is a library name rather than a path. Raises Error when none has
+    the library.
+    """
+    configured = os.environ.get("MTE_RUNTIME_LIBRARY")
+    if configured:
+        if not os.path.isfile(configured):
+            raise Error(
+                f"MTE_RUNTIME_LIBRARY is '{configured}', which is not a file"
+            )
+        return configured
+    for candidate in _library_candidates():
+        if candidate.is_file():
+            return str(candidate)
+    found = ctypes.util.find_library("mte_runtime")
+    if found:
+        return found
+    raise Error(
+        f"cannot find {_LIBRARY_NAME}: set MTE_RUNTIME_LIBRARY to its path, "
+        "or install mte's runtime where the dynamic loader finds it"
+    )
+
+
+_library = None
+
+
+def _runtime():
+    """Loads libmte_runtime on first use and declares its functions."""
+    global _library
+    if _library is not None:
+        return _library
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as error:
+        raise Error(f"cannot load '{path}': {error}") from None
+    c_model = ctypes.c_void_p
+    c_size = ctypes.c_size_t
+    signatures = {
+        "mte_runtime_version": (ctypes.c_char_p, []),
+        "mte_last_error": (ctypes.c_char_p, []),
+        "mte_model_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(c_model)]),
+        "mte_model_close": (None, [c_model]),
+        "mte_model_target": (ctypes.c_char_p, [c_model]),
+        "mte_model_num_inputs": (c_size, [c_model]),
+        "mte_model_num_outputs": (c_size, [c_model]),
+        "mte_model_input": (ctypes.POINTER(_TensorInfo), [c_model, c_size]),
+        "mte_model_output": (ctypes.POINTER(_TensorInfo), [c_model, c_size]),
+        "mte_model_run_tensors": (
+            ctypes.c_int,
+            [c_model, c_size, ctypes.POINTER(_Tensor), c_size, ctypes.POINTER(_Tensor)],
+        ),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        function = getattr(lib, name)
+        function.restype = restype
+        function.argtypes = argtypes
+    _library = lib
+    return lib
+
+
+def _check(lib, status):
+    if status != 0:
+        raise Error(lib.mte_last_error().decode("utf-8", "replace"), status)
+
+
+def runtime_version():
+    """Returns the version of the loaded libmte_runtime, "MAJOR.MINOR.PATCH"."""
+    return _runtime().mte_runtime_version().decode()
+
+
+class TensorInfo(NamedTuple):
+    """A model input or output.
+
+    ``dtype`` is the mte element type name ("f32", "i64", "bf16", ...);
+    ``numpy_dtype`` is the numpy type of its arrays, which for bf16 and the
+    f8 types is the unsigned integer type that holds their bit patterns.
+    """
+
+    name: str
+    dtype: str
+    shape: Tuple[int, ...]
+
+    @property
+    def numpy_dtype(self):
+        return np.dtype(_DTYPES[_CODES[self.dtype]][1])
+
+
+def _tensor_info(info):
+    code = info.dtype
+    if code not in _DTYPES:
+        raise Error(
+            f"element type {code} is unknown to this version of the mte package"
+        )
+    shape = tuple(info.shape[i] for i in range(info.rank))
+    return TensorInfo(info.name.decode("utf-8"), _DTYPES[code][0], shape)
+
+
+def _contiguous(value):
+    """Returns `value` as a C-ordered, native-endian numpy array: torch
+    tensors through .detach().cpu().numpy(), anything else through
+    numpy.asarray. Copies only when it must."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        array = value.detach().cpu().numpy()
+    else:
+        array = np.asarray(value)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    return np.ascontiguousarray(array)
+
+
+class Model:
+    """A loaded model.so.
+
+    Call it with numpy arrays (or torch tensors, or anything numpy.asarray
+    takes), positionally in the order of ``inputs`` or by name, to run it
+    once; it returns a dict from output name to a new numpy array, in the
+    order of ``outputs``. Arrays must have the exact element type and shape
+    of their input; the runtime reports a mismatch as Error. Inputs of type
+    bf16, f8e4m3fn and f8e5m2 take, and such outputs are returned as, their
+    bit patterns in uint16 or uint8 arrays.
+
+    A model may be called from several threads; the runtime runs one call
+    at a time. ``close()`` (or leaving a ``with`` block) unloads it.
+    """
+
+    def __init__(self, path):
+        self._handle = None
+        self._lib = lib = _runtime()
+        self.path = os.fspath(path)
+        handle = ctypes.c_void_p()
+        _check(lib, lib.mte_model_open(os.fsencode(self.path), ctypes.byref(handle)))
+        self._handle = handle
+        self.target = lib.mte_model_target(handle).decode()
+        self.inputs = tuple(
+            _tensor_info(lib.mte_model_input(handle, i).contents)
+            for i in range(lib.mte_model_num_inputs(handle))
+        )
+        self.outputs = tuple(
+            _tensor_info(lib.mte_model_output(handle, i).contents)
+            for i in range(lib.mte_model_num_outputs(handle))
+        )
+        self._inputs_by_name = {info.name: info for info in self.inputs}
+
+    def close(self):
+        """Unloads the model; later calls raise Error. Closing twice is fine."""
+        if self._handle is not None:
+            self._lib.mte_model_close(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None:
+            self.close()
+
+    def __repr__(self):
+        inputs = ", ".join(f"{i.name}: {i.dtype}{list(i.shape)}" for i in self.inputs)
+        outputs = ", ".join(f"{o.name}: {o.dtype}{list(o.shape)}" for o in self.outputs)
+        return f"<mte.Model '{self.path}' ({inputs}) -> ({outputs})>"
+
+    def __call__(self, *args, **kwargs):
+        if len(args) > len(self.inputs):
+            raise Error(
+                f"'{self.path}' takes {len(self.inputs)} inputs, "
+                f"{len(args)} given positionally"
+            )
+        feeds = {info.name: value for info, value in zip(self.inputs, args)}
+        for name, value in kwargs.items():
+            if name in feeds:
+                raise Error(f"input '{name}' given twice")
+            feeds[name] = value
+        return self.run(feeds)
+
+    def run(self, feeds):
+        """Runs the model on `feeds`, a mapping from input name to array
+        (for names that are not Python identifiers), and returns the outputs
+        like a call does."""
+        if self._handle is None:
+            raise Error(f"'{self.path}' is closed")
+        if not isinstance(feeds, Mapping):
+            raise Error("run() takes a mapping from input name to array")
+        # tensor.data holds bare addresses: converted arrays must outlive the
+        # run. (ctypes keeps the names and shapes alive by itself.)
+        arrays = []
+        inputs = (_Tensor * len(feeds))()
+        for tensor, (name, value) in zip(inputs, feeds.items()):
+            if not isinstance(name, str):
+                raise Error(f"input names are strings, not {type(name).__name__}")
+            array = _contiguous(value)
+            arrays.append(array)
+            tensor.name = name.encode("utf-8")
+            tensor.dtype = self._input_code(name, array)
+            tensor.rank = array.ndim
+            tensor.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+            tensor.data = array.ctypes.data
+
+        results = {}
+        outputs = (_Tensor * len(self.outputs))()
+        for tensor, info in zip(outputs, self.outputs):
+            array = np.empty(info.shape, dtype=info.numpy_dtype)
+            results[info.name] = array
+            tensor.name = info.name.encode("utf-8")
+            tensor.dtype = _CODES[info.dtype]
+            tensor.rank = array.ndim
+            tensor.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+            tensor.data = array.ctypes.data
+
+        _check(
+            self._lib,
+            self._lib.mte_model_run_tensors(
+                self._handle, len(feeds), inputs, len(self.outputs), outputs
+            ),
+        )
+        return results
+
+    def _input_code(self, name, array):
+        """Returns the mte dtype code of `array`, the value of input `name`:
+        uint16/uint8 arrays fed to bf16/f8 inputs are their bit patterns."""
+        expected = self._inputs_by_name.get(name)
+        # Not .get(): numpy compares None equal to float64.
+        if (
+            expected is not None
+            and expected.dtype in _BIT_PATTERN_TYPES
+            and array.dtype == _BIT_PATTERN_TYPES[expected.dtype]
+        ):
+            return _CODES[expected.dtype]
+        code = _CODE_OF_NUMPY.get(array.dtype)
+        if code is None:
+            raise Error(
+                f"input '{name}': numpy type {array.dtype} has no mte element type"
+            )
+        return code
+
+
+def load(path):
+    """Opens the model.so at `path` and returns a Model."""
+    return Model(path)

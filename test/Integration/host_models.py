@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Compiles the 2-layer BERT, GPT-2 and Llama fixtures (both exporters' node
+patterns) for the host backend, runs them on seeded random inputs through
+the mte Python package, and compares the output with the independent
+float64 numpy implementation of each model written by models.py.
+
+Tolerance: |mte - reference| <= 1e-4 * |reference| + 1e-5 elementwise
+(mte computes in fp32).
+
+Usage: host_models.py MTE_COMPILE WORKDIR [--batch 2 --seq 16]
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "..", "Target", "ONNX", "Inputs", "models.py")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+import mte  # noqa: E402
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("compile")
+    parser.add_argument("workdir")
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--seq", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=3)
+    args = parser.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    failures = 0
+    for family in ["bert", "gpt2", "llama"]:
+        for exporter in ["torchscript", "dynamo"]:
+            stem = os.path.join(args.workdir, f"{family}_{exporter}")
+            subprocess.run([sys.executable, MODELS, "--family", family,
+                            "--exporter", exporter, "--seed", str(args.seed),
+                            "-o", stem + ".onnx", "--reference-out",
+                            stem + ".npz", "--batch", str(args.batch),
+                            "--seq", str(args.seq)], check=True)
+            reference = np.load(stem + ".npz")
+            inputs = {k: reference[k] for k in reference.files
+                      if k != "last_hidden_state"}
+            shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
+                      for k, v in inputs.items()]
+            subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".so"]
+                           + shapes, check=True)
+            got = mte.load(stem + ".so")(**inputs)["last_hidden_state"]
+            want = reference["last_hidden_state"]
+            err = np.abs(got.astype(np.float64) - want)
+            ok = got.shape == want.shape and np.all(
+                err <= RTOL * np.abs(want) + ATOL)
+            worst = np.max(err / (np.abs(want) + ATOL / RTOL))
+            print(f"{'PASS' if ok else 'FAIL'} {family} {exporter}: "
+                  f"max abs error {err.max():.2e}, worst error/tolerance "
+                  f"{worst / RTOL:.3f}")
+            failures += not ok
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

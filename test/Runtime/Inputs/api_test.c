@@ -1,0 +1,248 @@
+/*===- api_test.c - every function of Runtime.h, called from C ------------===*\
+|*                                                                            *|
+|*   mte-runtime-api-test test_model.so failing_model.so                      *|
+|*                                                                            *|
+|* Prints one line per call for runtime-api.test to check, including every    *|
+|* error a C caller can provoke. Exits with status 1 as soon as a result      *|
+|* the output does not show (a value, a pointer left null) is wrong.          *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "mte-c/Runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPECT(condition)                                                      \
+  do {                                                                         \
+    if (!(condition)) {                                                        \
+      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #condition); \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+/* Prints the outcome of a call: "what: status name: message". */
+static void report(const char *what, mte_status status) {
+  printf("%s: %s: %s\n", what, mte_status_name(status), mte_last_error());
+}
+
+static void printInfo(const char *kind, const mte_tensor_info *info) {
+  int32_t i;
+  printf("%s '%s' %s [", kind, info->name, mte_dtype_name(info->dtype));
+  for (i = 0; i < info->rank; ++i)
+    printf(i ? ", %lld" : "%lld", (long long)info->shape[i]);
+  printf("]\n");
+}
+
+/* Not const: mte_tensor::data is a plain void *, for outputs as for inputs. */
+static float kX[6] = {0.5f, -1.25f, 2.0f, 3.5f, -0.75f, 8.0f};
+static int64_t kIds[2] = {7, -3};
+static const int64_t kXShape[2] = {2, 3};
+static const int64_t kIdsShape[1] = {2};
+
+static void testHelpers(void) {
+  int32_t dtype;
+  printf("version %s, model ABI %u\n", mte_runtime_version(),
+         mte_runtime_model_abi_version());
+  EXPECT(mte_runtime_model_abi_version() == MTE_MODEL_ABI_VERSION);
+  for (dtype = 0; dtype <= 16; ++dtype) {
+    const char *name = mte_dtype_name(dtype);
+    printf("dtype %d %s %zu\n", dtype, name ? name : "(null)",
+           mte_dtype_size(dtype));
+  }
+  printf("status %s / %s\n", mte_status_name(MTE_ERROR_SHAPE_MISMATCH),
+         mte_status_name((mte_status)42));
+}
+
+static void testMetadata(mte_model *model) {
+  size_t i, index = 99;
+  printf("target %s, %zu inputs, %zu outputs\n", mte_model_target(model),
+         mte_model_num_inputs(model), mte_model_num_outputs(model));
+  for (i = 0; i < mte_model_num_inputs(model); ++i)
+    printInfo("input", mte_model_input(model, i));
+  for (i = 0; i < mte_model_num_outputs(model); ++i)
+    printInfo("output", mte_model_output(model, i));
+  EXPECT(mte_model_input(model, 2) == NULL);
+  EXPECT(mte_model_output(model, 3) == NULL);
+  EXPECT(mte_model_path(NULL) == NULL && mte_model_target(NULL) == NULL);
+  EXPECT(mte_model_num_inputs(NULL) == 0 && mte_model_num_outputs(NULL) == 0);
+  EXPECT(mte_model_input(NULL, 0) == NULL);
+
+  EXPECT(mte_model_find_input(model, "ids", &index) == MTE_OK);
+  EXPECT(index == 1 && mte_last_error()[0] == '\0');
+  EXPECT(mte_model_find_output(model, "stats/total", &index) == MTE_OK);
+  EXPECT(index == 2);
+  report("find_input nope", mte_model_find_input(model, "nope", &index));
+  report("find_output x", mte_model_find_output(model, "x", &index));
+  report("find_input null name", mte_model_find_input(model, NULL, &index));
+  report("find_output null model", mte_model_find_output(NULL, "x", &index));
+}
+
+/* Runs `model` on kX and kIds by position and checks the results. */
+static void runAndCheck(mte_model *model) {
+  float sum[6];
+  int64_t twice[2];
+  double total;
+  const void *inputs[2] = {kX, kIds};
+  void *outputs[3] = {sum, twice, &total};
+  int i;
+  EXPECT(mte_model_run(model, 2, inputs, 3, outputs) == MTE_OK);
+  for (i = 0; i < 6; ++i)
+    EXPECT(sum[i] == kX[i] + 1.0f);
+  EXPECT(twice[0] == 14 && twice[1] == -6);
+  EXPECT(total == 12.0);
+}
+
+static void testRun(mte_model *model) {
+  float sum[6];
+  int64_t twice[2];
+  double total;
+  const void *inputs[2] = {kX, kIds};
+  void *outputs[3] = {sum, twice, &total};
+  const void *nullInput[2] = {kX, NULL};
+  void *nullOutput[3] = {sum, twice, NULL};
+
+  runAndCheck(model);
+
+  report("run 1 input", mte_model_run(model, 1, inputs, 3, outputs));
+  report("run 2 outputs", mte_model_run(model, 2, inputs, 2, outputs));
+  report("run null inputs", mte_model_run(model, 2, NULL, 3, outputs));
+  report("run null input", mte_model_run(model, 2, nullInput, 3, outputs));
+  report("run null output", mte_model_run(model, 2, inputs, 3, nullOutput));
+  report("run null model", mte_model_run(NULL, 2, inputs, 3, outputs));
+}
+
+static void testRunTensors(mte_model *model) {
+  float sum[6];
+  /* Inputs in reverse order: names, not positions, count. */
+  mte_tensor inputs[2] = {
+      {"ids", MTE_DTYPE_I64, 1, kIdsShape, kIds},
+      {"x", MTE_DTYPE_F32, 2, kXShape, kX},
+  };
+  mte_tensor outputs[2] = {
+      {"twice", 0, 0, NULL, NULL},
+      {"sum", MTE_DTYPE_F32, 2, kXShape, sum},
+  };
+  mte_tensor bad[2];
+  mte_tensor badOutput;
+  const int64_t transposed[2] = {3, 2};
+  const int64_t *twice;
+  int i;
+
+  /* "twice" is allocated by the runtime, "sum" written in place and
+   * "stats/total" computed into scratch memory. */
+  EXPECT(mte_model_run_tensors(model, 2, inputs, 2, outputs) == MTE_OK);
+  twice = (const int64_t *)outputs[0].data;
+  EXPECT(twice && twice[0] == 14 && twice[1] == -6);
+  EXPECT(((size_t)outputs[0].data & 63) == 0);
+  EXPECT(outputs[0].dtype == MTE_DTYPE_I64 && outputs[0].rank == 1);
+  EXPECT(outputs[0].shape[0] == 2);
+  for (i = 0; i < 6; ++i)
+    EXPECT(sum[i] == kX[i] + 1.0f);
+  mte_free(outputs[0].data);
+  mte_free(NULL);
+
+  memcpy(bad, inputs, sizeof(bad));
+  bad[1].name = "y";
+  report("tensors unknown input", mte_model_run_tensors(model, 2, bad, 0, 0));
+  bad[1].name = "sum";
+  report("tensors output as input", mte_model_run_tensors(model, 2, bad, 0, 0));
+  bad[1].name = NULL;
+  report("tensors null name", mte_model_run_tensors(model, 2, bad, 0, 0));
+  report("tensors missing input",
+         mte_model_run_tensors(model, 1, inputs + 1, 0, 0));
+  report("tensors no inputs", mte_model_run_tensors(model, 0, NULL, 0, 0));
+  bad[0] = inputs[1];
+  bad[1] = inputs[1];
+  report("tensors input twice", mte_model_run_tensors(model, 2, bad, 0, 0));
+  memcpy(bad, inputs, sizeof(bad));
+  bad[1].dtype = MTE_DTYPE_F64;
+  report("tensors dtype", mte_model_run_tensors(model, 2, bad, 0, 0));
+  bad[1].dtype = 99;
+  report("tensors unknown dtype", mte_model_run_tensors(model, 2, bad, 0, 0));
+  memcpy(bad, inputs, sizeof(bad));
+  bad[1].shape = transposed;
+  report("tensors shape", mte_model_run_tensors(model, 2, bad, 0, 0));
+  bad[1].rank = 1;
+  report("tensors rank", mte_model_run_tensors(model, 2, bad, 0, 0));
+  bad[1].rank = -1;
+  report("tensors negative rank", mte_model_run_tensors(model, 2, bad, 0, 0));
+  memcpy(bad, inputs, sizeof(bad));
+  bad[1].shape = NULL;
+  report("tensors null shape", mte_model_run_tensors(model, 2, bad, 0, 0));
+  memcpy(bad, inputs, sizeof(bad));
+  bad[1].data = NULL;
+  report("tensors null data", mte_model_run_tensors(model, 2, bad, 0, 0));
+  report("tensors null array", mte_model_run_tensors(model, 2, NULL, 0, 0));
+
+  badOutput = outputs[1];
+  badOutput.name = "total";
+  report("tensors unknown output",
+         mte_model_run_tensors(model, 2, inputs, 1, &badOutput));
+  badOutput.name = "x";
+  report("tensors input as output",
+         mte_model_run_tensors(model, 2, inputs, 1, &badOutput));
+  badOutput.name = "sum";
+  badOutput.shape = transposed;
+  report("tensors output shape",
+         mte_model_run_tensors(model, 2, inputs, 1, &badOutput));
+  badOutput.shape = kXShape;
+  badOutput.dtype = MTE_DTYPE_F16;
+  report("tensors output dtype",
+         mte_model_run_tensors(model, 2, inputs, 1, &badOutput));
+  outputs[0].data = NULL;
+  outputs[1] = outputs[0];
+  report("tensors output twice",
+         mte_model_run_tensors(model, 2, inputs, 2, outputs));
+  EXPECT(outputs[0].data == NULL && outputs[1].data == NULL);
+  report("tensors null model", mte_model_run_tensors(NULL, 2, inputs, 0, 0));
+}
+
+/* A failing run leaves no buffer behind: the runtime frees what it
+ * allocated and the data fields stay null. */
+static void testFailingRun(const char *path) {
+  mte_model *model;
+  mte_tensor inputs[2] = {
+      {"x", MTE_DTYPE_F32, 2, kXShape, kX},
+      {"ids", MTE_DTYPE_I64, 1, kIdsShape, kIds},
+  };
+  mte_tensor output = {"sum", 0, 0, NULL, NULL};
+  EXPECT(mte_model_open(path, &model) == MTE_OK);
+  report("failing run", mte_model_run_tensors(model, 2, inputs, 1, &output));
+  EXPECT(output.data == NULL);
+  mte_model_close(model);
+}
+
+int main(int argc, char **argv) {
+  mte_model *model = (mte_model *)&argc;
+  mte_model *again;
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s test_model.so failing_model.so\n", argv[0]);
+    return 2;
+  }
+  testHelpers();
+
+  report("open null path", mte_model_open(NULL, &model));
+  EXPECT(model == NULL);
+  report("open null model", mte_model_open(argv[1], NULL));
+  EXPECT(mte_model_open(argv[1], &model) == MTE_OK);
+  EXPECT(mte_last_error()[0] == '\0');
+  EXPECT(strcmp(mte_model_path(model), argv[1]) == 0);
+
+  testMetadata(model);
+  testRun(model);
+  testRunTensors(model);
+
+  /* A second handle on the same library runs independently of the first
+   * and outlives it. */
+  EXPECT(mte_model_open(argv[1], &again) == MTE_OK);
+  mte_model_close(model);
+  runAndCheck(again);
+  mte_model_close(again);
+  mte_model_close(NULL);
+
+  testFailingRun(argv[2]);
+  printf("done\n");
+  return 0;
+}

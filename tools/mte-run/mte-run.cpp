@@ -1,0 +1,506 @@
+//===- mte-run.cpp - run a model.so on .npy inputs ------------------------===//
+//
+//   mte-run model.so [--input NAME=FILE.npy ...] [--output-dir DIR]
+//           [--save-inputs DIR] [--seed S] [--int-range LO:HI]
+//           [--bench N [--warmup N]]
+//
+// Runs a model compiled by mte-compile through libmte_runtime. Inputs come
+// from .npy files or, when not given, from seeded random data; each output
+// is summarised and, with --output-dir, written to DIR/<name>.npy. With
+// --bench the model runs N more times and the median and 90th percentile
+// latencies are printed. Every error prints one message and exits with
+// status 1. docs/runtime.md describes the options.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Npy.h"
+#include "Tensor.h"
+
+#include "mte-c/Runtime.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace mte::run;
+
+namespace {
+
+/// The command line.
+struct Options {
+  std::string modelPath;
+  /// --input NAME=FILE, in command-line order.
+  std::vector<std::pair<std::string, std::string>> inputFiles;
+  std::string outputDir;
+  std::string saveInputsDir;
+  uint64_t seed = 0;
+  IntRange intRange;
+  uint64_t benchRuns = 0;
+  uint64_t warmupRuns = 1;
+  bool warmupGiven = false;
+};
+
+/// Closes a model on destruction.
+struct ModelCloser {
+  void operator()(mte_model *model) const { mte_model_close(model); }
+};
+using ModelHandle = std::unique_ptr<mte_model, ModelCloser>;
+
+/// Owns the output buffers libmte_runtime allocates.
+class OutputTensors {
+public:
+  explicit OutputTensors(size_t count) : tensors(count) {}
+  OutputTensors(const OutputTensors &) = delete;
+  OutputTensors &operator=(const OutputTensors &) = delete;
+  ~OutputTensors() {
+    for (mte_tensor &tensor : tensors)
+      mte_free(tensor.data);
+  }
+  std::vector<mte_tensor> tensors;
+};
+
+} // namespace
+
+static const char kUsage[] =
+    "usage: mte-run MODEL.so [options]\n"
+    "\n"
+    "Runs a model compiled by mte-compile on .npy inputs or random data.\n"
+    "\n"
+    "options:\n"
+    "  -i, --input NAME=FILE   read input NAME from FILE (.npy); inputs not\n"
+    "                          given get random data\n"
+    "  -o, --output-dir DIR    write each output to DIR/<name>.npy, with\n"
+    "                          characters other than A-Z a-z 0-9 . _ -\n"
+    "                          in the name replaced by '_'\n"
+    "  --save-inputs DIR       write every input, read or random, to\n"
+    "                          DIR/<name>.npy\n"
+    "  --seed S                seed of the random inputs (default 0)\n"
+    "  --int-range LO:HI       random integers in [LO, HI) (default 0:100);\n"
+    "                          random floats are in [-1, 1)\n"
+    "  --bench N               time N more runs; print median and p90\n"
+    "  --warmup N              untimed runs before the timed ones (default "
+    "1)\n"
+    "  -h, --help              print this help\n"
+    "  --version               print the runtime and model ABI versions\n";
+
+/// Prints `message` as an error, after what stdout holds so far, and returns
+/// the exit status of a failure.
+static int fail(const std::string &message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "mte-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// Parses a decimal unsigned integer that fills all of `text`.
+static bool parseUnsigned(const std::string &text, uint64_t &value) {
+  if (text.empty() || text[0] < '0' || text[0] > '9')
+    return false;
+  errno = 0;
+  char *end;
+  value = std::strtoull(text.c_str(), &end, 10);
+  return errno == 0 && *end == '\0';
+}
+
+/// Parses a decimal signed integer that fills all of `text`.
+static bool parseSigned(const std::string &text, int64_t &value) {
+  if (text.empty())
+    return false;
+  errno = 0;
+  char *end;
+  value = std::strtoll(text.c_str(), &end, 10);
+  return errno == 0 && *end == '\0';
+}
+
+/// Parses the command line into `options`. Returns false and sets `error`
+/// on a bad command line; sets `exitEarly` after printing --help or
+/// --version.
+static bool parseOptions(int argc, char **argv, Options &options,
+                         std::string &error, bool &exitEarly) {
+  exitEarly = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      exitEarly = true;
+      return true;
+    }
+    if (arg == "--version") {
+      std::printf("mte-run: mte runtime %s, model ABI version %u\n",
+                  mte_runtime_version(), mte_runtime_model_abi_version());
+      exitEarly = true;
+      return true;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      if (!options.modelPath.empty()) {
+        error = "more than one model given ('" + options.modelPath + "' and '" +
+                arg + "')";
+        return false;
+      }
+      options.modelPath = arg;
+      continue;
+    }
+
+    // Every other option takes a value: --name=value or --name value.
+    std::string name = arg, value;
+    size_t equals = arg.find('=');
+    if (arg.compare(0, 2, "--") == 0 && equals != std::string::npos) {
+      name = arg.substr(0, equals);
+      value = arg.substr(equals + 1);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      error = "option '" + arg + "' needs a value";
+      return false;
+    }
+    auto invalid = [&](const char *expected) {
+      error = "invalid value '" + value + "' for " + name + ": expected " +
+              expected;
+      return false;
+    };
+
+    if (name == "-i" || name == "--input") {
+      size_t split = value.find('=');
+      if (split == 0 || split == std::string::npos || split + 1 == value.size())
+        return invalid("NAME=FILE");
+      options.inputFiles.emplace_back(value.substr(0, split),
+                                      value.substr(split + 1));
+    } else if (name == "-o" || name == "--output-dir") {
+      options.outputDir = value;
+    } else if (name == "--save-inputs") {
+      options.saveInputsDir = value;
+    } else if (name == "--seed") {
+      if (!parseUnsigned(value, options.seed))
+        return invalid("an unsigned integer");
+    } else if (name == "--int-range") {
+      size_t split = value.find(':', 1);
+      if (split == std::string::npos ||
+          !parseSigned(value.substr(0, split), options.intRange.lo) ||
+          !parseSigned(value.substr(split + 1), options.intRange.hi) ||
+          options.intRange.lo >= options.intRange.hi)
+        return invalid("LO:HI with LO < HI");
+    } else if (name == "--bench") {
+      if (!parseUnsigned(value, options.benchRuns) || options.benchRuns == 0)
+        return invalid("a positive integer");
+    } else if (name == "--warmup") {
+      if (!parseUnsigned(value, options.warmupRuns))
+        return invalid("an unsigned integer");
+      options.warmupGiven = true;
+    } else {
+      error = "unknown option '" + name + "' (see mte-run --help)";
+      return false;
+    }
+  }
+  if (options.modelPath.empty()) {
+    error = "no model given (see mte-run --help)";
+    return false;
+  }
+  if (options.warmupGiven && options.benchRuns == 0) {
+    error = "--warmup needs --bench";
+    return false;
+  }
+  return true;
+}
+
+/// Maps tensor names to file names that stay inside the output directory:
+/// characters other than letters, digits, '.', '_' and '-' become '_', and
+/// a name that collides with an earlier one gets "-2", "-3", ... appended.
+class FileNamer {
+public:
+  std::string fileName(const std::string &tensorName) {
+    std::string base;
+    for (char c : tensorName) {
+      bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+      base += keep ? c : '_';
+    }
+    if (base.empty())
+      base = "_";
+    std::string candidate = base;
+    for (unsigned suffix = 2; !used.insert(candidate).second; ++suffix)
+      candidate = base + "-" + std::to_string(suffix);
+    return candidate + ".npy";
+  }
+
+private:
+  std::set<std::string> used;
+};
+
+/// Creates `dir` and its parents unless it is a directory already.
+static bool createDirectory(const std::string &dir, std::string &error) {
+  std::error_code code;
+  if (std::filesystem::exists(dir, code) &&
+      !std::filesystem::is_directory(dir, code)) {
+    error = "'" + dir + "' exists and is not a directory";
+    return false;
+  }
+  std::filesystem::create_directories(dir, code);
+  if (code) {
+    error = "cannot create directory '" + dir + "': " + code.message();
+    return false;
+  }
+  return true;
+}
+
+/// Writes `tensor` to `path`, widening narrow float types to f32.
+static bool writeTensor(const std::string &path, const TensorView &tensor,
+                        std::string &error) {
+  if (!isNarrowFloat(tensor.dtype))
+    return writeNpy(path, tensor, error);
+  Tensor wide;
+  return widenToF32(tensor, wide, error) && writeNpy(path, wide.view(), error);
+}
+
+/// Describes the values fillRandom gives a tensor of `dtype`.
+static std::string randomRange(int32_t dtype, const IntRange &intRange) {
+  if (dtype == MTE_DTYPE_BOOL)
+    return "{false, true}";
+  if (dtype == MTE_DTYPE_F32 || dtype == MTE_DTYPE_F64 ||
+      dtype == MTE_DTYPE_F16 || isNarrowFloat(dtype))
+    return "[-1, 1)";
+  return "[" + std::to_string(intRange.lo) + ", " +
+         std::to_string(intRange.hi) + ")";
+}
+
+/// Reads or generates every model input into `inputs` and prints where each
+/// came from.
+static bool prepareInputs(mte_model *model, const Options &options,
+                          std::vector<Tensor> &inputs, std::string &error) {
+  size_t numInputs = mte_model_num_inputs(model);
+  inputs.resize(numInputs);
+  std::vector<std::string> sources(numInputs);
+  const char *modelPath = mte_model_path(model);
+
+  for (const auto &[name, path] : options.inputFiles) {
+    size_t index;
+    if (mte_model_find_input(model, name.c_str(), &index) != MTE_OK) {
+      error = mte_last_error();
+      return false;
+    }
+    if (!sources[index].empty()) {
+      error = "input '" + name + "' given twice";
+      return false;
+    }
+    const mte_tensor_info &info = *mte_model_input(model, index);
+    std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+    Tensor tensor;
+    if (!readNpy(path, tensor, error))
+      return false;
+    if (isNarrowFloat(info.dtype) && tensor.dtype() == MTE_DTYPE_F32) {
+      Tensor narrow;
+      if (!narrowFromF32(tensor.view(), info.dtype, narrow, error))
+        return false;
+      tensor = std::move(narrow);
+    }
+    if (tensor.dtype() != info.dtype || tensor.shape() != shape) {
+      error = "'" + path + "' holds " + dtypeName(tensor.dtype()) + " " +
+              formatShape(tensor.shape()) + ", but input '" + name + "' of '" +
+              modelPath + "' is " + dtypeName(info.dtype) + " " +
+              formatShape(shape);
+      if (isNarrowFloat(info.dtype))
+        error += " (give " + dtypeName(info.dtype) + " inputs as f32 arrays)";
+      return false;
+    }
+    inputs[index] = std::move(tensor);
+    sources[index] = "from '" + path + "'";
+  }
+
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (!sources[i].empty())
+      continue;
+    const mte_tensor_info &info = *mte_model_input(model, i);
+    if (!checkIntRange(options.intRange, info.dtype, error)) {
+      error = "--int-range: " + error + " (input '" + info.name + "')";
+      return false;
+    }
+    if (!inputs[i].allocate(
+            info.dtype,
+            std::vector<int64_t>(info.shape, info.shape + info.rank), error))
+      return false;
+    fillRandom(inputs[i], options.seed, i, options.intRange);
+    sources[i] = "random in " + randomRange(info.dtype, options.intRange) +
+                 ", seed " + std::to_string(options.seed);
+  }
+
+  for (size_t i = 0; i < numInputs; ++i) {
+    const mte_tensor_info &info = *mte_model_input(model, i);
+    std::printf("input '%s': %s %s %s\n", info.name,
+                dtypeName(info.dtype).c_str(),
+                formatShape(inputs[i].shape()).c_str(), sources[i].c_str());
+  }
+  return true;
+}
+
+/// Writes every input to `dir` for --save-inputs.
+static bool saveInputs(mte_model *model, const std::vector<Tensor> &inputs,
+                       const std::string &dir, std::string &error) {
+  if (!createDirectory(dir, error))
+    return false;
+  FileNamer namer;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string path = (std::filesystem::path(dir) /
+                        namer.fileName(mte_model_input(model, i)->name))
+                           .string();
+    if (!writeTensor(path, inputs[i].view(), error))
+      return false;
+  }
+  return true;
+}
+
+/// Prints the summary of every output and writes them for --output-dir.
+static bool reportOutputs(const std::vector<mte_tensor> &outputs,
+                          const std::string &outputDir, std::string &error) {
+  constexpr size_t kMaxValues = 8;
+  if (!outputDir.empty() && !createDirectory(outputDir, error))
+    return false;
+  FileNamer namer;
+  for (const mte_tensor &output : outputs) {
+    TensorView view{
+        output.dtype,
+        std::vector<int64_t>(output.shape, output.shape + output.rank),
+        output.data};
+    std::printf("output '%s': %s %s\n", output.name,
+                dtypeName(view.dtype).c_str(), formatShape(view.shape).c_str());
+    Summary summary = summarize(view, kMaxValues);
+    size_t count = numElements(view.shape);
+    if (count == 0) {
+      std::printf("  empty\n");
+    } else if (summary.min.empty()) {
+      std::printf("  all %zu values are nan\n", count);
+    } else {
+      std::printf("  min %s max %s mean %s", summary.min.c_str(),
+                  summary.max.c_str(), summary.mean.c_str());
+      if (summary.nanCount)
+        std::printf(" (%zu nan)", summary.nanCount);
+      std::printf("\n");
+    }
+    if (count) {
+      std::printf("  values");
+      for (const std::string &value : summary.firstValues)
+        std::printf(" %s", value.c_str());
+      std::printf(count > kMaxValues ? " ...\n" : "\n");
+    }
+    if (outputDir.empty())
+      continue;
+    std::string path =
+        (std::filesystem::path(outputDir) / namer.fileName(output.name))
+            .string();
+    if (!writeTensor(path, view, error))
+      return false;
+    std::printf("  written to '%s'\n", path.c_str());
+  }
+  return true;
+}
+
+/// Formats a latency in nanoseconds in the unit `unitNanos` names.
+static std::string formatLatency(double nanos, double unitNanos,
+                                 const char *unit) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.3f %s", nanos / unitNanos, unit);
+  return text;
+}
+
+/// Runs the model `warmup` times untimed, then `runs` times timed, and
+/// prints the median and 90th percentile (nearest rank) latency.
+static bool benchmark(mte_model *model, const std::vector<Tensor> &inputs,
+                      const std::vector<mte_tensor> &outputs, uint64_t warmup,
+                      uint64_t runs, std::string &error) {
+  std::vector<const void *> inputBuffers;
+  for (const Tensor &input : inputs)
+    inputBuffers.push_back(input.data());
+  std::vector<void *> outputBuffers;
+  for (const mte_tensor &output : outputs)
+    outputBuffers.push_back(output.data);
+  auto runOnce = [&] {
+    if (mte_model_run(model, inputBuffers.size(), inputBuffers.data(),
+                      outputBuffers.size(), outputBuffers.data()) == MTE_OK)
+      return true;
+    error = mte_last_error();
+    return false;
+  };
+
+  for (uint64_t i = 0; i < warmup; ++i)
+    if (!runOnce())
+      return false;
+  std::vector<double> nanos;
+  nanos.reserve(runs);
+  for (uint64_t i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (!runOnce())
+      return false;
+    auto end = std::chrono::steady_clock::now();
+    nanos.push_back(
+        std::chrono::duration<double, std::nano>(end - start).count());
+  }
+  std::sort(nanos.begin(), nanos.end());
+  size_t middle = nanos.size() / 2;
+  double median = nanos.size() % 2 ? nanos[middle]
+                                   : (nanos[middle - 1] + nanos[middle]) / 2;
+  size_t p90Rank = (nanos.size() * 9 + 9) / 10; // ceil(0.9 * n), 1-based
+  double p90 = nanos[p90Rank - 1];
+  double unitNanos = median >= 1e6 ? 1e6 : 1e3;
+  const char *unit = median >= 1e6 ? "ms" : "us";
+  std::printf("bench: %llu run%s after %llu warm-up run%s: median %s, p90 "
+              "%s\n",
+              static_cast<unsigned long long>(runs), runs == 1 ? "" : "s",
+              static_cast<unsigned long long>(warmup), warmup == 1 ? "" : "s",
+              formatLatency(median, unitNanos, unit).c_str(),
+              formatLatency(p90, unitNanos, unit).c_str());
+  return true;
+}
+
+int main(int argc, char **argv) {
+  Options options;
+  std::string error;
+  bool exitEarly;
+  if (!parseOptions(argc, argv, options, error, exitEarly))
+    return fail(error);
+  if (exitEarly)
+    return 0;
+
+  mte_model *opened;
+  if (mte_model_open(options.modelPath.c_str(), &opened) != MTE_OK)
+    return fail(mte_last_error());
+  ModelHandle model(opened);
+  size_t numInputs = mte_model_num_inputs(opened);
+  size_t numOutputs = mte_model_num_outputs(opened);
+  std::printf("model '%s': target %s, %zu input%s, %zu output%s\n",
+              mte_model_path(opened), mte_model_target(opened), numInputs,
+              numInputs == 1 ? "" : "s", numOutputs,
+              numOutputs == 1 ? "" : "s");
+
+  std::vector<Tensor> inputs;
+  if (!prepareInputs(opened, options, inputs, error))
+    return fail(error);
+  if (!options.saveInputsDir.empty() &&
+      !saveInputs(opened, inputs, options.saveInputsDir, error))
+    return fail(error);
+
+  std::vector<mte_tensor> inputTensors;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const mte_tensor_info &info = *mte_model_input(opened, i);
+    inputTensors.push_back({info.name, inputs[i].dtype(), info.rank,
+                            inputs[i].shape().data(), inputs[i].data()});
+  }
+  // Leaving every data pointer null lets the runtime allocate the outputs.
+  OutputTensors outputs(numOutputs);
+  for (size_t i = 0; i < numOutputs; ++i)
+    outputs.tensors[i].name = mte_model_output(opened, i)->name;
+  if (mte_model_run_tensors(opened, inputTensors.size(), inputTensors.data(),
+                            numOutputs, outputs.tensors.data()) != MTE_OK)
+    return fail(mte_last_error());
+
+  if (!reportOutputs(outputs.tensors, options.outputDir, error))
+    return fail(error);
+  if (options.benchRuns &&
+      !benchmark(opened, inputs, outputs.tensors, options.warmupRuns,
+                 options.benchRuns, error))
+    return fail(error);
+  return 0;
+}
