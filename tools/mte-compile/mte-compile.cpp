@@ -139,6 +139,12 @@ int main(int argc, char **argv) {
   FailureOr<mte::ModelSignature> signature = mte::getModelSignature(forward);
   if (failed(signature))
     return 1;
+  // The ONNX names now live in the ABI table; LLVM has no use for them.
+  for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i)
+    forward.removeArgAttr(i, "transformer.name");
+  for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
+    forward.removeResultAttr(
+        i, StringAttr::get(&context, "transformer.name"));
 
   PassManager lower(&context);
   if (failed(applyPassManagerCLOptions(lower)))

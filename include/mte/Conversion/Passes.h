@@ -3,6 +3,7 @@
 #ifndef MTE_CONVERSION_PASSES_H
 #define MTE_CONVERSION_PASSES_H
 
+#include "mte/Conversion/ExpandFP8Conversions/ExpandFP8Conversions.h"
 #include "mte/Conversion/MemRefCopyToLinalg/MemRefCopyToLinalg.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 

@@ -33,4 +33,19 @@ def ConvertMemRefCopyToLinalg : Pass<"mte-convert-memref-copy-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ExpandFP8Conversions : Pass<"mte-expand-fp8-conversions"> {
+  let summary = "Expand conversions to and from f8E4M3FN and f8E5M2 into "
+                "integer code";
+  let description = [{
+    LLVM has no fp8 types and LLVM 22's arith does not expand fp8 truncation,
+    so `arith.extf` from and `arith.truncf` to f8E4M3FN and f8E5M2 become
+    integer arithmetic on the i8 encoding: exact decoding (subnormals, NaN,
+    and E5M2's infinities) and round-to-nearest-even encoding through f32.
+    Out-of-range values become infinity (E5M2) or NaN (E4M3FN, which has no
+    infinity), as `arith.truncf` specifies; saturation is the caller's clamp.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 #endif // MTE_CONVERSION_PASSES_TD

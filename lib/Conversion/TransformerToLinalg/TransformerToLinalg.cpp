@@ -65,6 +65,15 @@ Value constantOf(OpBuilder &b, Location loc, Type t, double value) {
       b, loc, b.getIntegerAttr(signlessType(t), static_cast<int64_t>(value)));
 }
 
+/// The largest finite value of an fp8 type.
+std::optional<double> fp8Max(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return 448.0;
+  if (isa<Float8E5M2Type>(t))
+    return 57344.0;
+  return std::nullopt;
+}
+
 /// Converts a scalar between element types with ONNX Cast semantics.
 Value convertScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   if (from == to)
@@ -73,6 +82,13 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   if (isFloat(from) && isFloat(to)) {
     if (cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth())
       return arith::ExtFOp::create(b, loc, to, v);
+    // ONNX Cast to fp8 saturates to the largest finite value (NaN stays).
+    if (std::optional<double> max = fp8Max(to)) {
+      Value bound = constantOf(b, loc, from, *max);
+      v = arith::MinimumFOp::create(b, loc, v, bound);
+      v = arith::MaximumFOp::create(b, loc, v,
+                                    arith::NegFOp::create(b, loc, bound));
+    }
     return arith::TruncFOp::create(b, loc, to, v);
   }
   if (isFloat(from)) {
@@ -1257,6 +1273,50 @@ struct AmaxPattern : OpRewritePattern<AmaxOp> {
   }
 };
 
+/// quantize: saturate(x / scale) in fp8; dequantize: f32(q) * scale.
+struct QuantizePattern : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    Type in = op.getInput().getType().getElementType();
+    Type out = op.getType().getElementType();
+    bool saturate = op.getSaturate();
+    Value result = elementwise(
+        rewriter, op.getLoc(), op.getType(),
+        ValueRange{op.getInput(), op.getScale()},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Type f32 = b.getF32Type();
+          Value x = arith::DivFOp::create(b, l, convertScalar(b, l, a[0], in, f32),
+                                          a[1]);
+          if (!saturate)
+            return arith::TruncFOp::create(b, l, out, x);
+          return convertScalar(b, l, x, f32, out);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct DequantizePattern : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    Type in = op.getInput().getType().getElementType();
+    Type out = op.getType().getElementType();
+    Value result = elementwise(
+        rewriter, op.getLoc(), op.getType(),
+        ValueRange{op.getInput(), op.getScale()},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Type f32 = b.getF32Type();
+          Value x = arith::MulFOp::create(b, l, convertScalar(b, l, a[0], in, f32),
+                                          a[1]);
+          return convertScalar(b, l, x, f32, out);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct ConvertTransformerToLinalgPass
     : mte::impl::ConvertTransformerToLinalgBase<
           ConvertTransformerToLinalgPass> {
@@ -1473,5 +1533,6 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
                StaticResultPattern<SizeOp>,
                StaticResultPattern<ConstantOfShapeOp>, NormPattern<LayerNormOp>,
                NormPattern<RMSNormOp>, LinearPattern, AttentionPattern,
-               RotaryEmbeddingPattern, AmaxPattern>(patterns.getContext());
+               RotaryEmbeddingPattern, AmaxPattern, QuantizePattern,
+               DequantizePattern>(patterns.getContext());
 }

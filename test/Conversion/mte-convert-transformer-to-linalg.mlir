@@ -1,0 +1,58 @@
+// RUN: mte-opt %s -split-input-file -mte-convert-transformer-to-linalg -verify-diagnostics | FileCheck %s
+
+// Broadcasting lives in the indexing maps: size-1 dims read index 0.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func @add_broadcast
+// CHECK: linalg.generic {indexing_maps = [#[[COL]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK: arith.addf
+func.func @add_broadcast(%a: tensor<4x1xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = transformer.add %a, %b : (tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// bf16 contractions accumulate in f32 and round once.
+// CHECK-LABEL: func @matmul_bf16
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x8x4xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+func.func @matmul_bf16(%a: tensor<2x8x16xbf16>, %b: tensor<16x4xbf16>) -> tensor<2x8x4xbf16> {
+  %0 = transformer.matmul %a, %b : (tensor<2x8x16xbf16>, tensor<16x4xbf16>) -> tensor<2x8x4xbf16>
+  return %0 : tensor<2x8x4xbf16>
+}
+
+// -----
+
+// GQA: query head h reads key/value head h floordiv (num_heads / num_kv_heads).
+// CHECK-DAG: affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1 floordiv 2, d4)>
+// CHECK-LABEL: func @attention_gqa
+// CHECK: math.exp
+// CHECK-NOT: transformer.attention
+func.func @attention_gqa(%q: tensor<1x8x64xf32>, %k: tensor<1x8x32xf32>, %v: tensor<1x8x32xf32>) -> tensor<1x8x64xf32> {
+  %0 = transformer.attention %q, %k, %v {num_heads = 4, num_kv_heads = 2, scale = 0.25 : f32, causal} : (tensor<1x8x64xf32>, tensor<1x8x32xf32>, tensor<1x8x32xf32>) -> tensor<1x8x64xf32>
+  return %0 : tensor<1x8x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @norm_and_quantize
+// CHECK: math.rsqrt
+// CHECK: arith.minimumf
+// CHECK: arith.truncf %{{.*}} : f32 to f8E4M3FN
+func.func @norm_and_quantize(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %s: tensor<f32>) -> tensor<4x64xf8E4M3FN> {
+  %0 = transformer.rms_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  %1 = transformer.quantize %0, %s : (tensor<4x64xf32>, tensor<f32>) -> tensor<4x64xf8E4M3FN>
+  return %1 : tensor<4x64xf8E4M3FN>
+}
+
+// -----
+
+func.func @unsigned(%a: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{the host backend does not support unsigned integer tensors ('tensor<4xui8>')}}
+  %0 = transformer.add %a, %a : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
