@@ -28,6 +28,14 @@ void mte::buildSimplifyPipeline(OpPassManager &pm,
     funcPm.addPass(transformer::createCheckStaticShapes());
 }
 
+void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(transformer::createRecognizeLayerNorm());
+  funcPm.addPass(transformer::createRecognizeLinear());
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+}
+
 void mte::buildHostPipeline(OpPassManager &pm,
                             const HostPipelineOptions &options) {
   pm.addPass(createConvertTransformerToLinalg());
@@ -77,6 +85,11 @@ void mte::buildHostPipeline(OpPassManager &pm,
 }
 
 void mte::registerPipelines() {
+  PassPipelineRegistration<>(
+      "mte-transformer-fusion",
+      "Recognise Transformer building blocks (layer_norm, linear) in "
+      "primitive-level transformer IR",
+      buildTransformerFusionPipeline);
   PassPipelineRegistration<HostPipelineOptions>(
       "mte-host-pipeline",
       "Lower a static-shaped transformer module to the LLVM dialect for the "

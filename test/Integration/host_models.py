@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Compiles the 2-layer BERT, GPT-2 and Llama fixtures (both exporters' node
-patterns) for the host backend, runs them on seeded random inputs through
-the mte Python package, and compares the output with the independent
-float64 numpy implementation of each model written by models.py.
+patterns) for the host backend, with and without the fusion pipeline, runs
+them on seeded random inputs through the mte Python package, and compares
+the outputs with the independent float64 numpy implementation of each model
+written by models.py, and with each other (rtol 1e-5).
 
 Tolerance: |mte - reference| <= 1e-4 * |reference| + 1e-5 elementwise
 (mte computes in fp32).
@@ -47,18 +48,28 @@ def main():
                       if k != "last_hidden_state"}
             shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
                       for k, v in inputs.items()]
-            subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".so"]
-                           + shapes, check=True)
-            got = mte.load(stem + ".so")(**inputs)["last_hidden_state"]
+            results = {}
+            for fusion in ["true", "false"]:
+                so = f"{stem}.fusion-{fusion}.so"
+                subprocess.run([args.compile, stem + ".onnx", "-o", so,
+                                f"--fusion={fusion}"] + shapes, check=True)
+                results[fusion] = mte.load(so)(**inputs)["last_hidden_state"]
             want = reference["last_hidden_state"]
-            err = np.abs(got.astype(np.float64) - want)
-            ok = got.shape == want.shape and np.all(
-                err <= RTOL * np.abs(want) + ATOL)
-            worst = np.max(err / (np.abs(want) + ATOL / RTOL))
-            print(f"{'PASS' if ok else 'FAIL'} {family} {exporter}: "
-                  f"max abs error {err.max():.2e}, worst error/tolerance "
-                  f"{worst / RTOL:.3f}")
-            failures += not ok
+            for fusion, got in results.items():
+                err = np.abs(got.astype(np.float64) - want)
+                ok = got.shape == want.shape and np.all(
+                    err <= RTOL * np.abs(want) + ATOL)
+                worst = np.max(err / (np.abs(want) + ATOL / RTOL))
+                print(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
+                      f"fusion={fusion}: max abs error {err.max():.2e}, "
+                      f"worst error/tolerance {worst / RTOL:.3f}")
+                failures += not ok
+            # The fused and the unfused graph agree (rtol 1e-5).
+            same = np.allclose(results["true"], results["false"],
+                               rtol=1e-5, atol=1e-6)
+            print(f"{'PASS' if same else 'FAIL'} {family} {exporter}: "
+                  f"fused == unfused")
+            failures += not same
     return 1 if failures else 0
 
 

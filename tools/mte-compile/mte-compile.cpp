@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
 #include "mte/InitAll.h"
 #include "mte/Pipelines/Pipelines.h"
 #include "mte/Tools/ModelDiagnostics.h"
@@ -58,6 +59,13 @@ cl::list<std::string> inputShapes("input-shape",
                                   cl::desc("Static shape of a graph input, "
                                            "NAME=2x128"),
                                   cl::value_desc("name=dims"));
+cl::opt<bool> fusion("fusion",
+                     cl::desc("Run the transformer fusion pipeline "
+                              "(recognition of norms and linears)"),
+                     cl::init(true));
+cl::opt<bool> fusionStats("fusion-stats",
+                          cl::desc("Print how many of each fused op the "
+                                   "fusion pipeline formed"));
 cl::opt<std::string> cpu("mcpu", cl::desc("Host CPU to tune for"),
                          cl::init("x86-64"));
 
@@ -120,8 +128,23 @@ int main(int argc, char **argv) {
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   mte::buildSimplifyPipeline(pm, mte::SimplifyPipelineOptions());
+  if (fusion)
+    mte::buildTransformerFusionPipeline(pm);
   if (failed(pm.run(*module)))
     return 1;
+  if (fusionStats) {
+    llvm::StringMap<int64_t> counts;
+    module->walk([&](Operation *op) {
+      if (isa<mte::transformer::LayerNormOp, mte::transformer::RMSNormOp,
+              mte::transformer::LinearOp, mte::transformer::AttentionOp,
+              mte::transformer::RotaryEmbeddingOp, mte::transformer::GeluOp>(
+              op))
+        ++counts[op->getName().stripDialect()];
+    });
+    for (StringRef kind : {"layer_norm", "rms_norm", "linear", "attention",
+                           "rotary_embedding", "gelu"})
+      llvm::outs() << kind << ": " << counts.lookup(kind) << '\n';
+  }
 
   auto emitText = [&](auto print) {
     std::string error;

@@ -27,6 +27,10 @@ struct SimplifyPipelineOptions
 void buildSimplifyPipeline(mlir::OpPassManager &pm,
                            const SimplifyPipelineOptions &options);
 
+/// Recognises the Transformer building blocks in primitive-level IR (so far:
+/// decomposed LayerNorm, MatMul/Gemm + bias as linear) and cleans up.
+void buildTransformerFusionPipeline(mlir::OpPassManager &pm);
+
 struct HostPipelineOptions : mlir::PassPipelineOptions<HostPipelineOptions> {
   Option<bool> fuseElementwise{
       *this, "fuse-elementwise",

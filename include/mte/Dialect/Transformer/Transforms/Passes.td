@@ -16,4 +16,36 @@ def CheckStaticShapes : Pass<"mte-check-static-shapes", "::mlir::func::FuncOp"> 
   }];
 }
 
+def RecognizeLinear : Pass<"mte-recognize-linear", "::mlir::func::FuncOp"> {
+  let summary = "Form transformer.linear from MatMul (+ bias Add) and Gemm";
+  let description = [{
+    Rewrites `matmul(x, W)` with a rank-2 `W` into `linear` with weight
+    layout `kn`, and `matmul(x, transpose(W, [1, 0]))` (Gemm with transB, as
+    the importer spells it) into layout `nk`. A following `add` of a bias
+    that broadcasts as `[N]` is folded into the linear when the product has
+    no other user.
+  }];
+  let statistics = [
+    Statistic<"numLinear", "linear", "Number of linear ops formed">,
+    Statistic<"numBias", "linear_bias", "Number of bias adds folded in">
+  ];
+}
+
+def RecognizeLayerNorm
+    : Pass<"mte-recognize-layer-norm", "::mlir::func::FuncOp"> {
+  let summary = "Form transformer.layer_norm from its decomposed form";
+  let description = [{
+    Matches `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma +
+    beta` over the trailing dimensions, with the square as `pow(d, 2)` or
+    `mul(d, d)` and the normalisation as `div` by the root, `mul` by its
+    reciprocal or `mul` by `rsqrt`. The means must reduce the same trailing
+    axes with keepdims, `eps` must be a constant scalar, `gamma` and `beta`
+    constants of the normalised shape, and every intermediate must have no
+    other user.
+  }];
+  let statistics = [
+    Statistic<"numLayerNorm", "layer_norm", "Number of layer norms formed">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD
