@@ -31,6 +31,7 @@ void mte::buildSimplifyPipeline(OpPassManager &pm,
 void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(transformer::createRecognizeLayerNorm());
+  funcPm.addPass(transformer::createRecognizeRMSNorm());
   funcPm.addPass(transformer::createRecognizeLinear());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
@@ -87,7 +88,8 @@ void mte::buildHostPipeline(OpPassManager &pm,
 void mte::registerPipelines() {
   PassPipelineRegistration<>(
       "mte-transformer-fusion",
-      "Recognise Transformer building blocks (layer_norm, linear) in "
+      "Recognise Transformer building blocks (layer_norm, rms_norm, linear) "
+      "in "
       "primitive-level transformer IR",
       buildTransformerFusionPipeline);
   PassPipelineRegistration<HostPipelineOptions>(

@@ -3,6 +3,8 @@
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 
+#include "RecognitionUtils.h"
+
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -14,52 +16,9 @@ namespace mte::transformer {
 
 using namespace mlir;
 using namespace mte::transformer;
+using namespace mte::transformer::recognition;
 
 namespace {
-/// The other operand of a commutative binary op whose one operand is `v`.
-template <typename OpTy>
-Value otherOperand(OpTy op, Value v) {
-  return op.getLhs() == v ? op.getRhs() : op.getLhs();
-}
-
-template <typename OpTy>
-OpTy singleUseProducer(Value v) {
-  auto op = v.getDefiningOp<OpTy>();
-  return op && op->hasOneUse() ? op : OpTy();
-}
-
-/// A constant scalar (any rank, one element) as a double.
-std::optional<double> constantScalar(Value v) {
-  DenseFPElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1)
-    return std::nullopt;
-  return (*attr.value_begin<APFloat>()).convertToDouble();
-}
-
-/// The first normalised axis of a keepdims mean over trailing axes.
-std::optional<int64_t> trailingMeanAxis(ReduceOp reduce) {
-  if (!reduce || reduce.getKind() != ReduceKind::Mean || !reduce.getKeepdims())
-    return std::nullopt;
-  int64_t rank = reduce.getInput().getType().getRank();
-  SmallVector<int64_t> axes;
-  for (int64_t a : reduce.getAxes())
-    axes.push_back(*normalizeAxis(a, rank));
-  llvm::sort(axes);
-  if (axes.empty() || axes.back() != rank - 1 ||
-      axes.back() - axes.front() + 1 != static_cast<int64_t>(axes.size()))
-    return std::nullopt;
-  return axes.front();
-}
-
-/// Matches the parameter `v` as a constant of the normalised shape.
-bool isParameter(Value v, RankedTensorType input, int64_t axis) {
-  auto type = cast<RankedTensorType>(v.getType());
-  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
-  return matchPattern(v, m_Constant()) &&
-         type.getElementType() == input.getElementType() &&
-         type.getShape() == normalized;
-}
-
 struct LayerNormPattern : OpRewritePattern<AddOp> {
   LayerNormPattern(MLIRContext *ctx, llvm::Statistic &count)
       : OpRewritePattern(ctx), numLayerNorm(count) {}
@@ -112,31 +71,10 @@ struct LayerNormPattern : OpRewritePattern<AddOp> {
       return failure();
 
     // ve = mean(square(d)) + eps.
-    auto addEps = singleUseProducer<AddOp>(ve);
-    if (!addEps)
+    std::optional<MeanOfSquares> variance = matchMeanOfSquares(ve, d);
+    if (!variance)
       return failure();
-    ReduceOp variance;
-    std::optional<double> eps;
-    for (Value v : {addEps.getLhs(), addEps.getRhs()}) {
-      if ((variance = singleUseProducer<ReduceOp>(v)) &&
-          (eps = constantScalar(otherOperand(addEps, v))))
-        break;
-      variance = nullptr;
-    }
-    if (!variance || !eps || *eps <= 0)
-      return failure();
-    Operation *square = variance.getInput().getDefiningOp();
-    if (!square || !square->hasOneUse())
-      return failure();
-    if (auto pow = dyn_cast<PowOp>(square)) {
-      if (pow.getLhs() != d || constantScalar(pow.getRhs()) != 2.0)
-        return failure();
-    } else if (auto mul = dyn_cast<MulOp>(square)) {
-      if (mul.getLhs() != d || mul.getRhs() != d)
-        return failure();
-    } else {
-      return failure();
-    }
+    Operation *square = variance->square;
 
     // d = x - mean(x), used only by the square and the normalisation.
     auto sub = d.getDefiningOp<SubOp>();
@@ -149,7 +87,7 @@ struct LayerNormPattern : OpRewritePattern<AddOp> {
     if (!mean || mean.getInput() != x)
       return failure();
     std::optional<int64_t> axis = trailingMeanAxis(mean);
-    if (!axis || trailingMeanAxis(variance) != axis)
+    if (!axis || trailingMeanAxis(variance->mean) != axis)
       return failure();
     auto inputType = cast<RankedTensorType>(x.getType());
     if (root.getType() != inputType || !isParameter(gamma, inputType, *axis) ||
@@ -159,7 +97,7 @@ struct LayerNormPattern : OpRewritePattern<AddOp> {
     auto layerNorm = LayerNormOp::create(
         rewriter, root.getLoc(), TypeRange{inputType}, x, gamma, beta,
         /*residual=*/nullptr, rewriter.getI64IntegerAttr(*axis),
-        rewriter.getF32FloatAttr(*eps));
+        rewriter.getF32FloatAttr(variance->epsilon));
     rewriter.replaceOp(root, layerNorm.getOutput());
     ++numLayerNorm;
     return success();

@@ -48,4 +48,19 @@ def RecognizeLayerNorm
   ];
 }
 
+def RecognizeRMSNorm : Pass<"mte-recognize-rms-norm", "::mlir::func::FuncOp"> {
+  let summary = "Form transformer.rms_norm from its decomposed form";
+  let description = [{
+    Matches `x / sqrt(mean(x^2) + eps) * weight` over the trailing
+    dimensions, with the square as `pow(x, 2)` or `mul(x, x)` and the
+    normalisation as `div` by the root, or `mul` by `reciprocal(sqrt)`,
+    `div(1, sqrt)` (the TorchScript export of rsqrt) or `rsqrt`. `eps` must
+    be a constant scalar, `weight` a constant of the normalised shape, and
+    every intermediate must have no other user (the input may have many).
+  }];
+  let statistics = [
+    Statistic<"numRMSNorm", "rms_norm", "Number of RMS norms formed">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

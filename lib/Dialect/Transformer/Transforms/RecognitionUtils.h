@@ -1,0 +1,101 @@
+//===- RecognitionUtils.h - helpers of the recognition passes ---*- C++ -*-===//
+//
+// Internal to lib/Dialect/Transformer/Transforms: the small matchers the
+// recognition passes share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_LIB_DIALECT_TRANSFORMER_TRANSFORMS_RECOGNITIONUTILS_H
+#define MTE_LIB_DIALECT_TRANSFORMER_TRANSFORMS_RECOGNITIONUTILS_H
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/IR/Matchers.h"
+
+namespace mte::transformer::recognition {
+
+/// The other operand of a commutative binary op whose one operand is `v`.
+template <typename OpTy>
+mlir::Value otherOperand(OpTy op, mlir::Value v) {
+  return op.getLhs() == v ? op.getRhs() : op.getLhs();
+}
+
+template <typename OpTy>
+OpTy singleUseProducer(mlir::Value v) {
+  auto op = v.getDefiningOp<OpTy>();
+  return op && op->hasOneUse() ? op : OpTy();
+}
+
+/// A constant scalar (any rank, one element) as a double.
+inline std::optional<double> constantScalar(mlir::Value v) {
+  mlir::DenseFPElementsAttr attr;
+  if (!mlir::matchPattern(v, mlir::m_Constant(&attr)) || attr.getNumElements() != 1)
+    return std::nullopt;
+  return (*attr.value_begin<llvm::APFloat>()).convertToDouble();
+}
+
+/// The first normalised axis of a keepdims mean over trailing axes.
+inline std::optional<int64_t> trailingMeanAxis(ReduceOp reduce) {
+  if (!reduce || reduce.getKind() != ReduceKind::Mean || !reduce.getKeepdims())
+    return std::nullopt;
+  int64_t rank = reduce.getInput().getType().getRank();
+  llvm::SmallVector<int64_t> axes;
+  for (int64_t a : reduce.getAxes())
+    axes.push_back(*normalizeAxis(a, rank));
+  llvm::sort(axes);
+  if (axes.empty() || axes.back() != rank - 1 ||
+      axes.back() - axes.front() + 1 != static_cast<int64_t>(axes.size()))
+    return std::nullopt;
+  return axes.front();
+}
+
+/// Matches the parameter `v` as a constant of the normalised shape.
+inline bool isParameter(mlir::Value v, mlir::RankedTensorType input,
+                        int64_t axis) {
+  auto type = llvm::cast<mlir::RankedTensorType>(v.getType());
+  llvm::ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  return mlir::matchPattern(v, mlir::m_Constant()) &&
+         type.getElementType() == input.getElementType() &&
+         type.getShape() == normalized;
+}
+
+/// `mean(square(v)) + eps`, the value under the root of both norms.
+struct MeanOfSquares {
+  ReduceOp mean;
+  double epsilon;
+  mlir::Operation *square; // pow(v, 2) or mul(v, v)
+};
+
+/// Matches `underRoot` as mean(square(v)) + eps with a positive constant
+/// eps, every step used once.
+inline std::optional<MeanOfSquares> matchMeanOfSquares(mlir::Value underRoot,
+                                                       mlir::Value v) {
+  auto addEps = singleUseProducer<AddOp>(underRoot);
+  if (!addEps)
+    return std::nullopt;
+  for (mlir::Value operand : {addEps.getLhs(), addEps.getRhs()}) {
+    auto mean = singleUseProducer<ReduceOp>(operand);
+    std::optional<double> eps =
+        constantScalar(otherOperand(addEps, operand));
+    if (!mean || !eps || *eps <= 0)
+      continue;
+    mlir::Operation *square = mean.getInput().getDefiningOp();
+    if (!square || !square->hasOneUse())
+      return std::nullopt;
+    if (auto pow = llvm::dyn_cast<PowOp>(square)) {
+      if (pow.getLhs() != v || constantScalar(pow.getRhs()) != 2.0)
+        return std::nullopt;
+    } else if (auto mul = llvm::dyn_cast<MulOp>(square)) {
+      if (mul.getLhs() != v || mul.getRhs() != v)
+        return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+    return MeanOfSquares{mean, *eps, square};
+  }
+  return std::nullopt;
+}
+
+} // namespace mte::transformer::recognition
+
+#endif // MTE_LIB_DIALECT_TRANSFORMER_TRANSFORMS_RECOGNITIONUTILS_H
