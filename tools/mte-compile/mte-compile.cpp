@@ -11,9 +11,9 @@
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 #include "mte/InitAll.h"
 #include "mte/Pipelines/Pipelines.h"
-#include "mte/Tools/ModelDiagnostics.h"
 #include "mte/Target/Host/ModelLibrary.h"
 #include "mte/Target/ONNX/ImportONNX.h"
+#include "mte/Tools/ModelDiagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -166,8 +166,7 @@ int main(int argc, char **argv) {
   for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i)
     forward.removeArgAttr(i, "transformer.name");
   for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
-    forward.removeResultAttr(
-        i, StringAttr::get(&context, "transformer.name"));
+    forward.removeResultAttr(i, StringAttr::get(&context, "transformer.name"));
 
   PassManager lower(&context);
   if (failed(applyPassManagerCLOptions(lower)))
@@ -183,24 +182,25 @@ int main(int argc, char **argv) {
   if (!llvmModule)
     return fail(error);
   if (emit == Emit::LLVM)
-    return emitText([&](llvm::raw_ostream &os) { llvmModule->print(os, nullptr); });
+    return emitText(
+        [&](llvm::raw_ostream &os) { llvmModule->print(os, nullptr); });
 
   if (emit == Emit::Object)
-    return failed(mte::emitObjectFile(*llvmModule, outputFile, error))
+    return failed(mte::emitObjectFile(*llvmModule, cpu, outputFile, error))
                ? fail(error)
                : 0;
 
   SmallString<128> objectPath;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          "mte-model", "o", objectPath))
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("mte-model", "o", objectPath))
     return fail("cannot create a temporary file: " + ec.message());
   llvm::FileRemover removeObject(objectPath);
-  if (failed(mte::emitObjectFile(*llvmModule, objectPath, error)))
+  if (failed(mte::emitObjectFile(*llvmModule, cpu, objectPath, error)))
     return fail(error);
   std::string toolPath = llvm::sys::fs::getMainExecutable(
       argv[0], reinterpret_cast<void *>(&fail));
-  if (failed(mte::linkModelLibrary(*signature, objectPath, outputFile,
-                                   toolPath, error)))
+  if (failed(mte::linkModelLibrary(*signature, objectPath, outputFile, toolPath,
+                                   error)))
     return fail(error);
   return 0;
 }

@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "mte/InitAll.h"
-#include "mte/Tools/ModelDiagnostics.h"
 #include "mte/Target/ONNX/ImportONNX.h"
+#include "mte/Tools/ModelDiagnostics.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -53,8 +53,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
-  llvm::cl::ParseCommandLineOptions(argc, argv,
-                                    "mte ONNX to transformer-dialect importer\n");
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "mte ONNX to transformer-dialect importer\n");
   if (listOnnxOps) {
     for (const std::string &op : mte::getSupportedONNXOperators())
       llvm::outs() << op << '\n';

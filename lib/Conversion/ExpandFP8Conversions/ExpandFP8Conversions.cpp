@@ -40,9 +40,15 @@ struct IntBuilder {
   Value f32(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
-  Value shr(Value v, int64_t n) { return arith::ShRUIOp::create(b, loc, v, i32(n)); }
-  Value shl(Value v, int64_t n) { return arith::ShLIOp::create(b, loc, v, i32(n)); }
-  Value band(Value v, int64_t m) { return arith::AndIOp::create(b, loc, v, i32(m)); }
+  Value shr(Value v, int64_t n) {
+    return arith::ShRUIOp::create(b, loc, v, i32(n));
+  }
+  Value shl(Value v, int64_t n) {
+    return arith::ShLIOp::create(b, loc, v, i32(n));
+  }
+  Value band(Value v, int64_t m) {
+    return arith::AndIOp::create(b, loc, v, i32(m));
+  }
   Value bor(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
@@ -63,9 +69,8 @@ Value decode(OpBuilder &ob, Location loc, Value input, const FP8Format &f) {
   Value exp = b.band(b.shr(bits, f.manBits), (1 << f.expBits) - 1);
   Value man = b.band(bits, (1 << f.manBits) - 1);
   // Normal numbers: rebias the exponent and widen the mantissa.
-  Value normal = b.bor(
-      sign, b.bor(b.shl(b.add(exp, b.i32(127 - f.bias)), 23),
-                  b.shl(man, 23 - f.manBits)));
+  Value normal = b.bor(sign, b.bor(b.shl(b.add(exp, b.i32(127 - f.bias)), 23),
+                                   b.shl(man, 23 - f.manBits)));
   // Subnormals (and zero): man * 2^(1 - bias - manBits), signed.
   Value magnitude = arith::MulFOp::create(
       ob, loc, arith::UIToFPOp::create(ob, loc, ob.getF32Type(), man),
@@ -78,8 +83,8 @@ Value decode(OpBuilder &ob, Location loc, Value input, const FP8Format &f) {
   Value expAllOnes = b.cmp(arith::CmpIPredicate::eq, exp, maxExp);
   if (f.hasInfinity) {
     // IEEE-style specials: the f32 exponent must be all ones too.
-    Value special = b.bor(sign, b.bor(b.i32(0x7F800000),
-                                      b.shl(man, 23 - f.manBits)));
+    Value special =
+        b.bor(sign, b.bor(b.i32(0x7F800000), b.shl(man, 23 - f.manBits)));
     result = b.select(expAllOnes, special, result);
   } else {
     Value isNaN = arith::AndIOp::create(
@@ -100,8 +105,8 @@ Value encode(OpBuilder &ob, Location loc, Value input, const FP8Format &f,
   // Normal range: round the mantissa to manBits, then rebias.
   int shift = 23 - f.manBits;
   Value lsb = b.band(b.shr(abs, shift), 1);
-  Value rounded = b.shr(b.add(abs, b.add(b.i32((1 << (shift - 1)) - 1), lsb)),
-                        shift);
+  Value rounded =
+      b.shr(b.add(abs, b.add(b.i32((1 << (shift - 1)) - 1), lsb)), shift);
   Value normal = b.sub(rounded, b.i32((127 - f.bias) << f.manBits));
   // Below the smallest normal: a multiple of the subnormal step, rounded to
   // nearest even (a result of 2^manBits is the smallest normal's encoding).
@@ -116,12 +121,13 @@ Value encode(OpBuilder &ob, Location loc, Value input, const FP8Format &f,
   Value code = b.select(b.cmp(arith::CmpIPredicate::ult, abs, smallestNormal),
                         subnormal, normal);
   // Overflow (including infinity) and NaN.
-  code = b.select(b.cmp(arith::CmpIPredicate::ugt, code,
-                        b.i32(f.maxFiniteCode)),
-                  b.i32(f.overflowCode), code);
+  code =
+      b.select(b.cmp(arith::CmpIPredicate::ugt, code, b.i32(f.maxFiniteCode)),
+               b.i32(f.overflowCode), code);
   Value isNaN = b.cmp(arith::CmpIPredicate::ugt, abs, b.i32(0x7F800000));
   code = b.select(isNaN, b.i32(0x7F), code);
-  Value byte = arith::TruncIOp::create(ob, loc, ob.getI8Type(), b.bor(sign, code));
+  Value byte =
+      arith::TruncIOp::create(ob, loc, ob.getI8Type(), b.bor(sign, code));
   return arith::BitcastOp::create(ob, loc, resultType, byte);
 }
 
@@ -158,10 +164,10 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
       in = arith::ExtFOp::create(rewriter, op.getLoc(), rewriter.getF32Type(),
                                  in);
     else if (!inType.isF32())
-      in = arith::TruncFOp::create(rewriter, op.getLoc(),
-                                   rewriter.getF32Type(), in);
-    rewriter.replaceOp(op, encode(rewriter, op.getLoc(), in, *format,
-                                  op.getType()));
+      in = arith::TruncFOp::create(rewriter, op.getLoc(), rewriter.getF32Type(),
+                                   in);
+    rewriter.replaceOp(
+        op, encode(rewriter, op.getLoc(), in, *format, op.getType()));
     return success();
   }
 };

@@ -134,12 +134,12 @@ Value gelu(OpBuilder &b, Location loc, Value x, GeluApproximation approx) {
   Value one = constantOf(b, loc, t, 1.0);
   Value inner;
   if (approx == GeluApproximation::None) {
-    Value scaled = arith::MulFOp::create(b, loc, x,
-                                         constantOf(b, loc, t, M_SQRT1_2));
+    Value scaled =
+        arith::MulFOp::create(b, loc, x, constantOf(b, loc, t, M_SQRT1_2));
     inner = math::ErfOp::create(b, loc, scaled);
   } else {
-    Value x3 = arith::MulFOp::create(
-        b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value x3 =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
     Value poly = arith::AddFOp::create(
         b, loc, x,
         arith::MulFOp::create(b, loc, x3, constantOf(b, loc, t, 0.044715)));
@@ -148,9 +148,8 @@ Value gelu(OpBuilder &b, Location loc, Value x, GeluApproximation approx) {
         arith::MulFOp::create(b, loc, poly,
                               constantOf(b, loc, t, std::sqrt(2.0 / M_PI))));
   }
-  return arith::MulFOp::create(
-      b, loc, arith::MulFOp::create(b, loc, half, x),
-      arith::AddFOp::create(b, loc, one, inner));
+  return arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, half, x),
+                               arith::AddFOp::create(b, loc, one, inner));
 }
 
 Value applyActivation(OpBuilder &b, Location loc, Value x, Activation act) {
@@ -237,8 +236,7 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), inputs, init, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(nb, nloc,
-                                body(nb, nloc, args.drop_back()));
+        linalg::YieldOp::create(nb, nloc, body(nb, nloc, args.drop_back()));
       });
   return bitcastElements(b, loc, generic.getResult(0),
                          resultType.getElementType());
@@ -247,12 +245,11 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// Reduces `input` over its trailing dimensions from `firstReduced` with
 /// `combine`, starting from `initValue`, in element type `accType` (the
 /// input is converted on read). The result has the leading dimensions.
-Value reduceTrailing(OpBuilder &b, Location loc, Value input,
-                     int64_t firstReduced, Type accType, double initValue,
-                     function_ref<Value(OpBuilder &, Location, Value, Value)>
-                         combine,
-                     function_ref<Value(OpBuilder &, Location, Value)> map =
-                         nullptr) {
+Value reduceTrailing(
+    OpBuilder &b, Location loc, Value input, int64_t firstReduced, Type accType,
+    double initValue,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
+    function_ref<Value(OpBuilder &, Location, Value)> map = nullptr) {
   MLIRContext *ctx = b.getContext();
   auto type = cast<RankedTensorType>(input.getType());
   unsigned rank = type.getRank();
@@ -274,12 +271,10 @@ Value reduceTrailing(OpBuilder &b, Location loc, Value input,
   return linalg::GenericOp::create(
              b, loc, init.getType(), input, init, maps, iterators,
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value x = convertScalar(nb, nloc, args[0], elementType,
-                                       accType);
+               Value x = convertScalar(nb, nloc, args[0], elementType, accType);
                if (map)
                  x = map(nb, nloc, x);
-               linalg::YieldOp::create(nb, nloc,
-                                       combine(nb, nloc, args[1], x));
+               linalg::YieldOp::create(nb, nloc, combine(nb, nloc, args[1], x));
              })
       .getResult(0);
 }
@@ -334,8 +329,7 @@ Value castTensor(OpBuilder &b, Location loc, Value input, Type elementType) {
 //===----------------------------------------------------------------------===//
 
 /// Elementwise ops whose scalar body depends only on the element type.
-template <typename OpTy>
-struct ElementwisePattern : OpRewritePattern<OpTy> {
+template <typename OpTy> struct ElementwisePattern : OpRewritePattern<OpTy> {
   using ScalarFn = Value (*)(OpBuilder &, Location, ValueRange, Type, OpTy);
   ElementwisePattern(MLIRContext *ctx, ScalarFn fn)
       : OpRewritePattern<OpTy>(ctx), fn(fn) {}
@@ -346,8 +340,7 @@ struct ElementwisePattern : OpRewritePattern<OpTy> {
         cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
     Value result = elementwise(
         rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
-        op->getOperands(),
-        [&](OpBuilder &b, Location loc, ValueRange args) {
+        op->getOperands(), [&](OpBuilder &b, Location loc, ValueRange args) {
           return fn(b, loc, args, operandType, op);
         });
     rewriter.replaceOp(op, result);
@@ -363,7 +356,6 @@ void addElementwise(RewritePatternSet &patterns,
 }
 
 /// Float ops computed in f32 for f16/bf16 inputs.
-template <typename OpTy>
 Value viaComputeType(OpBuilder &b, Location loc, ValueRange args, Type t,
                      function_ref<Value(OpBuilder &, Location, ValueRange)> f) {
   Type c = computeType(t);
@@ -390,8 +382,8 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
     RankedTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
     RankedTensorType result = op.getType();
     bool lhsVector = lhs.getRank() == 1, rhsVector = rhs.getRank() == 1;
-    int64_t batchRank = result.getRank() - (lhsVector ? 0 : 1) -
-                        (rhsVector ? 0 : 1);
+    int64_t batchRank =
+        result.getRank() - (lhsVector ? 0 : 1) - (rhsVector ? 0 : 1);
     // Loops: batch..., [m], [n], k.
     unsigned numLoops = result.getRank() + 1;
     AffineExpr k = getAffineDimExpr(numLoops - 1, ctx);
@@ -419,8 +411,8 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
     SmallVector<AffineMap> maps = {
         AffineMap::get(numLoops, 0, lhsExprs, ctx),
         AffineMap::get(numLoops, 0, rhsExprs, ctx),
-        AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(
-            result.getRank())};
+        AffineMap::getMultiDimIdentityMap(numLoops, ctx)
+            .getMajorSubMap(result.getRank())};
     SmallVector<utils::IteratorType> iterators(numLoops,
                                                utils::IteratorType::parallel);
     iterators.back() = utils::IteratorType::reduction;
@@ -434,19 +426,17 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
             [&](OpBuilder &b, Location l, ValueRange a) {
               Value x = convertScalar(b, l, a[0], elementType, acc);
               Value y = convertScalar(b, l, a[1], elementType, acc);
-              Value p = isFloat(acc) ? arith::MulFOp::create(b, l, x, y)
-                                         .getResult()
-                                   : arith::MulIOp::create(b, l, x, y)
-                                         .getResult();
-              Value s = isFloat(acc) ? arith::AddFOp::create(b, l, a[2], p)
-                                         .getResult()
-                                   : arith::AddIOp::create(b, l, a[2], p)
-                                         .getResult();
+              Value p = isFloat(acc)
+                            ? arith::MulFOp::create(b, l, x, y).getResult()
+                            : arith::MulIOp::create(b, l, x, y).getResult();
+              Value s = isFloat(acc)
+                            ? arith::AddFOp::create(b, l, a[2], p).getResult()
+                            : arith::AddIOp::create(b, l, a[2], p).getResult();
               linalg::YieldOp::create(b, l, s);
             })
             .getResult(0);
-    rewriter.replaceOp(op, castTensor(rewriter, loc, product,
-                                      signlessType(elementType)));
+    rewriter.replaceOp(
+        op, castTensor(rewriter, loc, product, signlessType(elementType)));
     return success();
   }
 };
@@ -495,8 +485,8 @@ Value moveToBack(OpBuilder &b, Location loc, Value input,
       perm.push_back(d);
   if (llvm::equal(perm, llvm::seq<int64_t>(0, type.getRank())))
     return input;
-  SmallVector<int64_t> shape = llvm::map_to_vector(
-      perm, [&](int64_t p) { return type.getDimSize(p); });
+  SmallVector<int64_t> shape =
+      llvm::map_to_vector(perm, [&](int64_t p) { return type.getDimSize(p); });
   Value init = emptyTensor(b, loc, shape, type.getElementType());
   return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
 }
@@ -528,9 +518,9 @@ struct ReducePattern : OpRewritePattern<ReduceOp> {
           rewriter, loc, cast<RankedTensorType>(result.getType()), result,
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
             Value n = constantOf(b, l, t, static_cast<double>(count));
-            return isFloat(t) ? arith::DivFOp::create(b, l, a[0], n).getResult()
-                              : arith::DivSIOp::create(b, l, a[0], n)
-                                    .getResult();
+            return isFloat(t)
+                       ? arith::DivFOp::create(b, l, a[0], n).getResult()
+                       : arith::DivSIOp::create(b, l, a[0], n).getResult();
           });
     }
     result = castTensor(rewriter, loc, result, signlessType(elementType));
@@ -557,15 +547,15 @@ Value softmaxLast(OpBuilder &b, Location loc, Value input) {
     shape.push_back(1);
     return reshapeTensor(b, loc, stat, shape);
   };
-  Value shifted = elementwise(
-      b, loc, computeTypeFull, ValueRange{input, rowMap(max)},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value x = convertScalar(nb, l, a[0], t, c);
-        return math::ExpOp::create(nb, l,
-                                   arith::SubFOp::create(nb, l, x, a[1]));
-      });
-  Value sum = reduceTrailing(b, loc, shifted, rank - 1, c, 0,
-                             combine<arith::AddFOp>);
+  Value shifted =
+      elementwise(b, loc, computeTypeFull, ValueRange{input, rowMap(max)},
+                  [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                    Value x = convertScalar(nb, l, a[0], t, c);
+                    return math::ExpOp::create(
+                        nb, l, arith::SubFOp::create(nb, l, x, a[1]));
+                  });
+  Value sum =
+      reduceTrailing(b, loc, shifted, rank - 1, c, 0, combine<arith::AddFOp>);
   return elementwise(b, loc, type, ValueRange{shifted, rowMap(sum)},
                      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                        return convertScalar(
@@ -591,8 +581,8 @@ struct SoftmaxPattern : OpRewritePattern<SoftmaxOp> {
       SmallVector<int64_t> perm;
       for (int64_t d = 0; d < rank; ++d)
         perm.push_back(d < axis ? d : d == axis ? rank - 1 : d - 1);
-      Value init = emptyTensor(rewriter, loc, type.getShape(),
-                               type.getElementType());
+      Value init =
+          emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
       result = linalg::TransposeOp::create(rewriter, loc, result, init, perm)
                    .getResult()[0];
     }
@@ -607,9 +597,9 @@ struct TransposePattern : OpRewritePattern<TransposeOp> {
                                 PatternRewriter &rewriter) const override {
     Value init = emptyTensor(rewriter, op.getLoc(), op.getType().getShape(),
                              signlessType(op.getType().getElementType()));
-    rewriter.replaceOp(op, linalg::TransposeOp::create(
-                               rewriter, op.getLoc(), op.getInput(), init,
-                               op.getPermutation())
+    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, op.getLoc(),
+                                                       op.getInput(), init,
+                                                       op.getPermutation())
                                .getResult()[0]);
     return success();
   }
@@ -629,11 +619,10 @@ struct ExpandPattern : OpRewritePattern<ExpandOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ExpandOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, elementwise(rewriter, op.getLoc(), op.getType(),
-                                       op.getInput(),
-                                       [](OpBuilder &, Location, ValueRange a) {
-                                         return a[0];
-                                       }));
+    rewriter.replaceOp(
+        op,
+        elementwise(rewriter, op.getLoc(), op.getType(), op.getInput(),
+                    [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
     return success();
   }
 };
@@ -654,22 +643,21 @@ struct SlicePattern : OpRewritePattern<SliceOp> {
     Value input = op.getInput();
     ArrayRef<int64_t> offsets = op.getOffsets(), strides = op.getStrides();
     rewriter.replaceOp(
-        op, elementwise(rewriter, loc, type, ValueRange{},
-                        [&](OpBuilder &b, Location l, ValueRange) -> Value {
-                          SmallVector<Value> coords;
-                          for (int64_t d = 0; d < type.getRank(); ++d) {
-                            Value i = linalg::IndexOp::create(b, l, d);
-                            Value scaled = arith::MulIOp::create(
-                                b, l, i,
-                                arith::ConstantIndexOp::create(b, l,
-                                                               strides[d]));
-                            coords.push_back(arith::AddIOp::create(
-                                b, l, scaled,
-                                arith::ConstantIndexOp::create(b, l,
-                                                               offsets[d])));
-                          }
-                          return tensor::ExtractOp::create(b, l, input, coords);
-                        }));
+        op,
+        elementwise(rewriter, loc, type, ValueRange{},
+                    [&](OpBuilder &b, Location l, ValueRange) -> Value {
+                      SmallVector<Value> coords;
+                      for (int64_t d = 0; d < type.getRank(); ++d) {
+                        Value i = linalg::IndexOp::create(b, l, d);
+                        Value scaled = arith::MulIOp::create(
+                            b, l, i,
+                            arith::ConstantIndexOp::create(b, l, strides[d]));
+                        coords.push_back(arith::AddIOp::create(
+                            b, l, scaled,
+                            arith::ConstantIndexOp::create(b, l, offsets[d])));
+                      }
+                      return tensor::ExtractOp::create(b, l, input, coords);
+                    }));
     return success();
   }
 };
@@ -762,8 +750,9 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
     SmallVector<AffineExpr> indexExprs;
     for (int64_t d = 0; d < q; ++d)
       indexExprs.push_back(getAffineDimExpr(axis + d, ctx));
-    SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, indexExprs, ctx),
-                                   AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank, 0, indexExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(rank, ctx)};
     Value init = emptyTensor(rewriter, op.getLoc(), type.getShape(),
                              signlessType(type.getElementType()));
     SmallVector<utils::IteratorType> iterators(rank,
@@ -771,22 +760,22 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
     Value data = op.getData();
     int64_t dim = dataType.getDimSize(axis);
     rewriter.replaceOp(
-        op, linalg::GenericOp::create(
-                rewriter, op.getLoc(), init.getType(), op.getIndices(), init,
-                maps, iterators,
-                [&](OpBuilder &b, Location l, ValueRange a) {
-                  SmallVector<Value> coords;
-                  for (int64_t d = 0; d < axis; ++d)
-                    coords.push_back(linalg::IndexOp::create(b, l, d));
-                  coords.push_back(toIndex(b, l, a[0], dim));
-                  for (int64_t d = axis + 1; d < dataType.getRank(); ++d)
-                    coords.push_back(
-                        linalg::IndexOp::create(b, l, d - 1 + q));
-                  linalg::YieldOp::create(
-                      b, l,
-                      tensor::ExtractOp::create(b, l, data, coords).getResult());
-                })
-                .getResult(0));
+        op,
+        linalg::GenericOp::create(
+            rewriter, op.getLoc(), init.getType(), op.getIndices(), init, maps,
+            iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              SmallVector<Value> coords;
+              for (int64_t d = 0; d < axis; ++d)
+                coords.push_back(linalg::IndexOp::create(b, l, d));
+              coords.push_back(toIndex(b, l, a[0], dim));
+              for (int64_t d = axis + 1; d < dataType.getRank(); ++d)
+                coords.push_back(linalg::IndexOp::create(b, l, d - 1 + q));
+              linalg::YieldOp::create(
+                  b, l,
+                  tensor::ExtractOp::create(b, l, data, coords).getResult());
+            })
+            .getResult(0));
     return success();
   }
 };
@@ -805,9 +794,9 @@ struct GatherElementsPattern : OpRewritePattern<GatherElementsOp> {
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           SmallVector<Value> coords;
           for (int64_t d = 0; d < rank; ++d)
-            coords.push_back(d == axis ? toIndex(b, l, a[0], dim)
-                                       : linalg::IndexOp::create(b, l, d)
-                                             .getResult());
+            coords.push_back(
+                d == axis ? toIndex(b, l, a[0], dim)
+                          : linalg::IndexOp::create(b, l, d).getResult());
           return tensor::ExtractOp::create(b, l, data, coords);
         });
     rewriter.replaceOp(op, result);
@@ -831,9 +820,10 @@ struct TriluPattern : OpRewritePattern<TriluOp> {
           Value col = linalg::IndexOp::create(b, l, rank - 1);
           Value diff = arith::SubIOp::create(b, l, col, row);
           Value kv = arith::ConstantIndexOp::create(b, l, k);
-          Value keep = arith::CmpIOp::create(
-              b, l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
-              diff, kv);
+          Value keep = arith::CmpIOp::create(b, l,
+                                             upper ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                             diff, kv);
           return arith::SelectOp::create(b, l, keep, a[0],
                                          constantOf(b, l, t, 0));
         });
@@ -871,8 +861,7 @@ struct RangePattern : OpRewritePattern<RangeOp> {
 
 /// Shape-computing ops that survived folding only when shapes are dynamic,
 /// which the host backend does not support.
-template <typename OpTy>
-struct StaticResultPattern : OpRewritePattern<OpTy> {
+template <typename OpTy> struct StaticResultPattern : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -887,8 +876,7 @@ struct StaticResultPattern : OpRewritePattern<OpTy> {
 };
 
 /// layer_norm and rms_norm over the dimensions from `axis`, in f32.
-template <typename OpTy>
-struct NormPattern : OpRewritePattern<OpTy> {
+template <typename OpTy> struct NormPattern : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -906,15 +894,14 @@ struct NormPattern : OpRewritePattern<OpTy> {
 
     Value sum = op.getInput();
     if (Value residual = op.getResidual())
-      sum = elementwise(rewriter, loc, type, ValueRange{sum, residual},
-                        [&](OpBuilder &b, Location l, ValueRange a) {
-                          return viaComputeType<OpTy>(
-                              b, l, a, t,
-                              [](OpBuilder &nb, Location nl, ValueRange w) {
-                                return arith::AddFOp::create(nb, nl, w[0], w[1])
-                                    .getResult();
-                              });
-                        });
+      sum = elementwise(
+          rewriter, loc, type, ValueRange{sum, residual},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            return viaComputeType(
+                b, l, a, t, [](OpBuilder &nb, Location nl, ValueRange w) {
+                  return arith::AddFOp::create(nb, nl, w[0], w[1]).getResult();
+                });
+          });
     auto statShape = [&](Value stat) {
       SmallVector<int64_t> shape(type.getShape().take_front(axis));
       shape.append(rank - axis, 1);
@@ -925,21 +912,20 @@ struct NormPattern : OpRewritePattern<OpTy> {
     if constexpr (isLayerNorm) {
       Value mean = reduceTrailing(rewriter, loc, sum, axis, c, 0, add);
       mean = statShape(mean);
-      centered = elementwise(rewriter, loc, fullC, ValueRange{centered, mean},
-                             [&](OpBuilder &b, Location l, ValueRange a) {
-                               Value cnt = constantOf(b, l, c, count);
-                               return arith::SubFOp::create(
-                                          b, l, a[0],
-                                          arith::DivFOp::create(b, l, a[1],
-                                                                cnt))
-                                   .getResult();
-                             });
+      centered = elementwise(
+          rewriter, loc, fullC, ValueRange{centered, mean},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Value cnt = constantOf(b, l, c, count);
+            return arith::SubFOp::create(b, l, a[0],
+                                         arith::DivFOp::create(b, l, a[1], cnt))
+                .getResult();
+          });
     }
-    Value sq = reduceTrailing(rewriter, loc, centered, axis, c, 0, add,
-                              [](OpBuilder &b, Location l, Value x) {
-                                return arith::MulFOp::create(b, l, x, x)
-                                    .getResult();
-                              });
+    Value sq =
+        reduceTrailing(rewriter, loc, centered, axis, c, 0, add,
+                       [](OpBuilder &b, Location l, Value x) {
+                         return arith::MulFOp::create(b, l, x, x).getResult();
+                       });
     sq = statShape(sq);
     float epsilon = op.getEpsilon().convertToFloat();
     SmallVector<Value> inputs = {centered, sq, op.getScale()};
@@ -953,11 +939,11 @@ struct NormPattern : OpRewritePattern<OpTy> {
     Value y = elementwise(
         rewriter, loc, outType, inputs,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value var = arith::DivFOp::create(b, l, a[1],
-                                            constantOf(b, l, c, count));
+          Value var =
+              arith::DivFOp::create(b, l, a[1], constantOf(b, l, c, count));
           Value inv = math::RsqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, var,
-                                          constantOf(b, l, c, epsilon)));
+              b, l,
+              arith::AddFOp::create(b, l, var, constantOf(b, l, c, epsilon)));
           Value v = arith::MulFOp::create(
               b, l, arith::MulFOp::create(b, l, a[0], inv),
               convertScalar(b, l, a[2], t, c));
@@ -983,7 +969,8 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     RankedTensorType outType = op.getOutput().getType();
     unsigned rank = outType.getRank();
     unsigned numLoops = rank + 1;
-    AffineExpr k = getAffineDimExpr(rank, ctx), n = getAffineDimExpr(rank - 1, ctx);
+    AffineExpr k = getAffineDimExpr(rank, ctx),
+               n = getAffineDimExpr(rank - 1, ctx);
     SmallVector<AffineExpr> inputExprs;
     for (unsigned d = 0; d + 1 < rank; ++d)
       inputExprs.push_back(getAffineDimExpr(d, ctx));
@@ -1033,12 +1020,12 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
           Value v = a[0];
           unsigned next = 1;
           if (bias)
-            v = arith::AddFOp::create(b, l, v,
-                                      convertScalar(b, l, a[next++], outElt, acc));
+            v = arith::AddFOp::create(
+                b, l, v, convertScalar(b, l, a[next++], outElt, acc));
           v = applyActivation(b, l, v, act);
           if (residual)
-            v = arith::AddFOp::create(b, l, v,
-                                      convertScalar(b, l, a[next++], outElt, acc));
+            v = arith::AddFOp::create(
+                b, l, v, convertScalar(b, l, a[next++], outElt, acc));
           return convertScalar(b, l, v, acc, outElt);
         });
     rewriter.replaceOp(op, result);
@@ -1064,8 +1051,10 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     int64_t dv = vType.getDimSize(2) / kvHeads;
     int64_t group = heads / kvHeads;
     // Heads unpacked: [B, S, H, D].
-    Value q = reshapeTensor(rewriter, loc, op.getQuery(), {batch, sq, heads, d});
-    Value k = reshapeTensor(rewriter, loc, op.getKey(), {batch, skv, kvHeads, d});
+    Value q =
+        reshapeTensor(rewriter, loc, op.getQuery(), {batch, sq, heads, d});
+    Value k =
+        reshapeTensor(rewriter, loc, op.getKey(), {batch, skv, kvHeads, d});
     Value v =
         reshapeTensor(rewriter, loc, op.getValue(), {batch, skv, kvHeads, dv});
 
@@ -1105,13 +1094,13 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     if (mask)
       maskInputs.push_back(mask);
     auto scoreType = RankedTensorType::get(scoreShape, c);
-    Type maskElt = mask ? cast<RankedTensorType>(mask.getType()).getElementType()
-                        : Type();
+    Type maskElt =
+        mask ? cast<RankedTensorType>(mask.getType()).getElementType() : Type();
     Value masked = elementwise(
         rewriter, loc, scoreType, maskInputs,
         [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
-          Value s = arith::MulFOp::create(bb, l, a[0],
-                                          constantOf(bb, l, c, scale));
+          Value s =
+              arith::MulFOp::create(bb, l, a[0], constantOf(bb, l, c, scale));
           Value negInf =
               constantOf(bb, l, c, -std::numeric_limits<double>::infinity());
           if (mask) {
@@ -1159,8 +1148,8 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
             })
             .getResult(0);
     out = castTensor(rewriter, loc, out, t);
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, out,
-                                         op.getType().getShape()));
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, out, op.getType().getShape()));
     return success();
   }
 };
@@ -1205,9 +1194,9 @@ struct RotaryEmbeddingPattern : OpRewritePattern<RotaryEmbeddingOp> {
           if (interleaved) {
             column = arith::DivUIOp::create(b, l, f, two);
             Value odd = arith::RemUIOp::create(b, l, f, two);
-            first = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::eq, odd,
-                arith::ConstantIndexOp::create(b, l, 0));
+            first =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, odd,
+                                      arith::ConstantIndexOp::create(b, l, 0));
             partner = arith::SelectOp::create(
                 b, l, first, arith::AddIOp::create(b, l, f, one),
                 arith::SubIOp::create(b, l, f, one));
@@ -1220,12 +1209,13 @@ struct RotaryEmbeddingPattern : OpRewritePattern<RotaryEmbeddingOp> {
                 b, l, first, arith::AddIOp::create(b, l, f, halfV),
                 arith::SubIOp::create(b, l, f, halfV));
           }
-          Value rotated =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, f, rotaryV);
+          Value rotated = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                                f, rotaryV);
           // Features past rotary_dim pass through; clamp the reads there.
           Value safeColumn = arith::SelectOp::create(
               b, l, rotated, column, arith::ConstantIndexOp::create(b, l, 0));
-          Value safePartner = arith::SelectOp::create(b, l, rotated, partner, f);
+          Value safePartner =
+              arith::SelectOp::create(b, l, rotated, partner, f);
           SmallVector<Value> tableIndex = {s, safeColumn};
           if (batched)
             tableIndex.insert(tableIndex.begin(), bi);
@@ -1248,8 +1238,8 @@ struct RotaryEmbeddingPattern : OpRewritePattern<RotaryEmbeddingOp> {
           Value out = convertScalar(b, l, v, c, t);
           return arith::SelectOp::create(b, l, rotated, out, a[0]);
         });
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result,
-                                         type.getShape()));
+    rewriter.replaceOp(op,
+                       reshapeTensor(rewriter, loc, result, type.getShape()));
     return success();
   }
 };
@@ -1264,8 +1254,7 @@ struct AmaxPattern : OpRewritePattern<AmaxOp> {
         reshapeTensor(rewriter, loc, op.getInput(), {type.getNumElements()});
     Value result = reduceTrailing(
         rewriter, loc, flat, 0, rewriter.getF32Type(), 0,
-        combine<arith::MaximumFOp>,
-        [](OpBuilder &b, Location l, Value x) {
+        combine<arith::MaximumFOp>, [](OpBuilder &b, Location l, Value x) {
           return math::AbsFOp::create(b, l, x).getResult();
         });
     rewriter.replaceOp(op, result);
@@ -1281,17 +1270,17 @@ struct QuantizePattern : OpRewritePattern<QuantizeOp> {
     Type in = op.getInput().getType().getElementType();
     Type out = op.getType().getElementType();
     bool saturate = op.getSaturate();
-    Value result = elementwise(
-        rewriter, op.getLoc(), op.getType(),
-        ValueRange{op.getInput(), op.getScale()},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Type f32 = b.getF32Type();
-          Value x = arith::DivFOp::create(b, l, convertScalar(b, l, a[0], in, f32),
-                                          a[1]);
-          if (!saturate)
-            return arith::TruncFOp::create(b, l, out, x);
-          return convertScalar(b, l, x, f32, out);
-        });
+    Value result =
+        elementwise(rewriter, op.getLoc(), op.getType(),
+                    ValueRange{op.getInput(), op.getScale()},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      Type f32 = b.getF32Type();
+                      Value x = arith::DivFOp::create(
+                          b, l, convertScalar(b, l, a[0], in, f32), a[1]);
+                      if (!saturate)
+                        return arith::TruncFOp::create(b, l, out, x);
+                      return convertScalar(b, l, x, f32, out);
+                    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -1303,15 +1292,15 @@ struct DequantizePattern : OpRewritePattern<DequantizeOp> {
                                 PatternRewriter &rewriter) const override {
     Type in = op.getInput().getType().getElementType();
     Type out = op.getType().getElementType();
-    Value result = elementwise(
-        rewriter, op.getLoc(), op.getType(),
-        ValueRange{op.getInput(), op.getScale()},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Type f32 = b.getF32Type();
-          Value x = arith::MulFOp::create(b, l, convertScalar(b, l, a[0], in, f32),
-                                          a[1]);
-          return convertScalar(b, l, x, f32, out);
-        });
+    Value result =
+        elementwise(rewriter, op.getLoc(), op.getType(),
+                    ValueRange{op.getInput(), op.getScale()},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      Type f32 = b.getF32Type();
+                      Value x = arith::MulFOp::create(
+                          b, l, convertScalar(b, l, a[0], in, f32), a[1]);
+                      return convertScalar(b, l, x, f32, out);
+                    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -1358,92 +1347,117 @@ struct ConvertTransformerToLinalgPass
 void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
   using T = Type;
   // Binary arithmetic.
-  addElementwise<AddOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T t, AddOp) {
-    return binaryArith<arith::AddFOp, arith::AddIOp>(b, l, a, t);
-  });
-  addElementwise<SubOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T t, SubOp) {
-    return binaryArith<arith::SubFOp, arith::SubIOp>(b, l, a, t);
-  });
-  addElementwise<MulOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T t, MulOp) {
-    return binaryArith<arith::MulFOp, arith::MulIOp>(b, l, a, t);
-  });
-  addElementwise<DivOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T t, DivOp) {
-    return binaryArith<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(b, l, a,
-                                                                      t);
-  });
+  addElementwise<AddOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, AddOp) {
+        return binaryArith<arith::AddFOp, arith::AddIOp>(b, l, a, t);
+      });
+  addElementwise<SubOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, SubOp) {
+        return binaryArith<arith::SubFOp, arith::SubIOp>(b, l, a, t);
+      });
+  addElementwise<MulOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, MulOp) {
+        return binaryArith<arith::MulFOp, arith::MulIOp>(b, l, a, t);
+      });
+  addElementwise<DivOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, DivOp) {
+        return binaryArith<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(b, l,
+                                                                          a, t);
+      });
   addElementwise<MinOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
                                      T t, MinOp) {
-    return binaryArith<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
-        b, l, a, t);
+    return binaryArith<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(b, l,
+                                                                          a, t);
   });
   addElementwise<MaxOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
                                      T t, MaxOp) {
-    return binaryArith<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
-        b, l, a, t);
+    return binaryArith<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(b, l,
+                                                                          a, t);
   });
-  addElementwise<PowOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T t, PowOp) -> Value {
-    if (isFloat(t))
-      return viaComputeType<PowOp>(b, l, a, t, [](OpBuilder &nb, Location nl,
-                                                  ValueRange w) {
-        return math::PowFOp::create(nb, nl, w[0], w[1]).getResult();
+  addElementwise<PowOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T t, PowOp) -> Value {
+        if (isFloat(t))
+          return viaComputeType(
+              b, l, a, t, [](OpBuilder &nb, Location nl, ValueRange w) {
+                return math::PowFOp::create(nb, nl, w[0], w[1]).getResult();
+              });
+        return math::IPowIOp::create(b, l, a[0], a[1]);
       });
-    return math::IPowIOp::create(b, l, a[0], a[1]);
-  });
-  addElementwise<AndOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T, AndOp) -> Value {
-    return arith::AndIOp::create(b, l, a[0], a[1]);
-  });
-  addElementwise<OrOp>(patterns, [](OpBuilder &b, Location l, ValueRange a, T,
-                                    OrOp) -> Value {
-    return arith::OrIOp::create(b, l, a[0], a[1]);
-  });
-  addElementwise<CompareOp>(patterns, [](OpBuilder &b, Location l,
-                                         ValueRange a, T t,
-                                         CompareOp op) -> Value {
-    ComparePredicate p = op.getPredicate();
-    if (isFloat(t)) {
-      arith::CmpFPredicate fp;
-      switch (p) {
-      case ComparePredicate::EQ: fp = arith::CmpFPredicate::OEQ; break;
-      case ComparePredicate::NE: fp = arith::CmpFPredicate::UNE; break;
-      case ComparePredicate::LT: fp = arith::CmpFPredicate::OLT; break;
-      case ComparePredicate::LE: fp = arith::CmpFPredicate::OLE; break;
-      case ComparePredicate::GT: fp = arith::CmpFPredicate::OGT; break;
-      case ComparePredicate::GE: fp = arith::CmpFPredicate::OGE; break;
-      }
-      return arith::CmpFOp::create(b, l, fp, a[0], a[1]);
-    }
-    bool u = isUnsigned(t);
-    arith::CmpIPredicate ip;
-    switch (p) {
-    case ComparePredicate::EQ: ip = arith::CmpIPredicate::eq; break;
-    case ComparePredicate::NE: ip = arith::CmpIPredicate::ne; break;
-    case ComparePredicate::LT: ip = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt; break;
-    case ComparePredicate::LE: ip = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle; break;
-    case ComparePredicate::GT: ip = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt; break;
-    case ComparePredicate::GE: ip = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge; break;
-    }
-    return arith::CmpIOp::create(b, l, ip, a[0], a[1]);
-  });
-  addElementwise<WhereOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                       T, WhereOp) -> Value {
-    return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
-  });
+  addElementwise<AndOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T, AndOp) -> Value {
+        return arith::AndIOp::create(b, l, a[0], a[1]);
+      });
+  addElementwise<OrOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T, OrOp) -> Value {
+        return arith::OrIOp::create(b, l, a[0], a[1]);
+      });
+  addElementwise<CompareOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T t, CompareOp op) -> Value {
+        ComparePredicate p = op.getPredicate();
+        if (isFloat(t)) {
+          arith::CmpFPredicate fp;
+          switch (p) {
+          case ComparePredicate::EQ:
+            fp = arith::CmpFPredicate::OEQ;
+            break;
+          case ComparePredicate::NE:
+            fp = arith::CmpFPredicate::UNE;
+            break;
+          case ComparePredicate::LT:
+            fp = arith::CmpFPredicate::OLT;
+            break;
+          case ComparePredicate::LE:
+            fp = arith::CmpFPredicate::OLE;
+            break;
+          case ComparePredicate::GT:
+            fp = arith::CmpFPredicate::OGT;
+            break;
+          case ComparePredicate::GE:
+            fp = arith::CmpFPredicate::OGE;
+            break;
+          }
+          return arith::CmpFOp::create(b, l, fp, a[0], a[1]);
+        }
+        bool u = isUnsigned(t);
+        arith::CmpIPredicate ip;
+        switch (p) {
+        case ComparePredicate::EQ:
+          ip = arith::CmpIPredicate::eq;
+          break;
+        case ComparePredicate::NE:
+          ip = arith::CmpIPredicate::ne;
+          break;
+        case ComparePredicate::LT:
+          ip = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+          break;
+        case ComparePredicate::LE:
+          ip = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+          break;
+        case ComparePredicate::GT:
+          ip = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+          break;
+        case ComparePredicate::GE:
+          ip = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+          break;
+        }
+        return arith::CmpIOp::create(b, l, ip, a[0], a[1]);
+      });
+  addElementwise<WhereOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T, WhereOp) -> Value {
+        return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
+      });
 
   // Unary math, computed in f32 for half types.
 #define MTE_UNARY_MATH(OP, BODY)                                               \
-  addElementwise<OP>(patterns, [](OpBuilder &b, Location l, ValueRange a, T t, \
-                                  OP) {                                        \
-    return viaComputeType<OP>(                                                 \
-        b, l, a, t, [](OpBuilder &nb, Location nl, ValueRange w) -> Value {   \
-          BODY;                                                                \
-        });                                                                    \
-  })
+  addElementwise<OP>(                                                          \
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, OP) {          \
+        return viaComputeType(                                                 \
+            b, l, a, t,                                                        \
+            [](OpBuilder &nb, Location nl, ValueRange w) -> Value { BODY; });  \
+      })
   MTE_UNARY_MATH(SqrtOp, return math::SqrtOp::create(nb, nl, w[0]));
   MTE_UNARY_MATH(RsqrtOp, return math::RsqrtOp::create(nb, nl, w[0]));
   MTE_UNARY_MATH(ExpOp, return math::ExpOp::create(nb, nl, w[0]));
@@ -1454,85 +1468,91 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
   MTE_UNARY_MATH(CosOp, return math::CosOp::create(nb, nl, w[0]));
   MTE_UNARY_MATH(FloorOp, return math::FloorOp::create(nb, nl, w[0]));
   MTE_UNARY_MATH(SigmoidOp, return sigmoid(nb, nl, w[0]));
-  MTE_UNARY_MATH(SiluOp, return arith::MulFOp::create(
-                             nb, nl, w[0], sigmoid(nb, nl, w[0])));
+  MTE_UNARY_MATH(SiluOp, return arith::MulFOp::create(nb, nl, w[0],
+                                                      sigmoid(nb, nl, w[0])));
   MTE_UNARY_MATH(ReciprocalOp,
                  return arith::DivFOp::create(
                      nb, nl, constantOf(nb, nl, w[0].getType(), 1), w[0]));
 #undef MTE_UNARY_MATH
-  addElementwise<GeluOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                      T t, GeluOp op) {
-    GeluApproximation approx = op.getApproximate();
-    return viaComputeType<GeluOp>(b, l, a, t,
-                                  [&](OpBuilder &nb, Location nl, ValueRange w) {
-                                    return gelu(nb, nl, w[0], approx);
-                                  });
-  });
-  addElementwise<SwigluOp>(patterns, [](OpBuilder &b, Location l,
-                                        ValueRange a, T t, SwigluOp) {
-    return viaComputeType<SwigluOp>(
-        b, l, a, t, [](OpBuilder &nb, Location nl, ValueRange w) -> Value {
-          Value silu =
-              arith::MulFOp::create(nb, nl, w[0], sigmoid(nb, nl, w[0]));
-          return arith::MulFOp::create(nb, nl, silu, w[1]);
-        });
-  });
-  addElementwise<NegOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T t, NegOp) -> Value {
-    if (isFloat(t))
-      return arith::NegFOp::create(b, l, a[0]);
-    return arith::SubIOp::create(b, l, constantOf(b, l, t, 0), a[0]);
-  });
-  addElementwise<AbsOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T t, AbsOp) -> Value {
-    if (isFloat(t))
-      return math::AbsFOp::create(b, l, a[0]);
-    return math::AbsIOp::create(b, l, a[0]);
-  });
-  addElementwise<ReluOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                      T t, ReluOp) -> Value {
-    Value zero = constantOf(b, l, t, 0);
-    if (isFloat(t))
-      return arith::MaximumFOp::create(b, l, a[0], zero);
-    return arith::MaxSIOp::create(b, l, a[0], zero);
-  });
-  addElementwise<NotOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                     T, NotOp) -> Value {
-    return arith::XOrIOp::create(
-        b, l, a[0], arith::ConstantOp::create(b, l, b.getBoolAttr(true)));
-  });
-  addElementwise<IsNanOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                       T, IsNanOp) -> Value {
-    return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, a[0], a[0]);
-  });
-  addElementwise<ClipOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                      T t, ClipOp op) -> Value {
-    Value v = a[0];
-    bool f = isFloat(t);
-    if (std::optional<APFloat> lo = op.getMin()) {
-      Value bound = constantOf(b, l, t, lo->convertToDouble());
-      v = f ? arith::MaximumFOp::create(b, l, v, bound).getResult()
-            : arith::MaxSIOp::create(b, l, v, bound).getResult();
-    }
-    if (std::optional<APFloat> hi = op.getMax()) {
-      Value bound = constantOf(b, l, t, hi->convertToDouble());
-      v = f ? arith::MinimumFOp::create(b, l, v, bound).getResult()
-            : arith::MinSIOp::create(b, l, v, bound).getResult();
-    }
-    return v;
-  });
-  addElementwise<CastOp>(patterns, [](OpBuilder &b, Location l, ValueRange a,
-                                      T t, CastOp op) {
-    return convertScalar(b, l, a[0], t, op.getType().getElementType());
-  });
+  addElementwise<GeluOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, GeluOp op) {
+        GeluApproximation approx = op.getApproximate();
+        return viaComputeType(b, l, a, t,
+                              [&](OpBuilder &nb, Location nl, ValueRange w) {
+                                return gelu(nb, nl, w[0], approx);
+                              });
+      });
+  addElementwise<SwigluOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, SwigluOp) {
+        return viaComputeType(
+            b, l, a, t, [](OpBuilder &nb, Location nl, ValueRange w) -> Value {
+              Value silu =
+                  arith::MulFOp::create(nb, nl, w[0], sigmoid(nb, nl, w[0]));
+              return arith::MulFOp::create(nb, nl, silu, w[1]);
+            });
+      });
+  addElementwise<NegOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T t, NegOp) -> Value {
+        if (isFloat(t))
+          return arith::NegFOp::create(b, l, a[0]);
+        return arith::SubIOp::create(b, l, constantOf(b, l, t, 0), a[0]);
+      });
+  addElementwise<AbsOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T t, AbsOp) -> Value {
+        if (isFloat(t))
+          return math::AbsFOp::create(b, l, a[0]);
+        return math::AbsIOp::create(b, l, a[0]);
+      });
+  addElementwise<ReluOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T t, ReluOp) -> Value {
+        Value zero = constantOf(b, l, t, 0);
+        if (isFloat(t))
+          return arith::MaximumFOp::create(b, l, a[0], zero);
+        return arith::MaxSIOp::create(b, l, a[0], zero);
+      });
+  addElementwise<NotOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T, NotOp) -> Value {
+        return arith::XOrIOp::create(
+            b, l, a[0], arith::ConstantOp::create(b, l, b.getBoolAttr(true)));
+      });
+  addElementwise<IsNanOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T, IsNanOp) -> Value {
+        return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, a[0],
+                                     a[0]);
+      });
+  addElementwise<ClipOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T t, ClipOp op) -> Value {
+        Value v = a[0];
+        bool f = isFloat(t);
+        if (std::optional<APFloat> lo = op.getMin()) {
+          Value bound = constantOf(b, l, t, lo->convertToDouble());
+          v = f ? arith::MaximumFOp::create(b, l, v, bound).getResult()
+                : arith::MaxSIOp::create(b, l, v, bound).getResult();
+        }
+        if (std::optional<APFloat> hi = op.getMax()) {
+          Value bound = constantOf(b, l, t, hi->convertToDouble());
+          v = f ? arith::MinimumFOp::create(b, l, v, bound).getResult()
+                : arith::MinSIOp::create(b, l, v, bound).getResult();
+        }
+        return v;
+      });
+  addElementwise<CastOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, CastOp op) {
+        return convertScalar(b, l, a[0], t, op.getType().getElementType());
+      });
 
-  patterns.add<MatmulPattern, ReducePattern, SoftmaxPattern, TransposePattern,
-               ReshapePattern, ExpandPattern, SlicePattern, ConcatPattern,
-               SplitPattern, GatherPattern, GatherElementsPattern, TriluPattern,
-               RangePattern, StaticResultPattern<ShapeOp>,
-               StaticResultPattern<SizeOp>,
-               StaticResultPattern<ConstantOfShapeOp>, NormPattern<LayerNormOp>,
-               NormPattern<RMSNormOp>, LinearPattern, AttentionPattern,
-               RotaryEmbeddingPattern, AmaxPattern, QuantizePattern,
-               DequantizePattern>(patterns.getContext());
+  patterns
+      .add<MatmulPattern, ReducePattern, SoftmaxPattern, TransposePattern,
+           ReshapePattern, ExpandPattern, SlicePattern, ConcatPattern,
+           SplitPattern, GatherPattern, GatherElementsPattern, TriluPattern,
+           RangePattern, StaticResultPattern<ShapeOp>,
+           StaticResultPattern<SizeOp>, StaticResultPattern<ConstantOfShapeOp>,
+           NormPattern<LayerNormOp>, NormPattern<RMSNormOp>, LinearPattern,
+           AttentionPattern, RotaryEmbeddingPattern, AmaxPattern,
+           QuantizePattern, DequantizePattern>(patterns.getContext());
 }

@@ -77,8 +77,8 @@ std::string cString(StringRef s) {
 /// Where include/mte-c/ModelABI.h lives: beside an installed tool
 /// (<prefix>/include), else in the source tree this tool was built from.
 std::string findIncludeDir(StringRef toolPath) {
-  SmallString<256> installed(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(toolPath)));
+  SmallString<256> installed(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(toolPath)));
   llvm::sys::path::append(installed, "include");
   SmallString<256> header(installed);
   llvm::sys::path::append(header, "mte-c", "ModelABI.h");
@@ -96,8 +96,8 @@ FailureOr<ModelSignature> mte::getModelSignature(Operation *op) {
                       std::vector<ModelTensor> &list) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape())
-      return func.emitError() << "model interface type " << type
-                              << " is not a static tensor";
+      return func.emitError()
+             << "model interface type " << type << " is not a static tensor";
     if (tensor.getNumElements() == 0)
       return func.emitError() << "model interface type " << type
                               << " has no elements, which the host backend "
@@ -106,8 +106,7 @@ FailureOr<ModelSignature> mte::getModelSignature(Operation *op) {
       return func.emitError() << "element type " << tensor.getElementType()
                               << " cannot cross the model interface";
     auto name = attrs ? attrs.getAs<StringAttr>("transformer.name") : nullptr;
-    list.push_back({name ? name.str() : fallback.str(),
-                    tensor.getElementType(),
+    list.push_back({name ? name.str() : fallback.str(), tensor.getElementType(),
                     SmallVector<int64_t>(tensor.getShape())});
     return success();
   };
@@ -160,16 +159,16 @@ mte::translateToOptimizedLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   return llvmModule;
 }
 
-LogicalResult mte::emitObjectFile(llvm::Module &module, StringRef path,
-                                  std::string &error) {
+LogicalResult mte::emitObjectFile(llvm::Module &module, StringRef cpu,
+                                  StringRef path, std::string &error) {
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(module.getTargetTriple(), error);
   if (!target)
     return failure();
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      module.getTargetTriple(), "x86-64", "", targetOptions, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      module.getTargetTriple(), cpu.empty() ? "x86-64" : cpu, "", targetOptions,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
@@ -265,12 +264,12 @@ LogicalResult mte::linkModelLibrary(const ModelSignature &signature,
     os << generateABISource(signature);
   }
   std::string include = "-I" + findIncludeDir(toolPath);
-  SmallVector<StringRef> args = {*cc,      "-shared", "-fPIC",   "-O2",
-                                 include,  abiPath,   objectPath, "-o",
+  SmallVector<StringRef> args = {*cc,        "-shared", "-fPIC",    "-O2",
+                                 include,    abiPath,   objectPath, "-o",
                                  outputPath, "-lm"};
   std::string message;
-  int status = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
-                                         &message);
+  int status =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
   if (status != 0) {
     error = "linking '" + outputPath.str() + "' with " + *cc + " failed" +
             (message.empty() ? "" : ": " + message);

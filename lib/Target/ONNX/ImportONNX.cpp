@@ -16,14 +16,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Alignment.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-
 
 using namespace mlir;
 using namespace mte;
@@ -145,13 +144,14 @@ readExternalData(const onnx::TensorProto &tensor, StringRef modelDir,
                           << "': " << buffer.getError().message();
   if (length < 0 && offset > 0) {
     if (static_cast<uint64_t>(offset) > (*buffer)->getBufferSize())
-      return emitError(loc) << "initializer '" << tensor.name()
-                            << "': external data offset is past the end of '"
-                            << path << "'";
+      return emitError(loc)
+             << "initializer '" << tensor.name()
+             << "': external data offset is past the end of '" << path << "'";
     return llvm::MemoryBuffer::getMemBufferCopy(
         (*buffer)->getBuffer().drop_front(offset), path);
   }
-  if (length >= 0 && (*buffer)->getBufferSize() != static_cast<uint64_t>(length))
+  if (length >= 0 &&
+      (*buffer)->getBufferSize() != static_cast<uint64_t>(length))
     return emitError(loc) << "initializer '" << tensor.name()
                           << "': external data '" << path << "' is too short";
   return std::move(*buffer);
@@ -275,22 +275,23 @@ mte::onnx_import::convertTensor(onnx::TensorProto &tensor, StringRef modelDir,
   // Integers (shapes, indices, masks) and small tensors stay inline so that
   // folding can read them; weights become resource blobs.
   if (elementType.isInteger(1)) {
-    SmallVector<bool> values(llvm::map_range(bytes, [](char c) { return c != 0; }));
+    SmallVector<bool> values(
+        llvm::map_range(bytes, [](char c) { return c != 0; }));
     return cast<ElementsAttr>(DenseElementsAttr::get(type, values));
   }
   if (isa<IntegerType>(elementType) || count <= kMaxInlineFloatElements) {
     bool splat = false;
     if (!DenseElementsAttr::isValidRawBuffer(type, bytes, splat))
-      return emitError(loc) << "tensor '" << tensor.name()
-                            << "' has malformed data";
+      return emitError(loc)
+             << "tensor '" << tensor.name() << "' has malformed data";
     return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, bytes));
   }
   std::string blobName = tensor.name().empty() ? "tensor" : tensor.name();
   AsmResourceBlob blob =
       externalOwner ? makeBlob(bytes, alignment, std::move(externalOwner))
-      : rawOwner    ? makeBlob(bytes, alignment, std::move(rawOwner))
-                    : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes,
-                                                                    alignment);
+      : rawOwner
+          ? makeBlob(bytes, alignment, std::move(rawOwner))
+          : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignment);
   return cast<ElementsAttr>(
       DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
 }
@@ -332,9 +333,8 @@ FailureOr<SmallVector<int64_t>> NodeImporter::getConstantInts(size_t i) {
                                ? node.input(i)
                                : std::string())
                        << "') must be a compile-time constant";
-  return llvm::map_to_vector(attr.getValues<APInt>(), [](const APInt &v) {
-    return v.getSExtValue();
-  });
+  return llvm::map_to_vector(attr.getValues<APInt>(),
+                             [](const APInt &v) { return v.getSExtValue(); });
 }
 
 FailureOr<double> NodeImporter::getConstantScalar(size_t i) {
@@ -348,8 +348,7 @@ FailureOr<double> NodeImporter::getConstantScalar(size_t i) {
   return static_cast<double>((*attr.value_begin<APInt>()).getSExtValue());
 }
 
-const onnx::AttributeProto *
-NodeImporter::findAttribute(StringRef name) const {
+const onnx::AttributeProto *NodeImporter::findAttribute(StringRef name) const {
   for (const onnx::AttributeProto &attr : node.attribute())
     if (attr.name() == name)
       return &attr;
@@ -367,8 +366,7 @@ InFlightDiagnostic wrongAttributeType(NodeImporter &node,
 }
 } // namespace
 
-FailureOr<std::optional<int64_t>>
-NodeImporter::getOptionalInt(StringRef name) {
+FailureOr<std::optional<int64_t>> NodeImporter::getOptionalInt(StringRef name) {
   const onnx::AttributeProto *attr = findAttribute(name);
   if (!attr)
     return std::optional<int64_t>();
@@ -440,8 +438,8 @@ Value NodeImporter::constant(TypedAttr value) {
 Value NodeImporter::scalarConstant(Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
   if (isa<FloatType>(elementType))
-    return constant(DenseElementsAttr::get(
-        type, builder.getFloatAttr(elementType, value)));
+    return constant(
+        DenseElementsAttr::get(type, builder.getFloatAttr(elementType, value)));
   return constant(DenseElementsAttr::get(
       type, builder.getIntegerAttr(elementType, static_cast<int64_t>(value))));
 }
@@ -468,8 +466,7 @@ class GraphImporter {
 public:
   GraphImporter(MLIRContext *context, StringRef path,
                 const ONNXImportOptions &options)
-      : context(context), path(path), options(options),
-        builder(context),
+      : context(context), path(path), options(options), builder(context),
         modelDir(llvm::sys::path::parent_path(path).str()) {
     if (modelDir.empty())
       modelDir = ".";
@@ -560,9 +557,8 @@ Location GraphImporter::nodeLoc(const onnx::NodeProto &node, int index) {
 LogicalResult GraphImporter::importInitializers() {
   onnx::GraphProto *graph = model.mutable_graph();
   for (onnx::TensorProto &tensor : *graph->mutable_initializer()) {
-    Location loc =
-        NameLoc::get(StringAttr::get(context, tensor.name()),
-                     fileLoc(context, path));
+    Location loc = NameLoc::get(StringAttr::get(context, tensor.name()),
+                                fileLoc(context, path));
     if (tensor.name().empty())
       return emitError(fileLoc(context, path)) << "an initializer has no name";
     initializers.insert({tensor.name(), {loc, &tensor}});
@@ -580,11 +576,11 @@ FailureOr<SmallVector<Type>> GraphImporter::importInputTypes() {
     // the file (a NameLoc would read as a node).
     Location loc = fileLoc(context, path);
     if (!seen.insert(input.name()).second)
-      return emitError(loc) << "graph input '" << input.name()
-                            << "' is declared twice";
+      return emitError(loc)
+             << "graph input '" << input.name() << "' is declared twice";
     if (!input.type().has_tensor_type())
-      return emitError(loc) << "graph input '" << input.name()
-                            << "' is not a tensor";
+      return emitError(loc)
+             << "graph input '" << input.name() << "' is not a tensor";
     const onnx::TypeProto::Tensor &tensorType = input.type().tensor_type();
     Type elementType = convertElementType(context, tensorType.elem_type());
     if (!elementType)
@@ -672,8 +668,8 @@ FailureOr<SmallVector<int>> GraphImporter::topologicalOrder() {
         ready.push_back(user);
   }
   if (static_cast<int>(order.size()) != n) {
-    int stuck = llvm::find_if(pending, [](int p) { return p > 0; }) -
-                pending.begin();
+    int stuck =
+        llvm::find_if(pending, [](int p) { return p > 0; }) - pending.begin();
     return emitError(nodeLoc(graph.node(stuck), stuck))
            << graph.node(stuck).op_type()
            << ": the graph has a cycle through this node";
@@ -720,18 +716,17 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     // Initializers become constants where they are first used.
     auto init = initializers.find(name);
     assert(init != initializers.end() && "checked by topologicalOrder");
-    auto attr = convertTensor(*init->second.second, modelDir,
-                              fileLoc(context, path));
+    auto attr =
+        convertTensor(*init->second.second, modelDir, fileLoc(context, path));
     if (failed(attr))
       return failure();
-    Value value = arith::ConstantOp::create(
-        builder, init->second.first, cast<TypedAttr>(*attr));
+    Value value = arith::ConstantOp::create(builder, init->second.first,
+                                            cast<TypedAttr>(*attr));
     values[name] = value;
     inputs.push_back(value);
   }
 
-  NodeImporter importer(builder, node, loc, std::move(inputs), opset,
-                        modelDir);
+  NodeImporter importer(builder, node, loc, std::move(inputs), opset, modelDir);
   if (failed(entry->handler(importer)))
     return failure();
   for (auto [i, value] : llvm::enumerate(importer.getResults()))
@@ -793,8 +788,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     results.push_back(value);
   }
   func::ReturnOp::create(builder, fileLoc(context, path), results);
-  func.setType(builder.getFunctionType(*inputTypes,
-                                       ValueRange(results).getTypes()));
+  func.setType(
+      builder.getFunctionType(*inputTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(model.graph().output()))
     func.setResultAttr(i, "transformer.name",
                        builder.getStringAttr(output.name()));
@@ -807,8 +802,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 }
 } // namespace
 
-OwningOpRef<ModuleOp> mte::importONNXModel(StringRef path,
-                                           MLIRContext *context,
+OwningOpRef<ModuleOp> mte::importONNXModel(StringRef path, MLIRContext *context,
                                            const ONNXImportOptions &options) {
   context->loadDialect<transformer::TransformerDialect, arith::ArithDialect,
                        func::FuncDialect>();

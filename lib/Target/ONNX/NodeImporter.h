@@ -26,9 +26,9 @@ mlir::Type convertElementType(mlir::MLIRContext *context, int32_t dataType);
 /// for integer and small tensors, a dense_resource blob for weights. Tensors
 /// with external data are read relative to `modelDir`. Raw data may be moved
 /// out of `tensor`.
-mlir::FailureOr<mlir::ElementsAttr>
-convertTensor(onnx::TensorProto &tensor, llvm::StringRef modelDir,
-              mlir::Location loc);
+mlir::FailureOr<mlir::ElementsAttr> convertTensor(onnx::TensorProto &tensor,
+                                                  llvm::StringRef modelDir,
+                                                  mlir::Location loc);
 
 class NodeImporter {
 public:
@@ -153,9 +153,9 @@ public:
 private:
   /// Adds operands and properties (from `attributes`) to `state`.
   template <typename OpTy>
-  mlir::LogicalResult initState(mlir::OperationState &state,
-                                mlir::ValueRange operands,
-                                llvm::ArrayRef<mlir::NamedAttribute> attributes) {
+  mlir::LogicalResult
+  initState(mlir::OperationState &state, mlir::ValueRange operands,
+            llvm::ArrayRef<mlir::NamedAttribute> attributes) {
     state.addOperands(operands);
     using Props = typename OpTy::Properties;
     if constexpr (!std::is_same_v<Props, mlir::EmptyProperties>) {

@@ -36,13 +36,14 @@ NamedAttribute namedI64(NodeImporter &n, StringRef name, int64_t value) {
 }
 
 NamedAttribute namedF32(NodeImporter &n, StringRef name, float value) {
-  return n.getBuilder().getNamedAttr(name, n.getBuilder().getF32FloatAttr(value));
+  return n.getBuilder().getNamedAttr(name,
+                                     n.getBuilder().getF32FloatAttr(value));
 }
 
 NamedAttribute namedI64s(NodeImporter &n, StringRef name,
                          ArrayRef<int64_t> values) {
-  return n.getBuilder().getNamedAttr(name,
-                                     n.getBuilder().getDenseI64ArrayAttr(values));
+  return n.getBuilder().getNamedAttr(
+      name, n.getBuilder().getDenseI64ArrayAttr(values));
 }
 
 NamedAttribute segmentSizes(NodeImporter &n, ArrayRef<int32_t> sizes) {
@@ -68,15 +69,13 @@ LogicalResult forward(NodeImporter &n, FailureOr<Value> value) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-LogicalResult importBinary(NodeImporter &n) {
+template <typename OpTy> LogicalResult importBinary(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 2)))
     return failure();
   return forward(n, n.create<OpTy>({n.getInput(0), n.getInput(1)}));
 }
 
-template <typename OpTy>
-LogicalResult importUnary(NodeImporter &n) {
+template <typename OpTy> LogicalResult importUnary(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)))
     return failure();
   return forward(n, n.createTyped<OpTy>(n.getInputType(0), n.getInput(0)));
@@ -110,8 +109,7 @@ LogicalResult importPow(NodeImporter &n) {
 }
 
 /// ONNX Min and Max are variadic; they chain pairwise.
-template <typename OpTy>
-LogicalResult importVariadic(NodeImporter &n) {
+template <typename OpTy> LogicalResult importVariadic(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, std::numeric_limits<int>::max())))
     return failure();
   Value result = n.getInput(0);
@@ -127,17 +125,18 @@ LogicalResult importVariadic(NodeImporter &n) {
 LogicalResult importIsNaN(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)))
     return failure();
-  return forward(n, n.createTyped<IsNanOp>(
-                        withElementType(n.getInputType(0),
-                                        n.getBuilder().getI1Type()),
-                        n.getInput(0)));
+  return forward(
+      n, n.createTyped<IsNanOp>(
+             withElementType(n.getInputType(0), n.getBuilder().getI1Type()),
+             n.getInput(0)));
 }
 
 LogicalResult importClip(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 3)))
     return failure();
   SmallVector<NamedAttribute> attrs;
-  for (auto [index, name] : {std::pair<size_t, StringRef>{1, "min"}, {2, "max"}}) {
+  for (auto [index, name] :
+       {std::pair<size_t, StringRef>{1, "min"}, {2, "max"}}) {
     if (!n.getInput(index))
       continue;
     auto bound = n.getConstantScalar(index);
@@ -146,8 +145,8 @@ LogicalResult importClip(NodeImporter &n) {
     attrs.push_back(n.getBuilder().getNamedAttr(
         name, n.getBuilder().getF64FloatAttr(*bound)));
   }
-  return forward(n, n.createTyped<ClipOp>(n.getInputType(0), n.getInput(0),
-                                          attrs));
+  return forward(
+      n, n.createTyped<ClipOp>(n.getInputType(0), n.getInput(0), attrs));
 }
 
 LogicalResult importCast(NodeImporter &n) {
@@ -159,9 +158,9 @@ LogicalResult importCast(NodeImporter &n) {
   Type element = convertElementType(n.getContext(), *to);
   if (!element)
     return n.emitError() << "unsupported target element type " << *to;
-  return forward(n, n.createTyped<CastOp>(
-                        withElementType(n.getInputType(0), element),
-                        n.getInput(0)));
+  return forward(
+      n, n.createTyped<CastOp>(withElementType(n.getInputType(0), element),
+                               n.getInput(0)));
 }
 
 LogicalResult importCastLike(NodeImporter &n) {
@@ -176,8 +175,8 @@ LogicalResult importCastLike(NodeImporter &n) {
 LogicalResult importWhere(NodeImporter &n) {
   if (failed(n.checkNumInputs(3, 3)))
     return failure();
-  return forward(n, n.create<WhereOp>(
-                        {n.getInput(0), n.getInput(1), n.getInput(2)}));
+  return forward(
+      n, n.create<WhereOp>({n.getInput(0), n.getInput(1), n.getInput(2)}));
 }
 
 LogicalResult importSoftmax(NodeImporter &n) {
@@ -205,8 +204,7 @@ LogicalResult importIdentity(NodeImporter &n) {
   if (n.hasOutput(1)) {
     auto maskType =
         withElementType(n.getInputType(0), n.getBuilder().getI1Type());
-    outputs.push_back(
-        n.constant(DenseElementsAttr::get(maskType, true)));
+    outputs.push_back(n.constant(DenseElementsAttr::get(maskType, true)));
   }
   return n.setOutputs(outputs);
 }
@@ -229,8 +227,9 @@ LogicalResult importConstant(NodeImporter &n) {
     if (name == "value_float" && attr.type() == onnx::AttributeProto::FLOAT)
       return n.setOutput(n.scalarConstant(b.getF32Type(), attr.f()));
     if (name == "value_int" && attr.type() == onnx::AttributeProto::INT)
-      return n.setOutput(n.constant(DenseElementsAttr::get(
-          RankedTensorType::get({}, b.getI64Type()), b.getI64IntegerAttr(attr.i()))));
+      return n.setOutput(n.constant(
+          DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                 b.getI64IntegerAttr(attr.i()))));
     if (name == "value_floats" && attr.type() == onnx::AttributeProto::FLOATS)
       return n.setOutput(n.constant(DenseElementsAttr::get(
           RankedTensorType::get({attr.floats_size()}, b.getF32Type()),
@@ -299,9 +298,9 @@ LogicalResult importRange(NodeImporter &n) {
     return n.emitError() << "delta is zero";
   int64_t length = std::max<int64_t>(
       static_cast<int64_t>(std::ceil((*limit - *start) / *delta)), 0);
-  return forward(n, n.createTyped<RangeOp>(
-                        withShape(n.getInputType(0), {length}),
-                        {n.getInput(0), n.getInput(1), n.getInput(2)}));
+  return forward(
+      n, n.createTyped<RangeOp>(withShape(n.getInputType(0), {length}),
+                                {n.getInput(0), n.getInput(1), n.getInput(2)}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -327,8 +326,9 @@ LogicalResult importReshape(NodeImporter &n) {
   for (auto [i, d] : llvm::enumerate(shape)) {
     if (d == 0 && !*allowZero) {
       if (static_cast<int64_t>(i) >= inputType.getRank())
-        return n.emitError() << "target dimension " << i
-                             << " copies an input dimension that does not exist";
+        return n.emitError()
+               << "target dimension " << i
+               << " copies an input dimension that does not exist";
       d = inputType.getDimSize(i);
     }
     if (d == -1) {
@@ -348,9 +348,8 @@ LogicalResult importReshape(NodeImporter &n) {
                            << " elements do not divide into " << known;
     shape[inferred] = count / known;
   } else if (known != count) {
-    return n.emitError() << "cannot reshape " << inputType << " ("
-                         << count << " elements) to " << known
-                         << " elements";
+    return n.emitError() << "cannot reshape " << inputType << " (" << count
+                         << " elements) to " << known << " elements";
   }
   return forward(n, reshapeTo(n, n.getInput(0), shape));
 }
@@ -390,8 +389,7 @@ getAxes(NodeImporter &n, bool fromInput, size_t inputIndex = 1) {
   return std::optional<SmallVector<int64_t>>(*axes);
 }
 
-template <bool axesFromInput>
-LogicalResult importSqueeze(NodeImporter &n) {
+template <bool axesFromInput> LogicalResult importSqueeze(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, axesFromInput ? 2 : 1)))
     return failure();
   RankedTensorType type = n.getInputType(0);
@@ -406,8 +404,8 @@ LogicalResult importSqueeze(NodeImporter &n) {
       if (failed(a))
         return failure();
       if (type.getDimSize(*a) != 1)
-        return n.emitError() << "cannot squeeze dimension " << *a
-                             << " of size " << type.getDimSize(*a);
+        return n.emitError() << "cannot squeeze dimension " << *a << " of size "
+                             << type.getDimSize(*a);
       drop.set(*a);
     }
   } else {
@@ -422,8 +420,7 @@ LogicalResult importSqueeze(NodeImporter &n) {
   return forward(n, reshapeTo(n, n.getInput(0), shape));
 }
 
-template <bool axesFromInput>
-LogicalResult importUnsqueeze(NodeImporter &n) {
+template <bool axesFromInput> LogicalResult importUnsqueeze(NodeImporter &n) {
   if (failed(n.checkNumInputs(axesFromInput ? 2 : 1, axesFromInput ? 2 : 1)))
     return failure();
   auto given = getAxes(n, axesFromInput);
@@ -462,9 +459,9 @@ LogicalResult importTranspose(NodeImporter &n) {
   else
     permutation = llvm::to_vector(
         llvm::reverse(llvm::seq<int64_t>(0, n.getInputType(0).getRank())));
-  return forward(n, n.create<TransposeOp>(
-                        n.getInput(0),
-                        {namedI64s(n, "permutation", permutation)}));
+  return forward(
+      n, n.create<TransposeOp>(n.getInput(0),
+                               {namedI64s(n, "permutation", permutation)}));
 }
 
 LogicalResult importExpand(NodeImporter &n) {
@@ -479,8 +476,8 @@ LogicalResult importExpand(NodeImporter &n) {
     return n.emitError() << "cannot broadcast " << type << " to shape ["
                          << llvm::make_range(target->begin(), target->end())
                          << "]";
-  return forward(n, n.createTyped<ExpandOp>(withShape(type, shape),
-                                            n.getInput(0)));
+  return forward(
+      n, n.createTyped<ExpandOp>(withShape(type, shape), n.getInput(0)));
 }
 
 LogicalResult importSlice(NodeImporter &n) {
@@ -547,10 +544,10 @@ LogicalResult importSlice(NodeImporter &n) {
     sizes[*axis] = size;
     strides[*axis] = step;
   }
-  return forward(n, n.create<SliceOp>(n.getInput(0),
-                                      {namedI64s(n, "offsets", offsets),
-                                       namedI64s(n, "sizes", sizes),
-                                       namedI64s(n, "strides", strides)}));
+  return forward(
+      n, n.create<SliceOp>(n.getInput(0), {namedI64s(n, "offsets", offsets),
+                                           namedI64s(n, "sizes", sizes),
+                                           namedI64s(n, "strides", strides)}));
 }
 
 LogicalResult importConcat(NodeImporter &n) {
@@ -616,16 +613,15 @@ LogicalResult importSplit(NodeImporter &n) {
     return n.emitError() << "splits into " << sizes.size()
                          << " pieces but the node has "
                          << n.getNode().output_size() << " outputs";
-  auto results = n.createInferred<SplitOp>(
-      n.getInput(0),
-      {namedI64(n, "axis", *axis), namedI64s(n, "sizes", sizes)});
+  auto results =
+      n.createInferred<SplitOp>(n.getInput(0), {namedI64(n, "axis", *axis),
+                                                namedI64s(n, "sizes", sizes)});
   if (failed(results))
     return failure();
   return n.setOutputs(*results);
 }
 
-template <typename OpTy>
-LogicalResult importGather(NodeImporter &n) {
+template <typename OpTy> LogicalResult importGather(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 2)))
     return failure();
   auto axis = n.getInt("axis", 0);
@@ -742,16 +738,15 @@ LogicalResult importReduce(NodeImporter &n) {
 LogicalResult checkNoStatistics(NodeImporter &n, ArrayRef<int> outputs) {
   for (int i : outputs)
     if (n.hasOutput(i))
-      return n.emitError() << "output #" << i << " ('"
-                           << n.getNode().output(i)
+      return n.emitError() << "output #" << i << " ('" << n.getNode().output(i)
                            << "', a normalisation statistic) is not supported";
   return success();
 }
 
 /// The Mean and InvStdDev outputs of LayerNormalization, from primitives
 /// (training graphs and the ONNX node tests ask for them).
-LogicalResult importNormStatistics(NodeImporter &n, int64_t axis,
-                                   float epsilon, SmallVector<Value> &outputs) {
+LogicalResult importNormStatistics(NodeImporter &n, int64_t axis, float epsilon,
+                                   SmallVector<Value> &outputs) {
   if (!n.hasOutput(1) && !n.hasOutput(2))
     return success();
   RankedTensorType type = n.getInputType(0);
@@ -817,10 +812,10 @@ LogicalResult importRMSNormalization(NodeImporter &n) {
   auto epsilon = n.getFloat("epsilon", 1e-5f);
   if (failed(axis) || failed(epsilon))
     return failure();
-  return forward(n, n.createTyped<RMSNormOp>(
-                        n.getInputType(0), {n.getInput(0), n.getInput(1)},
-                        {namedI64(n, "axis", *axis),
-                         namedF32(n, "epsilon", *epsilon)}));
+  return forward(
+      n, n.createTyped<RMSNormOp>(
+             n.getInputType(0), {n.getInput(0), n.getInput(1)},
+             {namedI64(n, "axis", *axis), namedF32(n, "epsilon", *epsilon)}));
 }
 
 /// SkipLayerNormalization and SkipSimplifiedLayerNormalization (ONNX
@@ -860,8 +855,8 @@ LogicalResult importSkipNormalization(NodeImporter &n) {
     if (beta)
       operands.push_back(beta);
     operands.push_back(skip);
-    results = n.createMulti<LayerNormOp>(TypeRange{type, type}, operands,
-                                         attrs);
+    results =
+        n.createMulti<LayerNormOp>(TypeRange{type, type}, operands, attrs);
   }
   if (failed(results))
     return failure();
@@ -892,11 +887,12 @@ LogicalResult importGelu(NodeImporter &n) {
       return failure();
     x = *sum;
   }
-  return forward(n, n.createTyped<GeluOp>(
-                        x.getType(), x,
-                        {n.getBuilder().getNamedAttr(
-                            "approximate", GeluApproximationAttr::get(
-                                               n.getContext(), approximation))}));
+  return forward(
+      n, n.createTyped<GeluOp>(
+             x.getType(), x,
+             {n.getBuilder().getNamedAttr(
+                 "approximate",
+                 GeluApproximationAttr::get(n.getContext(), approximation))}));
 }
 
 /// RotaryEmbedding-23: X is [B, H, S, D] or [B, S, H*D]; the caches are
@@ -924,8 +920,8 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   if (*rotaryDim > 0)
     attrs.push_back(namedI64(n, "rotary_dim", *rotaryDim));
   if (*interleaved)
-    attrs.push_back(
-        n.getBuilder().getNamedAttr("interleaved", n.getBuilder().getUnitAttr()));
+    attrs.push_back(n.getBuilder().getNamedAttr("interleaved",
+                                                n.getBuilder().getUnitAttr()));
   return forward(n, n.createTyped<RotaryEmbeddingOp>(
                         n.getInputType(0), {n.getInput(0), cos, sin}, attrs));
 }
@@ -939,8 +935,8 @@ LogicalResult importAttention(NodeImporter &n) {
     return n.emitError() << "past_key/past_value (KV cache) are not supported";
   for (int i : {1, 2, 3})
     if (n.hasOutput(i))
-      return n.emitError() << "output #" << i << " ('"
-                           << n.getNode().output(i) << "') is not supported";
+      return n.emitError() << "output #" << i << " ('" << n.getNode().output(i)
+                           << "') is not supported";
   auto causal = n.getInt("is_causal", 0);
   auto qHeads = n.getInt("q_num_heads", 0);
   auto kvHeads = n.getInt("kv_num_heads", 0);
@@ -958,7 +954,8 @@ LogicalResult importAttention(NodeImporter &n) {
   Value q = n.getInput(0), k = n.getInput(1), v = n.getInput(2);
   auto pack = [&](Value x) -> FailureOr<Value> {
     auto type = cast<RankedTensorType>(x.getType());
-    auto t = n.create<TransposeOp>(x, {namedI64s(n, "permutation", {0, 2, 1, 3})});
+    auto t =
+        n.create<TransposeOp>(x, {namedI64s(n, "permutation", {0, 2, 1, 3})});
     if (failed(t))
       return failure();
     return reshapeTo(n, *t,
@@ -994,8 +991,7 @@ LogicalResult importAttention(NodeImporter &n) {
   int64_t kvSeq = cast<RankedTensorType>(k.getType()).getDimSize(1);
   if (*causal && qSeq != kvSeq)
     return n.emitError() << "is_causal with query length " << qSeq
-                         << " and key length " << kvSeq
-                         << " is not supported";
+                         << " and key length " << kvSeq << " is not supported";
   SmallVector<Value> operands = {q, k, v};
   if (Value mask = n.getInput(3))
     operands.push_back(mask);
@@ -1007,18 +1003,20 @@ LogicalResult importAttention(NodeImporter &n) {
         n.getBuilder().getNamedAttr("causal", n.getBuilder().getUnitAttr()));
   int64_t valueDim = cast<RankedTensorType>(v.getType()).getDimSize(2) / kvh;
   auto qPacked = cast<RankedTensorType>(q.getType());
-  auto outType = withShape(qPacked, {qPacked.getDimSize(0), qSeq,
-                                     heads * valueDim});
+  auto outType =
+      withShape(qPacked, {qPacked.getDimSize(0), qSeq, heads * valueDim});
   auto out = n.createTyped<AttentionOp>(outType, operands, attrs);
   if (failed(out))
     return failure();
   if (!fourD)
     return n.setOutput(*out);
-  auto unpacked = reshapeTo(n, *out, {qType.getDimSize(0), qSeq, heads, valueDim});
+  auto unpacked =
+      reshapeTo(n, *out, {qType.getDimSize(0), qSeq, heads, valueDim});
   if (failed(unpacked))
     return failure();
-  return forward(n, n.create<TransposeOp>(
-                        *unpacked, {namedI64s(n, "permutation", {0, 2, 1, 3})}));
+  return forward(
+      n, n.create<TransposeOp>(*unpacked,
+                               {namedI64s(n, "permutation", {0, 2, 1, 3})}));
 }
 
 constexpr StringLiteral kMicrosoft = "com.microsoft";

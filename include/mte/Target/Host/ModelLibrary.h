@@ -45,8 +45,8 @@ std::unique_ptr<llvm::Module>
 translateToOptimizedLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
                            llvm::StringRef cpu, std::string &error);
 
-/// Writes `module` as a position-independent object file.
-mlir::LogicalResult emitObjectFile(llvm::Module &module,
+/// Writes `module` as a position-independent object file for `cpu`.
+mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef cpu,
                                    llvm::StringRef path, std::string &error);
 
 /// C source defining mte_model_get_abi() for `signature`.

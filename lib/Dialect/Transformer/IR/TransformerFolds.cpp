@@ -26,8 +26,7 @@ constexpr int64_t kMaxFoldedElements = 4096;
 /// Returns `attr` as elements of kind `AttrT` (integer or float) when it is
 /// a constant that folding may evaluate: a splat, or a small tensor.
 /// Unsigned integers are left alone (APInt arithmetic here is signed).
-template <typename AttrT>
-AttrT getFoldable(Attribute attr) {
+template <typename AttrT> AttrT getFoldable(Attribute attr) {
   auto elements = dyn_cast_or_null<AttrT>(attr);
   if (!elements ||
       (!elements.isSplat() && elements.getNumElements() > kMaxFoldedElements))
@@ -99,8 +98,8 @@ Attribute foldElementwise(ArrayRef<Attribute> operands,
   for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i) {
     args.clear();
     for (auto [j, a] : llvm::enumerate(inputs))
-      args.push_back(values[j][broadcastSourceIndex(
-          i, resultType.getShape(), a.getType().getShape())]);
+      args.push_back(values[j][broadcastSourceIndex(i, resultType.getShape(),
+                                                    a.getType().getShape())]);
     std::optional<ResultT> value = fn(args);
     if (!value)
       return {};
@@ -141,9 +140,8 @@ std::optional<APFloat> applyFloat(APFloat a, const APFloat &b, Op op) {
 }
 
 SmallVector<int64_t> toInt64s(DenseIntElementsAttr attr) {
-  return llvm::map_to_vector(attr.getValues<APInt>(), [](const APInt &v) {
-    return v.getSExtValue();
-  });
+  return llvm::map_to_vector(attr.getValues<APInt>(),
+                             [](const APInt &v) { return v.getSExtValue(); });
 }
 } // namespace
 
@@ -220,17 +218,19 @@ OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
   return foldBinary(
       adaptor.getLhs(), adaptor.getRhs(), getType(),
       [predicate](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        return APInt(1, evaluatePredicate(predicate, a.slt(b) ? -1 : a == b ? 0 : 1));
+        return APInt(1, evaluatePredicate(predicate, a.slt(b) ? -1
+                                                     : a == b ? 0
+                                                              : 1));
       },
       [predicate](const APFloat &a, const APFloat &b) -> std::optional<APInt> {
         APFloat::cmpResult cmp = a.compare(b);
         // Every comparison with NaN is false, except "not equal".
         if (cmp == APFloat::cmpUnordered)
           return APInt(1, predicate == ComparePredicate::NE);
-        return APInt(1, evaluatePredicate(predicate,
-                                          cmp == APFloat::cmpLessThan  ? -1
-                                          : cmp == APFloat::cmpEqual ? 0
-                                                                     : 1));
+        return APInt(
+            1, evaluatePredicate(predicate, cmp == APFloat::cmpLessThan ? -1
+                                            : cmp == APFloat::cmpEqual  ? 0
+                                                                        : 1));
       });
 }
 
@@ -246,9 +246,11 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   // A uniform condition selects one operand outright.
-  if (auto cond = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getCondition());
+  if (auto cond =
+          dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getCondition());
       cond && cond.isSplat()) {
-    Value chosen = cond.getSplatValue<bool>() ? getTrueValue() : getFalseValue();
+    Value chosen =
+        cond.getSplatValue<bool>() ? getTrueValue() : getFalseValue();
     if (chosen.getType() == getType())
       return chosen;
   }
@@ -334,7 +336,8 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
-  if (llvm::equal(getPermutation(), llvm::seq<int64_t>(0, getPermutation().size())))
+  if (llvm::equal(getPermutation(),
+                  llvm::seq<int64_t>(0, getPermutation().size())))
     return getInput();
   return {};
 }
@@ -391,9 +394,9 @@ OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   RankedTensorType inputType = getInput().getType();
-  if (inputType == getType() && llvm::all_of(getOffsets(), [](int64_t o) {
-        return o == 0;
-      }) && llvm::all_of(getStrides(), [](int64_t s) { return s == 1; }))
+  if (inputType == getType() &&
+      llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+      llvm::all_of(getStrides(), [](int64_t s) { return s == 1; }))
     return getInput();
   auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
   if (dense && dense.isSplat() && getType().hasStaticShape())
@@ -402,7 +405,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   if (!ints || !canEvaluate(getType()))
     return {};
   SmallVector<APInt> values(ints.getValues<APInt>()), results;
-  ArrayRef<int64_t> inShape = inputType.getShape(), outShape = getType().getShape();
+  ArrayRef<int64_t> inShape = inputType.getShape(),
+                    outShape = getType().getShape();
   for (int64_t i = 0, e = getType().getNumElements(); i < e; ++i) {
     int64_t rest = i, source = 0, stride = 1;
     for (int64_t d = outShape.size() - 1; d >= 0; --d) {
@@ -439,8 +443,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   SmallVector<APInt> results;
   for (int64_t o = 0; o < outer; ++o) {
     for (auto [input, vals] : llvm::zip_equal(getInputs(), values)) {
-      int64_t chunk = cast<RankedTensorType>(input.getType()).getDimSize(axis) *
-                      inner;
+      int64_t chunk =
+          cast<RankedTensorType>(input.getType()).getDimSize(axis) * inner;
       llvm::append_range(results, ArrayRef(vals).slice(o * chunk, chunk));
     }
   }
@@ -483,8 +487,8 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
   std::optional<int64_t> end;
   if (getEnd())
     end = static_cast<int64_t>(*getEnd());
-  auto [first, last] = getDimRange(inputType.getRank(),
-                                   static_cast<int64_t>(getStart()), end);
+  auto [first, last] =
+      getDimRange(inputType.getRank(), static_cast<int64_t>(getStart()), end);
   ArrayRef<int64_t> dims = inputType.getShape().slice(first, last - first);
   if (llvm::any_of(dims, ShapedType::isDynamic))
     return {};

@@ -60,7 +60,8 @@ static bool dimsCompatible(int64_t a, int64_t b) {
 }
 
 static bool shapesCompatible(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
-  return a.size() == b.size() && llvm::all_of(llvm::zip_equal(a, b), [](auto p) {
+  return a.size() == b.size() &&
+         llvm::all_of(llvm::zip_equal(a, b), [](auto p) {
            return dimsCompatible(std::get<0>(p), std::get<1>(p));
          });
 }
@@ -73,13 +74,13 @@ static RankedTensorType rankedType(Value v) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-LogicalResult CompareOp::inferReturnTypes(
-    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferredReturnTypes) {
-  return inferBroadcastBinaryType(location, adaptor.getLhs().getType(),
-                                  adaptor.getRhs().getType(),
-                                  IntegerType::get(context, 1),
-                                  inferredReturnTypes);
+LogicalResult
+CompareOp::inferReturnTypes(MLIRContext *context,
+                            std::optional<Location> location, Adaptor adaptor,
+                            SmallVectorImpl<Type> &inferredReturnTypes) {
+  return inferBroadcastBinaryType(
+      location, adaptor.getLhs().getType(), adaptor.getRhs().getType(),
+      IntegerType::get(context, 1), inferredReturnTypes);
 }
 
 LogicalResult
@@ -106,8 +107,7 @@ WhereOp::inferReturnTypes(MLIRContext *context,
 LogicalResult ClipOp::verify() {
   if (getMin() && getMax() &&
       getMin()->convertToDouble() > getMax()->convertToDouble())
-    return emitOpError("min ") << getMin()->convertToDouble()
-                               << " exceeds max "
+    return emitOpError("min ") << getMin()->convertToDouble() << " exceeds max "
                                << getMax()->convertToDouble();
   return success();
 }
@@ -212,8 +212,9 @@ TransposeOp::inferReturnTypes(MLIRContext *context,
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
     if (p < 0 || p >= inputType.getRank() || seen.test(p))
-      return emitOptionalError(location, "permutation is not a permutation of "
-                                         "[0, ",
+      return emitOptionalError(location,
+                               "permutation is not a permutation of "
+                               "[0, ",
                                inputType.getRank(), ")");
     seen.set(p);
     shape.push_back(inputType.getDimSize(p));
@@ -276,8 +277,7 @@ SliceOp::inferReturnTypes(MLIRContext *context,
                              rank, " input");
   for (int64_t d = 0; d < rank; ++d) {
     if (strides[d] == 0)
-      return emitOptionalError(location, "stride of dimension ", d,
-                               " is zero");
+      return emitOptionalError(location, "stride of dimension ", d, " is zero");
     if (sizes[d] < 0)
       return emitOptionalError(location, "size of dimension ", d,
                                " is negative");
@@ -302,12 +302,12 @@ ConcatOp::inferReturnTypes(MLIRContext *context,
   if (adaptor.getInputs().empty())
     return emitOptionalError(location, "requires at least one input");
   auto firstType = cast<RankedTensorType>(adaptor.getInputs()[0].getType());
-  std::optional<int64_t> axis =
-      normalizeAxis(static_cast<int64_t>(adaptor.getAxis()), firstType.getRank());
+  std::optional<int64_t> axis = normalizeAxis(
+      static_cast<int64_t>(adaptor.getAxis()), firstType.getRank());
   if (!axis)
-    return emitOptionalError(location, "axis ", static_cast<int64_t>(adaptor.getAxis()),
-                             " is out of range for rank ",
-                             firstType.getRank());
+    return emitOptionalError(location, "axis ",
+                             static_cast<int64_t>(adaptor.getAxis()),
+                             " is out of range for rank ", firstType.getRank());
   SmallVector<int64_t> shape(firstType.getShape());
   for (Value input : adaptor.getInputs().drop_front()) {
     auto type = cast<RankedTensorType>(input.getType());
@@ -337,12 +337,12 @@ SplitOp::inferReturnTypes(MLIRContext *context,
                           std::optional<Location> location, Adaptor adaptor,
                           SmallVectorImpl<Type> &inferredReturnTypes) {
   auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
-  std::optional<int64_t> axis =
-      normalizeAxis(static_cast<int64_t>(adaptor.getAxis()), inputType.getRank());
+  std::optional<int64_t> axis = normalizeAxis(
+      static_cast<int64_t>(adaptor.getAxis()), inputType.getRank());
   if (!axis)
-    return emitOptionalError(location, "axis ", static_cast<int64_t>(adaptor.getAxis()),
-                             " is out of range for rank ",
-                             inputType.getRank());
+    return emitOptionalError(location, "axis ",
+                             static_cast<int64_t>(adaptor.getAxis()),
+                             " is out of range for rank ", inputType.getRank());
   int64_t total = 0;
   for (int64_t size : adaptor.getSizes()) {
     if (size < 0)
@@ -368,10 +368,11 @@ GatherOp::inferReturnTypes(MLIRContext *context,
                            SmallVectorImpl<Type> &inferredReturnTypes) {
   auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
   auto indicesType = cast<RankedTensorType>(adaptor.getIndices().getType());
-  std::optional<int64_t> axis =
-      normalizeAxis(static_cast<int64_t>(adaptor.getAxis()), dataType.getRank());
+  std::optional<int64_t> axis = normalizeAxis(
+      static_cast<int64_t>(adaptor.getAxis()), dataType.getRank());
   if (!axis)
-    return emitOptionalError(location, "axis ", static_cast<int64_t>(adaptor.getAxis()),
+    return emitOptionalError(location, "axis ",
+                             static_cast<int64_t>(adaptor.getAxis()),
                              " is out of range for rank ", dataType.getRank());
   SmallVector<int64_t> shape(dataType.getShape().take_front(*axis));
   llvm::append_range(shape, indicesType.getShape());
@@ -389,11 +390,13 @@ LogicalResult GatherElementsOp::inferReturnTypes(
   if (dataType.getRank() != indicesType.getRank())
     return emitOptionalError(location, "indices rank ", indicesType.getRank(),
                              " differs from data rank ", dataType.getRank());
-  if (!normalizeAxis(static_cast<int64_t>(adaptor.getAxis()), dataType.getRank()))
-    return emitOptionalError(location, "axis ", static_cast<int64_t>(adaptor.getAxis()),
+  if (!normalizeAxis(static_cast<int64_t>(adaptor.getAxis()),
+                     dataType.getRank()))
+    return emitOptionalError(location, "axis ",
+                             static_cast<int64_t>(adaptor.getAxis()),
                              " is out of range for rank ", dataType.getRank());
-  inferredReturnTypes.push_back(RankedTensorType::get(
-      indicesType.getShape(), dataType.getElementType()));
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(indicesType.getShape(), dataType.getElementType()));
   return success();
 }
 
@@ -565,9 +568,9 @@ LogicalResult LinearOp::verify() {
   int64_t n = weightType.getDimSize(kn ? 1 : 0);
   if (!dimsCompatible(inputType.getShape().back(), k))
     return emitOpError("input feature size ")
-           << inputType.getShape().back() << " differs from the weight's K = "
-           << k << " (layout " << stringifyWeightLayout(getWeightLayout())
-           << ")";
+           << inputType.getShape().back()
+           << " differs from the weight's K = " << k << " (layout "
+           << stringifyWeightLayout(getWeightLayout()) << ")";
   SmallVector<int64_t> expected(inputType.getShape().drop_back());
   expected.push_back(n);
   if (!shapesCompatible(outputType.getShape(), expected))
@@ -576,8 +579,8 @@ LogicalResult LinearOp::verify() {
   if (Value bias = getBias()) {
     RankedTensorType biasType = rankedType(bias);
     if (biasType.getRank() != 1 || !dimsCompatible(biasType.getDimSize(0), n))
-      return emitOpError("bias type ") << biasType << " is not [N = " << n
-                                       << "]";
+      return emitOpError("bias type ")
+             << biasType << " is not [N = " << n << "]";
     if (biasType.getElementType() != outputType.getElementType())
       return emitOpError("bias element type differs from the output's");
   }
@@ -615,11 +618,13 @@ LogicalResult AttentionOp::verify() {
   if (isStaticDim(qHidden) && qHidden % heads != 0)
     return emitOpError("query hidden size ")
            << qHidden << " is not divisible by num_heads " << heads;
-  int64_t headDim = isStaticDim(qHidden) ? qHidden / heads : ShapedType::kDynamic;
-  if (isStaticDim(headDim) && !dimsCompatible(k.getDimSize(2), kvHeads * headDim))
+  int64_t headDim =
+      isStaticDim(qHidden) ? qHidden / heads : ShapedType::kDynamic;
+  if (isStaticDim(headDim) &&
+      !dimsCompatible(k.getDimSize(2), kvHeads * headDim))
     return emitOpError("key hidden size ")
-           << k.getDimSize(2) << " is not num_kv_heads * head_dim = "
-           << kvHeads * headDim;
+           << k.getDimSize(2)
+           << " is not num_kv_heads * head_dim = " << kvHeads * headDim;
   int64_t vHidden = v.getDimSize(2);
   if (isStaticDim(vHidden) && vHidden % kvHeads != 0)
     return emitOpError("value hidden size ")
@@ -675,8 +680,8 @@ LogicalResult RotaryEmbeddingOp::verify() {
       return emitOpError("hidden size ")
              << hidden << " is not divisible by num_heads " << *getNumHeads();
     seq = input.getDimSize(1);
-    headDim = isStaticDim(hidden) ? hidden / *getNumHeads()
-                                  : ShapedType::kDynamic;
+    headDim =
+        isStaticDim(hidden) ? hidden / *getNumHeads() : ShapedType::kDynamic;
   } else {
     return emitOpError("input must be [batch, heads, sequence, head_dim] or "
                        "[batch, sequence, heads * head_dim], got ")
@@ -699,8 +704,9 @@ LogicalResult RotaryEmbeddingOp::verify() {
     expected.insert(expected.begin(), batch);
   if (!shapesCompatible(cos.getShape(), expected))
     return emitOpError("cos/sin type ")
-           << cos << " is not [sequence, rotary_dim / 2] or [batch, sequence, "
-                     "rotary_dim / 2]";
+           << cos
+           << " is not [sequence, rotary_dim / 2] or [batch, sequence, "
+              "rotary_dim / 2]";
   return success();
 }
 

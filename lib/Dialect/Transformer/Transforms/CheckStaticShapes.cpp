@@ -25,11 +25,11 @@ struct CheckStaticShapesPass
     for (BlockArgument arg : func.getArguments()) {
       if (!isDynamicTensor(arg.getType()))
         continue;
-      emitError(func.getLoc()) << "argument #" << arg.getArgNumber() << " of @"
-                               << func.getSymName() << " has type "
-                               << arg.getType()
-                               << ", which is not static; give its size "
-                                  "with --input-shape";
+      emitError(func.getLoc())
+          << "argument #" << arg.getArgNumber() << " of @" << func.getSymName()
+          << " has type " << arg.getType()
+          << ", which is not static; give its size "
+             "with --input-shape";
       failed = true;
     }
     func.walk([&](Operation *op) {

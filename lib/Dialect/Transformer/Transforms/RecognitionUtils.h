@@ -15,13 +15,11 @@
 namespace mte::transformer::recognition {
 
 /// The other operand of a commutative binary op whose one operand is `v`.
-template <typename OpTy>
-mlir::Value otherOperand(OpTy op, mlir::Value v) {
+template <typename OpTy> mlir::Value otherOperand(OpTy op, mlir::Value v) {
   return op.getLhs() == v ? op.getRhs() : op.getLhs();
 }
 
-template <typename OpTy>
-OpTy singleUseProducer(mlir::Value v) {
+template <typename OpTy> OpTy singleUseProducer(mlir::Value v) {
   auto op = v.getDefiningOp<OpTy>();
   return op && op->hasOneUse() ? op : OpTy();
 }
@@ -29,7 +27,8 @@ OpTy singleUseProducer(mlir::Value v) {
 /// A constant scalar (any rank, one element) as a double.
 inline std::optional<double> constantScalar(mlir::Value v) {
   mlir::DenseFPElementsAttr attr;
-  if (!mlir::matchPattern(v, mlir::m_Constant(&attr)) || attr.getNumElements() != 1)
+  if (!mlir::matchPattern(v, mlir::m_Constant(&attr)) ||
+      attr.getNumElements() != 1)
     return std::nullopt;
   return (*attr.value_begin<llvm::APFloat>()).convertToDouble();
 }
@@ -75,8 +74,7 @@ inline std::optional<MeanOfSquares> matchMeanOfSquares(mlir::Value underRoot,
     return std::nullopt;
   for (mlir::Value operand : {addEps.getLhs(), addEps.getRhs()}) {
     auto mean = singleUseProducer<ReduceOp>(operand);
-    std::optional<double> eps =
-        constantScalar(otherOperand(addEps, operand));
+    std::optional<double> eps = constantScalar(otherOperand(addEps, operand));
     if (!mean || !eps || *eps <= 0)
       continue;
     mlir::Operation *square = mean.getInput().getDefiningOp();

@@ -28,8 +28,8 @@ std::optional<LinearMatch> matchLinear(MatmulOp matmul) {
       !isa<FloatType>(lhs.getElementType()))
     return std::nullopt;
   if (auto transpose = matmul.getRhs().getDefiningOp<TransposeOp>();
-      transpose && llvm::equal(transpose.getPermutation(),
-                               ArrayRef<int64_t>{1, 0}))
+      transpose &&
+      llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{1, 0}))
     return LinearMatch{matmul.getLhs(), transpose.getInput(), WeightLayout::NK};
   return LinearMatch{matmul.getLhs(), matmul.getRhs(), WeightLayout::KN};
 }
@@ -54,14 +54,15 @@ LinearOp createLinear(PatternRewriter &rewriter, Location loc, Type type,
   if (bias) {
     auto biasType = cast<RankedTensorType>(bias.getType());
     if (biasType.getRank() != 1)
-      bias = ReshapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get({biasType.getShape().back()},
-                                biasType.getElementType()),
-          bias);
+      bias =
+          ReshapeOp::create(rewriter, loc,
+                            RankedTensorType::get({biasType.getShape().back()},
+                                                  biasType.getElementType()),
+                            bias);
   }
   return LinearOp::create(
-      rewriter, loc, type, match.input, match.weight, bias, /*residual=*/nullptr,
+      rewriter, loc, type, match.input, match.weight, bias,
+      /*residual=*/nullptr,
       WeightLayoutAttr::get(rewriter.getContext(), match.layout),
       ActivationAttr::get(rewriter.getContext(), Activation::None));
 }
@@ -69,8 +70,8 @@ LinearOp createLinear(PatternRewriter &rewriter, Location loc, Type type,
 struct LinearWithBias : OpRewritePattern<AddOp> {
   LinearWithBias(MLIRContext *ctx, llvm::Statistic &linear,
                  llvm::Statistic &bias)
-      : OpRewritePattern(ctx, /*benefit=*/2), numLinear(linear),
-        numBias(bias) {}
+      : OpRewritePattern(ctx, /*benefit=*/2), numLinear(linear), numBias(bias) {
+  }
   LogicalResult matchAndRewrite(AddOp add,
                                 PatternRewriter &rewriter) const override {
     for (Value operand : {add.getLhs(), add.getRhs()}) {

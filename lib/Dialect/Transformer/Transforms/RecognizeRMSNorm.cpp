@@ -78,11 +78,10 @@ struct RMSNormPattern : OpRewritePattern<MulOp> {
         !isParameter(weight, inputType, *axis))
       return failure();
 
-    auto rmsNorm = RMSNormOp::create(rewriter, root.getLoc(),
-                                     TypeRange{inputType}, x, weight,
-                                     /*residual=*/nullptr,
-                                     rewriter.getI64IntegerAttr(*axis),
-                                     rewriter.getF32FloatAttr(meanOfSquares->epsilon));
+    auto rmsNorm = RMSNormOp::create(
+        rewriter, root.getLoc(), TypeRange{inputType}, x, weight,
+        /*residual=*/nullptr, rewriter.getI64IntegerAttr(*axis),
+        rewriter.getF32FloatAttr(meanOfSquares->epsilon));
     rewriter.replaceOp(root, rmsNorm.getOutput());
     ++numRMSNorm;
     return success();
