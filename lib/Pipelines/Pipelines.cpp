@@ -32,6 +32,7 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(transformer::createRecognizeLayerNorm());
   funcPm.addPass(transformer::createRecognizeRMSNorm());
+  funcPm.addPass(transformer::createRecognizeGelu());
   funcPm.addPass(transformer::createRecognizeLinear());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());

@@ -63,4 +63,17 @@ def RecognizeRMSNorm : Pass<"mte-recognize-rms-norm", "::mlir::func::FuncOp"> {
   ];
 }
 
+def RecognizeGelu : Pass<"mte-recognize-gelu", "::mlir::func::FuncOp"> {
+  let summary = "Form transformer.gelu from its erf and tanh spellings";
+  let description = [{
+    Matches the product `0.5 * x * (1 + inner)`, its factors in any order
+    and association, where `inner` is `erf(x / sqrt(2))` or
+    `erf(x * (1 / sqrt(2)))` (exact GELU), or
+    `tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))` with the cube as `pow(x, 3)`
+    or `x * x * x` (the tanh approximation of GPT-2). Constants must match to
+    a relative 1e-4, and every intermediate must have no other user.
+  }];
+  let statistics = [Statistic<"numGelu", "gelu", "Number of GELUs formed">];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD
