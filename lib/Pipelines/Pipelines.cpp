@@ -33,6 +33,7 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   funcPm.addPass(transformer::createRecognizeLayerNorm());
   funcPm.addPass(transformer::createRecognizeRMSNorm());
   funcPm.addPass(transformer::createRecognizeGelu());
+  funcPm.addPass(transformer::createRecognizeSilu());
   funcPm.addPass(transformer::createRecognizeLinear());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());

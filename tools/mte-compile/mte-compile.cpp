@@ -137,12 +137,12 @@ int main(int argc, char **argv) {
     module->walk([&](Operation *op) {
       if (isa<mte::transformer::LayerNormOp, mte::transformer::RMSNormOp,
               mte::transformer::LinearOp, mte::transformer::AttentionOp,
-              mte::transformer::RotaryEmbeddingOp, mte::transformer::GeluOp>(
-              op))
+              mte::transformer::RotaryEmbeddingOp, mte::transformer::GeluOp,
+              mte::transformer::SiluOp, mte::transformer::SwigluOp>(op))
         ++counts[op->getName().stripDialect()];
     });
     for (StringRef kind : {"layer_norm", "rms_norm", "linear", "attention",
-                           "rotary_embedding", "gelu"})
+                           "rotary_embedding", "gelu", "silu", "swiglu"})
       llvm::outs() << kind << ": " << counts.lookup(kind) << '\n';
   }
 

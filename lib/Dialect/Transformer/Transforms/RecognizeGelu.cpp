@@ -75,8 +75,7 @@ bool isTanhArgument(Value arg, Value x) {
     if (!weighted)
       return false;
     for (Value cube : {weighted.getLhs(), weighted.getRhs()})
-      if (isConstant(otherOperand(weighted, cube), 0.044715) &&
-          isCube(cube, x))
+      if (isConstant(otherOperand(weighted, cube), 0.044715) && isCube(cube, x))
         return true;
     return false;
   }

@@ -76,4 +76,17 @@ def RecognizeGelu : Pass<"mte-recognize-gelu", "::mlir::func::FuncOp"> {
   let statistics = [Statistic<"numGelu", "gelu", "Number of GELUs formed">];
 }
 
+def RecognizeSilu : Pass<"mte-recognize-silu", "::mlir::func::FuncOp"> {
+  let summary = "Form transformer.silu and transformer.swiglu";
+  let description = [{
+    Rewrites `x * sigmoid(x)` (either order) into `silu(x)`, and then
+    `silu(gate) * up` into `swiglu(gate, up)`, the gated MLP of Llama. The
+    sigmoid and the silu must have no other user.
+  }];
+  let statistics = [
+    Statistic<"numSilu", "silu", "Number of SiLUs formed">,
+    Statistic<"numSwiglu", "swiglu", "Number of SwiGLUs formed">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD
