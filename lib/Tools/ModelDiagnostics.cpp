@@ -53,4 +53,6 @@ mte::ModelDiagnosticHandler::ModelDiagnosticHandler(MLIRContext *context)
     : ScopedDiagnosticHandler(context, [](Diagnostic &diag) {
         printDiagnostic(diag);
         return success();
-      }) {}
+      }) {
+  context->printOpOnDiagnostic(false);
+}

@@ -116,9 +116,6 @@ int main(int argc, char **argv) {
   mte::registerAllDialects(registry);
   MLIRContext context(registry);
   mte::ModelDiagnosticHandler handler(&context);
-  // Diagnostics name the ONNX node; dumping the IR around it would not help
-  // the user of a model.
-  context.printOpOnDiagnostic(false);
   OwningOpRef<ModuleOp> module =
       mte::importONNXModel(inputFile, &context, importOptions);
   if (!module || failed(verify(*module)))
