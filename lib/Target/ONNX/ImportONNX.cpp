@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Alignment.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -134,24 +135,26 @@ readExternalData(const onnx::TensorProto &tensor, StringRef modelDir,
                           << "' must stay inside the model's directory";
   SmallString<256> path(modelDir);
   llvm::sys::path::append(path, location);
-  auto buffer =
-      length < 0 ? llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                               /*RequiresNullTerminator=*/false)
-                 : llvm::MemoryBuffer::getFileSlice(path, length, offset);
+  // Without a length the tensor runs to the end of the file: map just that
+  // slice rather than the whole file.
+  if (length < 0) {
+    uint64_t size;
+    if (std::error_code ec = llvm::sys::fs::file_size(path, size))
+      return emitError(loc) << "initializer '" << tensor.name()
+                            << "': cannot read external data '" << path
+                            << "': " << ec.message();
+    if (static_cast<uint64_t>(offset) > size)
+      return emitError(loc)
+             << "initializer '" << tensor.name()
+             << "': external data offset is past the end of '" << path << "'";
+    length = size - offset;
+  }
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, length, offset);
   if (!buffer)
     return emitError(loc) << "initializer '" << tensor.name()
                           << "': cannot read external data '" << path
                           << "': " << buffer.getError().message();
-  if (length < 0 && offset > 0) {
-    if (static_cast<uint64_t>(offset) > (*buffer)->getBufferSize())
-      return emitError(loc)
-             << "initializer '" << tensor.name()
-             << "': external data offset is past the end of '" << path << "'";
-    return llvm::MemoryBuffer::getMemBufferCopy(
-        (*buffer)->getBuffer().drop_front(offset), path);
-  }
-  if (length >= 0 &&
-      (*buffer)->getBufferSize() != static_cast<uint64_t>(length))
+  if ((*buffer)->getBufferSize() != static_cast<uint64_t>(length))
     return emitError(loc) << "initializer '" << tensor.name()
                           << "': external data '" << path << "' is too short";
   return std::move(*buffer);

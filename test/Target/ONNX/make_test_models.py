@@ -175,6 +175,13 @@ save("bad_initializer_size", one_node(
     helper.make_node("Add", ["x", "w"], ["y"], name="add"),
     [tensor("x", [4, 4])], [tensor("y", [4, 4])], [bad_data]), check=False)
 
+# A graph output with no elements (Slice of an empty range).
+save("empty_output", model(
+    [helper.make_node("Constant", [], ["s"], name="starts",
+                      value=numpy_helper.from_array(np.array([3], np.int64))),
+     helper.make_node("Slice", ["x", "s", "s"], ["y"], name="slice")],
+    [tensor("x", [2, 3])], [tensor("y", [0, 3])]))
+
 # Byte-level damage to a valid model.
 data = linear.SerializeToString()
 with open(os.path.join(OUT, "truncated.onnx"), "wb") as f:
