@@ -34,6 +34,10 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   funcPm.addPass(transformer::createRecognizeRMSNorm());
   funcPm.addPass(transformer::createRecognizeGelu());
   funcPm.addPass(transformer::createRecognizeSilu());
+  // Rotary first: it moves RoPE onto the packed projections, where the
+  // attention recognizer then finds Q and K.
+  funcPm.addPass(transformer::createRecognizeRotaryEmbedding());
+  funcPm.addPass(transformer::createRecognizeAttention());
   funcPm.addPass(transformer::createRecognizeLinear());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());

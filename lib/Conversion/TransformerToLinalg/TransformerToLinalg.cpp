@@ -531,7 +531,11 @@ struct ReducePattern : OpRewritePattern<ReduceOp> {
 };
 
 /// softmax over the last dimension of `input` (already moved there), in f32.
-Value softmaxLast(OpBuilder &b, Location loc, Value input) {
+/// Softmax over the last dimension. With `zeroEmptyRows`, a row whose
+/// entries are all -inf (attention with every key masked) gives zeros
+/// instead of NaN.
+Value softmaxLast(OpBuilder &b, Location loc, Value input,
+                  bool zeroEmptyRows = false) {
   auto type = cast<RankedTensorType>(input.getType());
   Type t = type.getElementType();
   Type c = computeType(t);
@@ -558,9 +562,16 @@ Value softmaxLast(OpBuilder &b, Location loc, Value input) {
       reduceTrailing(b, loc, shifted, rank - 1, c, 0, combine<arith::AddFOp>);
   return elementwise(b, loc, type, ValueRange{shifted, rowMap(sum)},
                      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return convertScalar(
-                           nb, l, arith::DivFOp::create(nb, l, a[0], a[1]), c,
-                           t);
+                       Value p = arith::DivFOp::create(nb, l, a[0], a[1]);
+                       if (zeroEmptyRows) {
+                         // exp(-inf - -inf) is NaN, and so is the sum.
+                         Value nonEmpty = arith::CmpFOp::create(
+                             nb, l, arith::CmpFPredicate::OGT, a[1],
+                             constantOf(nb, l, c, 0));
+                         p = arith::SelectOp::create(nb, l, nonEmpty, p,
+                                                     constantOf(nb, l, c, 0));
+                       }
+                       return convertScalar(nb, l, p, c, t);
                      });
 }
 
@@ -1122,7 +1133,7 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
           }
           return s;
         });
-    Value probs = softmaxLast(rewriter, loc, masked);
+    Value probs = softmaxLast(rewriter, loc, masked, /*zeroEmptyRows=*/true);
 
     // out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h / g, e].
     SmallVector<AffineMap> outMaps = {
@@ -1179,6 +1190,8 @@ struct RotaryEmbeddingPattern : OpRewritePattern<RotaryEmbeddingOp> {
     bool interleaved = op.getInterleaved();
     Value cos = op.getCos(), sin = op.getSin();
     bool batched = op.getCos().getType().getRank() == 3;
+    // Full-width tables hold a column per feature, half-width ones per pair.
+    bool fullWidth = op.getCos().getType().getShape().back() == rotary;
     Value result = elementwise(
         rewriter, loc, xType, x,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -1209,6 +1222,8 @@ struct RotaryEmbeddingPattern : OpRewritePattern<RotaryEmbeddingOp> {
                 b, l, first, arith::AddIOp::create(b, l, f, halfV),
                 arith::SubIOp::create(b, l, f, halfV));
           }
+          if (fullWidth)
+            column = f;
           Value rotated = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
                                                 f, rotaryV);
           // Features past rotary_dim pass through; clamp the reads there.

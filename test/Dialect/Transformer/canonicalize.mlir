@@ -234,3 +234,33 @@ func.func @gather_concat() -> (tensor<2x2xi64>, tensor<2x3xi64>) {
   %1 = transformer.concat %a, %b {axis = -1} : (tensor<2x2xi64>, tensor<2x1xi64>) -> tensor<2x3xi64>
   return %0, %1 : tensor<2x2xi64>, tensor<2x3xi64>
 }
+
+// -----
+
+// Moving only unit dimensions moves no data: a reshape, which then folds
+// into its neighbours; a real permutation stays.
+// CHECK-LABEL: func @transpose_of_unit_dims
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x8xf32>, %[[Y:.*]]: tensor<2x1x3xf32>)
+// CHECK-NEXT: %[[T:.*]] = transformer.transpose %[[Y]] [2, 1, 0] : tensor<2x1x3xf32> -> tensor<3x1x2xf32>
+// CHECK-NEXT: return %[[X]], %[[T]]
+func.func @transpose_of_unit_dims(%x: tensor<1x4x8xf32>, %y: tensor<2x1x3xf32>) -> (tensor<1x4x8xf32>, tensor<3x1x2xf32>) {
+  %0 = transformer.reshape %x : tensor<1x4x8xf32> -> tensor<1x1x4x8xf32>
+  %1 = transformer.transpose %0 [1, 0, 2, 3] : tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  %2 = transformer.transpose %1 [0, 2, 1, 3] : tensor<1x1x4x8xf32> -> tensor<1x4x1x8xf32>
+  %3 = transformer.reshape %2 : tensor<1x4x1x8xf32> -> tensor<1x4x8xf32>
+  %4 = transformer.transpose %y [2, 1, 0] : tensor<2x1x3xf32> -> tensor<3x1x2xf32>
+  return %3, %4 : tensor<1x4x8xf32>, tensor<3x1x2xf32>
+}
+
+// -----
+
+// TorchScript spells sqrt(head_dim) as Pow(16, 0.5).
+// CHECK-LABEL: func @pow_of_constants
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<[4.000000e+00, 8.000000e+00]> : tensor<2xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @pow_of_constants() -> tensor<2xf32> {
+  %b = arith.constant dense<[16.0, 2.0]> : tensor<2xf32>
+  %e = arith.constant dense<[0.5, 3.0]> : tensor<2xf32>
+  %0 = transformer.pow %b, %e : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

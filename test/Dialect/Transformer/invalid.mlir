@@ -723,9 +723,9 @@ func.func @rotary_table_type(%x: tensor<2x4x16x64xf32>, %c: tensor<16x32xf16>) {
 
 // -----
 
-func.func @rotary_table_shape(%x: tensor<2x4x16x64xf32>, %c: tensor<16x64xf32>) {
-  // expected-error @+1 {{cos/sin type 'tensor<16x64xf32>' is not [sequence, rotary_dim / 2] or [batch, sequence, rotary_dim / 2]}}
-  %0 = transformer.rotary_embedding %x, %c, %c : (tensor<2x4x16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<2x4x16x64xf32>
+func.func @rotary_table_shape(%x: tensor<2x4x16x64xf32>, %c: tensor<16x48xf32>) {
+  // expected-error @+1 {{cos/sin type 'tensor<16x48xf32>' is not [sequence, width] or [batch, sequence, width] with width rotary_dim / 2 or rotary_dim}}
+  %0 = transformer.rotary_embedding %x, %c, %c : (tensor<2x4x16x64xf32>, tensor<16x48xf32>, tensor<16x48xf32>) -> tensor<2x4x16x64xf32>
   return
 }
 

@@ -17,6 +17,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mte::transformer;
 
@@ -195,6 +197,22 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+/// Float powers only (TorchScript exports sqrt(head_dim) as Pow(d, 0.5)),
+/// computed in double and rounded once to the element type.
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  if (!isa_and_nonnull<DenseFPElementsAttr>(adaptor.getLhs()))
+    return {};
+  return foldElementwise<DenseFPElementsAttr, APFloat>(
+      {adaptor.getLhs(), adaptor.getRhs()}, getType(),
+      [](ArrayRef<APFloat> a) -> std::optional<APFloat> {
+        APFloat result(std::pow(a[0].convertToDouble(), a[1].convertToDouble()));
+        bool lostInfo;
+        result.convert(a[0].getSemantics(), APFloat::rmNearestTiesToEven,
+                       &lostInfo);
+        return result;
+      });
+}
+
 static bool evaluatePredicate(ComparePredicate predicate, int order) {
   switch (predicate) {
   case ComparePredicate::EQ:
@@ -359,11 +377,31 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
     return success();
   }
 };
+
+/// A transpose that keeps the order of the non-unit dimensions moves no data:
+/// it is a reshape (and then folds into neighbouring reshapes).
+struct TransposeOfUnitDimsToReshape : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType inputType = op.getInput().getType();
+    int64_t previous = -1;
+    for (int64_t p : op.getPermutation()) {
+      if (inputType.getDimSize(p) == 1)
+        continue;
+      if (p < previous)
+        return failure();
+      previous = p;
+    }
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getInput());
+    return success();
+  }
+};
 } // namespace
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<ComposeTransposes>(context);
+  results.add<ComposeTransposes, TransposeOfUnitDimsToReshape>(context);
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {

@@ -698,15 +698,17 @@ LogicalResult RotaryEmbeddingOp::verify() {
     return emitOpError("cos and sin types differ");
   if (cos.getElementType() != input.getElementType())
     return emitOpError("cos/sin element type differs from the input's");
-  SmallVector<int64_t> expected = {
-      seq, isStaticDim(rotaryDim) ? rotaryDim / 2 : ShapedType::kDynamic};
+  SmallVector<int64_t> expected = {seq, ShapedType::kDynamic};
   if (cos.getRank() == 3)
     expected.insert(expected.begin(), batch);
-  if (!shapesCompatible(cos.getShape(), expected))
+  int64_t width = cos.getRank() > 0 ? cos.getShape().back() : 0;
+  if (!shapesCompatible(cos.getShape(), expected) ||
+      (isStaticDim(rotaryDim) && isStaticDim(width) &&
+       width != rotaryDim / 2 && width != rotaryDim))
     return emitOpError("cos/sin type ")
            << cos
-           << " is not [sequence, rotary_dim / 2] or [batch, sequence, "
-              "rotary_dim / 2]";
+           << " is not [sequence, width] or [batch, sequence, width] with "
+              "width rotary_dim / 2 or rotary_dim";
   return success();
 }
 

@@ -94,6 +94,26 @@ inline std::optional<MeanOfSquares> matchMeanOfSquares(mlir::Value underRoot,
   return std::nullopt;
 }
 
+/// The packed `[B, S, H * D]` value that the `[B, H, S, D]` value `x` was
+/// split from, when `x` is transpose(reshape(packed), [0, 2, 1, 3]) (the
+/// head split after every Q/K/V projection).
+inline mlir::Value packedSource(mlir::Value x) {
+  auto transpose = x.getDefiningOp<TransposeOp>();
+  if (!transpose ||
+      !llvm::equal(transpose.getPermutation(),
+                   llvm::ArrayRef<int64_t>{0, 2, 1, 3}))
+    return nullptr;
+  auto reshape = transpose.getInput().getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return nullptr;
+  llvm::ArrayRef<int64_t> bhsd =
+      llvm::cast<mlir::RankedTensorType>(x.getType()).getShape();
+  llvm::ArrayRef<int64_t> packed = reshape.getInput().getType().getShape();
+  if (packed != llvm::ArrayRef<int64_t>{bhsd[0], bhsd[2], bhsd[1] * bhsd[3]})
+    return nullptr;
+  return reshape.getInput();
+}
+
 } // namespace mte::transformer::recognition
 
 #endif // MTE_LIB_DIALECT_TRANSFORMER_TRANSFORMS_RECOGNITIONUTILS_H

@@ -110,6 +110,7 @@ def Transformer_DivOp : Transformer_BroadcastBinaryOp<"div",
 def Transformer_PowOp : Transformer_BroadcastBinaryOp<"pow",
     Transformer_NumericTensor> {
   let summary = "elementwise power with numpy broadcasting (ONNX Pow)";
+  let hasFolder = 1;
 }
 def Transformer_MinOp : Transformer_BroadcastBinaryOp<"min",
     Transformer_NumericTensor, "nullptr", [Commutative]> {
@@ -589,7 +590,10 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [Pure]> {
     The output is `[B, Sq, Hq * Dv]`. `mask` broadcasts to `[B, Hq, Sq, Skv]`:
     an `i1` mask keeps the positions where it is true, a float mask is added
     to the scores. `causal` aligns the diagonal to the bottom right (the last
-    query sees every key), as with a KV cache.
+    query sees every key), as with a KV cache. A query that sees no key at
+    all (every score masked to -inf) gets a zero output, as PyTorch's
+    scaled_dot_product_attention guarantees and its ONNX export spells with
+    IsNaN + Where.
   }];
   let arguments = (ins Transformer_FloatTensor:$query,
                        Transformer_FloatTensor:$key,
@@ -610,13 +614,19 @@ def Transformer_RotaryEmbeddingOp : Transformer_Op<"rotary_embedding", [Pure]> {
   let description = [{
     Rotates the first `rotary_dim` features of every head by position-dependent
     angles. `input` is `[B, H, S, D]`, or `[B, S, H * D]` with `num_heads`
-    set. `cos` and `sin` hold the half-width tables, `[S, rotary_dim / 2]` or
-    `[B, S, rotary_dim / 2]`. Without `interleaved`, feature `i` pairs with
-    `i + rotary_dim / 2` (the rotate_half form of GPT-NeoX and Llama); with
-    it, feature `2i` pairs with `2i + 1` (GPT-J):
+    set. `cos` and `sin` are `[S, W]` or `[B, S, W]` tables. Without
+    `interleaved`, feature `i` pairs with `i + rotary_dim / 2` (the
+    rotate_half form of GPT-NeoX and Llama); with it, feature `2i` pairs with
+    `2i + 1` (GPT-J):
 
-        x1' = x1 * cos - x2 * sin
-        x2' = x2 * cos + x1 * sin
+        x1' = x1 * cos1 - x2 * sin1
+        x2' = x2 * cos2 + x1 * sin2
+
+    With half-width tables (`W = rotary_dim / 2`) both features of a pair
+    read the pair's column (`cos1 = cos2`). With full-width tables
+    (`W = rotary_dim`, as Hugging Face models compute `cat(freqs, freqs)`)
+    every feature reads its own column, which is exactly
+    `x * cos + rotate_half(x) * sin`.
   }];
   let arguments = (ins Transformer_FloatTensor:$input,
                        Transformer_FloatTensor:$cos,

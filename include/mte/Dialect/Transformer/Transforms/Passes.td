@@ -16,6 +16,53 @@ def CheckStaticShapes : Pass<"mte-check-static-shapes", "::mlir::func::FuncOp"> 
   }];
 }
 
+def RecognizeRotaryEmbedding
+    : Pass<"mte-recognize-rotary-embedding", "::mlir::func::FuncOp"> {
+  let summary = "Form transformer.rotary_embedding from x*cos + rotate_half(x)*sin";
+  let description = [{
+    Matches `x * cos + rotate_half(x) * sin` (either order of every sum and
+    product) on a rank-4 `x`, where `rotate_half(x)` is
+    `concat(-x[..., D/2:], x[..., :D/2])` along the last axis (the
+    Slice/Neg/Concat of both PyTorch exporters) and `cos`/`sin` broadcast
+    over batch and heads as `[B or 1, 1, S, D]` (heads before the sequence)
+    or `[B or 1, S, 1, D]`. The tables become full-width operands of the op.
+    When `x` is the head split `transpose(reshape(p), [0, 2, 1, 3])` of a
+    packed projection `p`, the op is applied to `p` with `num_heads`, so the
+    attention recognizer sees the projection. The slices, the negation and
+    the concat must have no other user.
+  }];
+  let statistics = [
+    Statistic<"numRotary", "rotary_embedding",
+              "Number of rotary embeddings formed">
+  ];
+}
+
+def RecognizeAttention
+    : Pass<"mte-recognize-attention", "::mlir::func::FuncOp"> {
+  let summary = "Form transformer.attention from Q·Kᵀ, scale, mask, softmax, ·V";
+  let description = [{
+    Matches `softmax(scores, -1) · V` (also behind the `where(is_nan(p), 0,
+    p)` guard of PyTorch's SDPA export) where `scores` is `Q · Kᵀ` followed
+    by any of a constant scale (`*` or `/`), an additive mask and a
+    `where(mask, s, -big)` / `where(mask, -big, s)` mask, and `Q` and `Kᵀ`
+    may each be pre-multiplied by a constant (the SDPA form). `Kᵀ` may be
+    `transpose(K, [0, 1, 3, 2])`, the head split transposed by
+    `[0, 2, 3, 1]`, or the `[B*H, S, D]` transpose of the dynamo exporter;
+    `K` and `V` may repeat fewer KV heads through Unsqueeze/Expand/Reshape
+    (GQA). A mask that does not depend on the model's inputs and hides
+    exactly the keys after the (bottom-right aligned) diagonal becomes the
+    `causal` flag, however it was built (constant, Trilu, Range + compare,
+    slices of a buffer); other masks become the op's mask operand. Every
+    value between Q·Kᵀ and the output must have no other user.
+  }];
+  let statistics = [
+    Statistic<"numAttention", "attention", "Number of attentions formed">,
+    Statistic<"numCausal", "causal", "Number with a causal mask recognised">,
+    Statistic<"numGroupedQuery", "gqa",
+              "Number with fewer key/value heads than query heads">
+  ];
+}
+
 def RecognizeLinear : Pass<"mte-recognize-linear", "::mlir::func::FuncOp"> {
   let summary = "Form transformer.linear from MatMul (+ bias Add) and Gemm";
   let description = [{

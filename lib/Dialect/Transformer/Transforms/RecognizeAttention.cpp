@@ -1,0 +1,377 @@
+//===- RecognizeAttention.cpp - decomposed attention to transformer.attention //
+//
+// Matches, from the probabilities · V product upwards:
+//
+//     out    = matmul(P, V)          P = softmax(scores, -1), or
+//                                    where(is_nan(P), 0, P) (dynamo's SDPA)
+//     scores = matmul(Q, Kᵀ), then any of: * c, / c, + mask, where(m, s, -big)
+//     Q, Kᵀ  = optionally * c each (SDPA pre-scales both by sqrt(scale))
+//
+// with Q, K, V in `[B, H, S, D]`. Kᵀ is a transpose of K's last two dims, or
+// the transpose [0, 2, 3, 1] of the head split, or (dynamo) a transpose of
+// [B * H, S, D] between reshapes; K and V may be repeated from fewer KV
+// heads (GQA's Unsqueeze/Expand/Reshape). Masks that do not depend on the
+// inputs and are exactly causal become the `causal` flag; any other mask
+// stays an operand. The op takes Q, K, V packed as `[B, S, H * D]`, so the
+// head splits after the projections cancel against it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MaskAnalysis.h"
+#include "RecognitionUtils.h"
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mte::transformer {
+#define GEN_PASS_DEF_RECOGNIZEATTENTION
+#include "mte/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace mte::transformer
+
+using namespace mlir;
+using namespace mte::transformer;
+using namespace mte::transformer::recognition;
+
+namespace {
+/// What the chain between Q·Kᵀ and the softmax contributes.
+struct Scores {
+  MatmulOp qk;
+  double scale = 1;
+  /// A scale was met on the way down: masks below it apply before scaling.
+  bool belowScale = false;
+  bool causal = false;
+  Value additiveMask;
+  Value keepMask;
+  bool keepMaskInverted = false;
+};
+
+/// The query and key lengths of a `[B, H, Sq, Skv]` score tensor.
+struct ScoreShape {
+  RankedTensorType type;
+  int64_t sq() const { return type.getDimSize(2); }
+  int64_t skv() const { return type.getDimSize(3); }
+};
+
+/// Masks with -inf or torch.finfo(dtype).min: anything at most half the
+/// lowest finite value of the type.
+bool isHiddenFill(Value fill, Type elementType) {
+  std::optional<double> value = constantScalar(fill);
+  auto floatType = dyn_cast<FloatType>(elementType);
+  if (!value || !floatType)
+    return false;
+  double lowest =
+      APFloat::getLargest(floatType.getFloatSemantics(), /*Negative=*/true)
+          .convertToDouble();
+  return *value <= 0.5 * lowest;
+}
+
+bool broadcastsTo(Value mask, RankedTensorType scores) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  if (!type.hasStaticShape() || type.getRank() > scores.getRank())
+    return false;
+  int64_t offset = scores.getRank() - type.getRank();
+  for (auto [d, size] : llvm::enumerate(type.getShape()))
+    if (size != 1 && size != scores.getDimSize(offset + d))
+      return false;
+  return true;
+}
+
+/// Records `mask` in `m`: as the causal flag when it is exactly causal, else
+/// as the single mask operand of its kind.
+bool addMask(Scores &m, const ScoreShape &shape, Value mask, MaskForm form,
+             bool inverted = false) {
+  if (!broadcastsTo(mask, shape.type))
+    return false;
+  MaskForm evaluated = inverted ? MaskForm::Hide : form;
+  if (isCausalMask(mask, evaluated, shape.sq(), shape.skv())) {
+    m.causal = true;
+    return true;
+  }
+  if (m.additiveMask || m.keepMask)
+    return false; // the op has one mask operand
+  if (form == MaskForm::Additive) {
+    // A mask added before the scale would need scaling too.
+    if (m.belowScale || cast<RankedTensorType>(mask.getType()).getElementType() !=
+                            shape.type.getElementType())
+      return false;
+    m.additiveMask = mask;
+    return true;
+  }
+  m.keepMask = mask;
+  m.keepMaskInverted = inverted;
+  return true;
+}
+
+/// Walks from the softmax input down to Q·Kᵀ; every step must have one use.
+bool matchScores(Value v, Scores &m, const ScoreShape &shape) {
+  Operation *op = v.getDefiningOp();
+  if (!op || !op->hasOneUse() || v.getType() != shape.type)
+    return false;
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    m.qk = matmul;
+    return true;
+  }
+  auto tryOperand = [&](Value next, auto record) {
+    Scores saved = m;
+    if (record() && matchScores(next, m, shape))
+      return true;
+    m = saved;
+    return false;
+  };
+  if (auto mul = dyn_cast<MulOp>(op)) {
+    for (Value x : {mul.getLhs(), mul.getRhs()}) {
+      std::optional<double> c = constantScalar(otherOperand(mul, x));
+      if (c && tryOperand(x, [&] {
+            m.scale *= *c;
+            m.belowScale = true;
+            return true;
+          }))
+        return true;
+    }
+    return false;
+  }
+  if (auto div = dyn_cast<DivOp>(op)) {
+    std::optional<double> c = constantScalar(div.getRhs());
+    return c && *c != 0 && tryOperand(div.getLhs(), [&] {
+             m.scale /= *c;
+             m.belowScale = true;
+             return true;
+           });
+  }
+  if (auto add = dyn_cast<AddOp>(op)) {
+    for (Value x : {add.getLhs(), add.getRhs()})
+      if (tryOperand(x, [&] {
+            return addMask(m, shape, otherOperand(add, x), MaskForm::Additive);
+          }))
+        return true;
+    return false;
+  }
+  if (auto where = dyn_cast<WhereOp>(op)) {
+    Type elt = shape.type.getElementType();
+    if (isHiddenFill(where.getFalseValue(), elt) &&
+        tryOperand(where.getTrueValue(), [&] {
+          return addMask(m, shape, where.getCondition(), MaskForm::Keep);
+        }))
+      return true;
+    return isHiddenFill(where.getTrueValue(), elt) &&
+           tryOperand(where.getFalseValue(), [&] {
+             return addMask(m, shape, where.getCondition(), MaskForm::Keep,
+                            /*inverted=*/true);
+           });
+  }
+  return false;
+}
+
+/// Peels single-use scalar scales off a Q or Kᵀ operand.
+Value peelScale(Value v, double &scale) {
+  while (Operation *op = v.getDefiningOp()) {
+    if (!op->hasOneUse())
+      break;
+    if (auto mul = dyn_cast<MulOp>(op)) {
+      Value x = mul.getLhs(), c = mul.getRhs();
+      if (!constantScalar(c))
+        std::swap(x, c);
+      std::optional<double> value = constantScalar(c);
+      if (!value || x.getType() != v.getType())
+        break;
+      scale *= *value;
+      v = x;
+      continue;
+    }
+    if (auto div = dyn_cast<DivOp>(op)) {
+      std::optional<double> value = constantScalar(div.getRhs());
+      if (!value || *value == 0 || div.getLhs().getType() != v.getType())
+        break;
+      scale /= *value;
+      v = div.getLhs();
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+bool isPermutation(TransposeOp op, ArrayRef<int64_t> perm) {
+  return op && llvm::equal(op.getPermutation(), perm);
+}
+
+Value transposeOf(PatternRewriter &rewriter, Location loc, Value v,
+                  ArrayRef<int64_t> perm) {
+  return TransposeOp::create(rewriter, loc, v,
+                             rewriter.getDenseI64ArrayAttr(perm));
+}
+
+Value reshapeOf(PatternRewriter &rewriter, Location loc, Value v,
+                ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  return ReshapeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v);
+}
+
+/// K as `[B, H, S, D]` from the Kᵀ operand `[B, H, D, S]`.
+Value keyFromTransposed(PatternRewriter &rewriter, Location loc, Value kT) {
+  if (auto t = kT.getDefiningOp<TransposeOp>()) {
+    if (isPermutation(t, {0, 1, 3, 2}))
+      return t.getInput();
+    // The head split transposed straight to [B, H, D, S].
+    if (isPermutation(t, {0, 2, 3, 1}) && t.getInput().getType().getRank() == 4)
+      return transposeOf(rewriter, loc, t.getInput(), {0, 2, 1, 3});
+  }
+  // dynamo: reshape(transpose(reshape(K, [B*H, S, D]), [0, 2, 1]), Kᵀ shape).
+  if (auto outer = kT.getDefiningOp<ReshapeOp>()) {
+    auto t = outer.getInput().getDefiningOp<TransposeOp>();
+    auto inner = t ? t.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+    if (isPermutation(t, {0, 2, 1}) && inner) {
+      auto k = cast<RankedTensorType>(inner.getInput().getType());
+      ArrayRef<int64_t> kTShape = outer.getType().getShape();
+      if (k.getRank() == 4 && k.getDimSize(0) == kTShape[0] &&
+          k.getDimSize(1) == kTShape[1] && k.getDimSize(2) == kTShape[3] &&
+          k.getDimSize(3) == kTShape[2])
+        return inner.getInput();
+    }
+  }
+  return transposeOf(rewriter, loc, kT, {0, 1, 3, 2});
+}
+
+/// `[B, Hkv, S, D]` and the repeat count when `x` (`[B, H, S, D]`) repeats
+/// fewer KV heads: reshape(expand(reshape(x0, [B, Hkv, 1, S, D]),
+/// [B, Hkv, n, S, D]), [B, Hkv * n, S, D]).
+std::pair<Value, int64_t> peelRepeatedHeads(Value x) {
+  auto merge = x.getDefiningOp<ReshapeOp>();
+  auto expand = merge ? merge.getInput().getDefiningOp<ExpandOp>() : ExpandOp();
+  auto unsqueeze =
+      expand ? expand.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!unsqueeze)
+    return {x, 1};
+  auto x0 = cast<RankedTensorType>(unsqueeze.getInput().getType());
+  ArrayRef<int64_t> expanded = expand.getType().getShape();
+  if (x0.getRank() != 4 || expanded.size() != 5 ||
+      unsqueeze.getType().getShape() !=
+          ArrayRef<int64_t>{x0.getDimSize(0), x0.getDimSize(1), 1,
+                            x0.getDimSize(2), x0.getDimSize(3)} ||
+      expanded[0] != x0.getDimSize(0) || expanded[1] != x0.getDimSize(1) ||
+      expanded[3] != x0.getDimSize(2) || expanded[4] != x0.getDimSize(3))
+    return {x, 1};
+  return {unsqueeze.getInput(), expanded[2]};
+}
+
+/// `[B, S, H * D]` for a `[B, H, S, D]` value.
+Value packHeads(PatternRewriter &rewriter, Location loc, Value x) {
+  if (Value packed = packedSource(x))
+    return packed;
+  ArrayRef<int64_t> s = cast<RankedTensorType>(x.getType()).getShape();
+  return reshapeOf(rewriter, loc, transposeOf(rewriter, loc, x, {0, 2, 1, 3}),
+                   {s[0], s[2], s[1] * s[3]});
+}
+
+/// The probabilities of `probs`: softmax over the last axis, optionally
+/// behind dynamo's where(is_nan(p), 0, p) guard for fully masked rows.
+SoftmaxOp matchProbabilities(Value probs) {
+  if (auto guard = probs.getDefiningOp<WhereOp>()) {
+    auto isNan = guard.getCondition().getDefiningOp<IsNanOp>();
+    std::optional<double> zero = constantScalar(guard.getTrueValue());
+    auto softmax = guard.getFalseValue().getDefiningOp<SoftmaxOp>();
+    if (!guard->hasOneUse() || !isNan || !isNan->hasOneUse() || zero != 0.0 ||
+        !softmax || isNan.getInput() != softmax.getResult() ||
+        !llvm::all_of(softmax->getUsers(), [&](Operation *user) {
+          return user == guard || user == isNan;
+        }))
+      return {};
+    return softmax;
+  }
+  auto softmax = singleUseProducer<SoftmaxOp>(probs);
+  return softmax;
+}
+
+struct AttentionPattern : OpRewritePattern<MatmulOp> {
+  AttentionPattern(MLIRContext *ctx, llvm::Statistic &attention,
+                   llvm::Statistic &causal, llvm::Statistic &gqa)
+      : OpRewritePattern(ctx), numAttention(attention), numCausal(causal),
+        numGroupedQuery(gqa) {}
+
+  LogicalResult matchAndRewrite(MatmulOp pv,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType probsType = pv.getLhs().getType();
+    RankedTensorType vType = pv.getRhs().getType();
+    if (probsType.getRank() != 4 || vType.getRank() != 4 ||
+        !probsType.hasStaticShape() || !vType.hasStaticShape() ||
+        !isa<FloatType>(probsType.getElementType()))
+      return rewriter.notifyMatchFailure(pv, "not a rank-4 float product");
+    SoftmaxOp softmax = matchProbabilities(pv.getLhs());
+    if (!softmax || normalizeAxis(softmax.getAxis(), 4) != 3)
+      return rewriter.notifyMatchFailure(pv, "not softmax(scores, -1) · V");
+
+    ScoreShape shape{probsType};
+    Scores m;
+    if (!matchScores(softmax.getInput(), m, shape))
+      return rewriter.notifyMatchFailure(pv, "scores are not scaled Q·Kᵀ");
+    Value q4 = peelScale(m.qk.getLhs(), m.scale);
+    Value kT = peelScale(m.qk.getRhs(), m.scale);
+    if (m.scale <= 0)
+      return rewriter.notifyMatchFailure(pv, "non-positive scale");
+    auto qType = cast<RankedTensorType>(q4.getType());
+    auto kTType = cast<RankedTensorType>(kT.getType());
+    int64_t batch = probsType.getDimSize(0), heads = probsType.getDimSize(1);
+    if (qType.getRank() != 4 || kTType.getRank() != 4 ||
+        qType.getDimSize(0) != batch || qType.getDimSize(1) != heads ||
+        kTType.getDimSize(0) != batch || kTType.getDimSize(1) != heads ||
+        vType.getDimSize(0) != batch || vType.getDimSize(1) != heads ||
+        vType.getDimSize(2) != shape.skv() ||
+        kTType.getElementType() != qType.getElementType() ||
+        vType.getElementType() != qType.getElementType())
+      return rewriter.notifyMatchFailure(pv, "Q, K and V are not [B, H, S, D]");
+
+    Location loc = pv.getLoc();
+    Value k4 = keyFromTransposed(rewriter, loc, kT);
+    auto [k0, kRepeat] = peelRepeatedHeads(k4);
+    auto [v0, vRepeat] = peelRepeatedHeads(pv.getRhs());
+    int64_t kvHeads = heads;
+    if (kRepeat == vRepeat && kRepeat > 1) {
+      kvHeads = heads / kRepeat;
+      k4 = k0;
+    }
+    Value v4 = kvHeads != heads ? v0 : pv.getRhs();
+
+    Value mask = m.additiveMask;
+    if (m.keepMask)
+      mask = m.keepMaskInverted ? NotOp::create(rewriter, loc, m.keepMask)
+                                : m.keepMask;
+    int64_t sq = shape.sq(), dv = vType.getDimSize(3);
+    auto outType = RankedTensorType::get({batch, sq, heads * dv},
+                                         probsType.getElementType());
+    auto attention = AttentionOp::create(
+        rewriter, loc, outType, packHeads(rewriter, loc, q4),
+        packHeads(rewriter, loc, k4), packHeads(rewriter, loc, v4), mask,
+        rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads),
+        rewriter.getF32FloatAttr(m.scale),
+        m.causal ? rewriter.getUnitAttr() : nullptr);
+    // Back to [B, H, Sq, Dv]; the head merge that follows cancels this.
+    Value split = reshapeOf(rewriter, loc, attention, {batch, sq, heads, dv});
+    rewriter.replaceOp(pv, transposeOf(rewriter, loc, split, {0, 2, 1, 3}));
+    ++numAttention;
+    if (m.causal)
+      ++numCausal;
+    if (kvHeads != heads)
+      ++numGroupedQuery;
+    return success();
+  }
+
+  llvm::Statistic &numAttention, &numCausal, &numGroupedQuery;
+};
+
+struct RecognizeAttentionPass
+    : mte::transformer::impl::RecognizeAttentionBase<RecognizeAttentionPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<AttentionPattern>(&getContext(), numAttention, numCausal,
+                                   numGroupedQuery);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

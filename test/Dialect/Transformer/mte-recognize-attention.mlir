@@ -1,0 +1,255 @@
+// RUN: mte-opt %s -split-input-file -mte-recognize-attention -canonicalize | FileCheck %s
+
+// BERT as TorchScript exports it: heads split from the projections, K
+// transposed straight to [B, H, D, S], Div by sqrt(d), additive padding mask.
+// CHECK-LABEL: func @bert_torchscript
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x8x64xf32>, %[[K:.*]]: tensor<2x8x64xf32>, %[[V:.*]]: tensor<2x8x64xf32>, %[[M:.*]]: tensor<2x1x1x8xf32>)
+// CHECK: %[[A:.*]] = transformer.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 2.500000e-01 : f32}
+// CHECK-NEXT: return %[[A]] : tensor<2x8x64xf32>
+func.func @bert_torchscript(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %mask: tensor<2x1x1x8xf32>) -> tensor<2x8x64xf32> {
+  %c4 = arith.constant dense<4.0> : tensor<f32>
+  %k0 = transformer.reshape %k : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+  %kt = transformer.transpose %k0 [0, 2, 3, 1] : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v0 = transformer.reshape %v : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+  %v1 = transformer.transpose %v0 [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %q0 = transformer.reshape %q : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+  %q1 = transformer.transpose %q0 [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s = transformer.matmul %q1, %kt : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s1 = transformer.div %s, %c4 : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %s2 = transformer.add %s1, %mask : (tensor<2x4x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = transformer.softmax %s2 : tensor<2x4x8x8xf32>
+  %o = transformer.matmul %p, %v1 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %o1 = transformer.transpose %o [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %o2 = transformer.reshape %o1 : tensor<2x8x4x16xf32> -> tensor<2x8x64xf32>
+  return %o2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// GPT-2 as TorchScript exports it: the causal mask is a slice of a boolean
+// buffer (a constant after folding) used in Where(mask, s, finfo.min).
+// CHECK-LABEL: func @where_causal_constant
+// CHECK: transformer.attention %arg0, %arg1, %arg2 {causal, num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 1.250000e-01 : f32}
+// CHECK-NOT: transformer.where
+func.func @where_causal_constant(%q: tensor<1x4x32xf32>, %k: tensor<1x4x32xf32>, %v: tensor<1x4x32xf32>) -> tensor<1x4x32xf32> {
+  %keep = arith.constant dense<[[[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]]]> : tensor<1x1x4x4xi1>
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %c8 = arith.constant dense<8.0> : tensor<f32>
+  %q0 = transformer.reshape %q : tensor<1x4x32xf32> -> tensor<1x4x2x16xf32>
+  %q1 = transformer.transpose %q0 [0, 2, 1, 3] : tensor<1x4x2x16xf32> -> tensor<1x2x4x16xf32>
+  %k0 = transformer.reshape %k : tensor<1x4x32xf32> -> tensor<1x4x2x16xf32>
+  %kt = transformer.transpose %k0 [0, 2, 3, 1] : tensor<1x4x2x16xf32> -> tensor<1x2x16x4xf32>
+  %v0 = transformer.reshape %v : tensor<1x4x32xf32> -> tensor<1x4x2x16xf32>
+  %v1 = transformer.transpose %v0 [0, 2, 1, 3] : tensor<1x4x2x16xf32> -> tensor<1x2x4x16xf32>
+  %s = transformer.matmul %q1, %kt : (tensor<1x2x4x16xf32>, tensor<1x2x16x4xf32>) -> tensor<1x2x4x4xf32>
+  %s1 = transformer.div %s, %c8 : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %s2 = transformer.where %keep, %s1, %min : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = transformer.softmax %s2 : tensor<1x2x4x4xf32>
+  %o = transformer.matmul %p, %v1 : (tensor<1x2x4x4xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32>
+  %o1 = transformer.transpose %o [0, 2, 1, 3] : tensor<1x2x4x16xf32> -> tensor<1x4x2x16xf32>
+  %o2 = transformer.reshape %o1 : tensor<1x4x2x16xf32> -> tensor<1x4x32xf32>
+  return %o2 : tensor<1x4x32xf32>
+}
+
+// -----
+
+// Llama as TorchScript exports it: the causal mask built at run time from
+// Trilu of a finfo.min matrix, sliced to the key length and added; GQA with
+// K and V repeated through Unsqueeze/Expand/Reshape; K transposed on its
+// last two dimensions.
+// CHECK-LABEL: func @llama_trilu_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x4x8xf32>, %[[K:.*]]: tensor<2x2x4x8xf32>, %[[V:.*]]: tensor<2x2x4x8xf32>)
+// CHECK: %[[VT:.*]] = transformer.transpose %[[V]] [0, 2, 1, 3]
+// CHECK: %[[VP:.*]] = transformer.reshape %[[VT]] : tensor<2x4x2x8xf32> -> tensor<2x4x16xf32>
+// CHECK: %[[KT:.*]] = transformer.transpose %[[K]] [0, 2, 1, 3]
+// CHECK: %[[KP:.*]] = transformer.reshape %[[KT]] : tensor<2x4x2x8xf32> -> tensor<2x4x16xf32>
+// CHECK: %[[QT:.*]] = transformer.transpose %[[Q]] [0, 2, 1, 3]
+// CHECK: %[[QP:.*]] = transformer.reshape %[[QT]] : tensor<2x4x4x8xf32> -> tensor<2x4x32xf32>
+// CHECK: transformer.attention %[[QP]], %[[KP]], %[[VP]] {causal, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.353553385 : f32}
+// CHECK-NOT: transformer.expand
+// CHECK-NOT: transformer.trilu
+func.func @llama_trilu_gqa(%q: tensor<2x4x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<2x4x4x8xf32> {
+  %full = arith.constant dense<-3.40282347E+38> : tensor<4x5xf32>
+  %scale = arith.constant dense<2.82842708> : tensor<f32>
+  %upper = transformer.trilu %full {upper = true, k = 1} : tensor<4x5xf32>
+  %m0 = transformer.reshape %upper : tensor<4x5xf32> -> tensor<1x1x4x5xf32>
+  %m1 = transformer.expand %m0 : tensor<1x1x4x5xf32> -> tensor<2x1x4x5xf32>
+  %mask = transformer.slice %m1 {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 1, 4, 4>, strides = array<i64: 1, 1, 1, 1>} : tensor<2x1x4x5xf32> -> tensor<2x1x4x4xf32>
+  %k0 = transformer.reshape %k : tensor<2x2x4x8xf32> -> tensor<2x2x1x4x8xf32>
+  %k1 = transformer.expand %k0 : tensor<2x2x1x4x8xf32> -> tensor<2x2x2x4x8xf32>
+  %k2 = transformer.reshape %k1 : tensor<2x2x2x4x8xf32> -> tensor<2x4x4x8xf32>
+  %kt = transformer.transpose %k2 [0, 1, 3, 2] : tensor<2x4x4x8xf32> -> tensor<2x4x8x4xf32>
+  %v0 = transformer.reshape %v : tensor<2x2x4x8xf32> -> tensor<2x2x1x4x8xf32>
+  %v1 = transformer.expand %v0 : tensor<2x2x1x4x8xf32> -> tensor<2x2x2x4x8xf32>
+  %v2 = transformer.reshape %v1 : tensor<2x2x2x4x8xf32> -> tensor<2x4x4x8xf32>
+  %s = transformer.matmul %q, %kt : (tensor<2x4x4x8xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x4x4xf32>
+  %s1 = transformer.div %s, %scale : (tensor<2x4x4x4xf32>, tensor<f32>) -> tensor<2x4x4x4xf32>
+  %s2 = transformer.add %s1, %mask : (tensor<2x4x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %p = transformer.softmax %s2 : tensor<2x4x4x4xf32>
+  %o = transformer.matmul %p, %v2 : (tensor<2x4x4x4xf32>, tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
+  return %o : tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// A causal mask from Range + comparison (key index > query index hides the
+// key) in Where(hidden, -inf, s); the diagonal aligned to the bottom right
+// when the query is shorter than the keys (a KV cache).
+// CHECK-LABEL: func @range_compare_kv_cache
+// CHECK: transformer.attention {{.*}} {causal, num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 1.000000e+00 : f32}
+// CHECK-NOT: transformer.compare
+func.func @range_compare_kv_cache(%q: tensor<1x1x2x4xf32>, %kt: tensor<1x1x4x3xf32>, %v: tensor<1x1x3x4xf32>) -> tensor<1x1x2x4xf32> {
+  %zero = arith.constant dense<0> : tensor<i64>
+  %one = arith.constant dense<1> : tensor<i64>
+  %two = arith.constant dense<2> : tensor<i64>
+  %three = arith.constant dense<3> : tensor<i64>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %keys = transformer.range %zero, %three, %one : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<3xi64>
+  %rows = transformer.range %one, %three, %one : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<2xi64>
+  %col = transformer.reshape %rows : tensor<2xi64> -> tensor<2x1xi64>
+  %hidden = transformer.compare <gt> %keys, %col : (tensor<3xi64>, tensor<2x1xi64>) -> tensor<2x3xi1>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x2x4xf32>, tensor<1x1x4x3xf32>) -> tensor<1x1x2x3xf32>
+  %s1 = transformer.where %hidden, %ninf, %s : (tensor<2x3xi1>, tensor<f32>, tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xf32>
+  %p = transformer.softmax %s1 {axis = 3} : tensor<1x1x2x3xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x2x3xf32>, tensor<1x1x3x4xf32>) -> tensor<1x1x2x4xf32>
+  return %o : tensor<1x1x2x4xf32>
+}
+
+// -----
+
+// The dynamo exporter's SDPA: Q and Kᵀ each scaled by sqrt(scale), Kᵀ built
+// through [B*H, S, D], a boolean padding mask made additive, the IsNaN guard
+// after the softmax.
+// CHECK-LABEL: func @sdpa_dynamo
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x8x64xf32>, %[[K:.*]]: tensor<2x8x64xf32>, %[[V:.*]]: tensor<2x8x64xf32>, %[[M:.*]]: tensor<2x1x8x8xf32>)
+// CHECK: transformer.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 2.500000e-01 : f32}
+// CHECK-NOT: transformer.is_nan
+func.func @sdpa_dynamo(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %mask: tensor<2x1x8x8xf32>) -> tensor<2x8x64xf32> {
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %q0 = transformer.reshape %q : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+  %q1 = transformer.transpose %q0 [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %q2 = transformer.mul %q1, %half : (tensor<2x4x8x16xf32>, tensor<f32>) -> tensor<2x4x8x16xf32>
+  %k0 = transformer.reshape %k : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+  %k1 = transformer.transpose %k0 [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k2 = transformer.reshape %k1 : tensor<2x4x8x16xf32> -> tensor<8x8x16xf32>
+  %k3 = transformer.transpose %k2 [0, 2, 1] : tensor<8x8x16xf32> -> tensor<8x16x8xf32>
+  %k4 = transformer.reshape %k3 : tensor<8x16x8xf32> -> tensor<2x4x16x8xf32>
+  %k5 = transformer.mul %k4, %half : (tensor<2x4x16x8xf32>, tensor<f32>) -> tensor<2x4x16x8xf32>
+  %s = transformer.matmul %q2, %k5 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s1 = transformer.add %s, %mask : (tensor<2x4x8x8xf32>, tensor<2x1x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = transformer.softmax %s1 : tensor<2x4x8x8xf32>
+  %nan = transformer.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %p1 = transformer.where %nan, %zero, %p : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %v0 = transformer.reshape %v : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+  %v1 = transformer.transpose %v0 [0, 2, 1, 3] : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %o = transformer.matmul %p1, %v1 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %o1 = transformer.transpose %o [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %o2 = transformer.reshape %o1 : tensor<2x8x4x16xf32> -> tensor<2x8x64xf32>
+  return %o2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// Input-dependent boolean masks stay operands: a keep mask as is, a hide
+// mask (Where(m, -big, s)) negated.
+// CHECK-LABEL: func @boolean_masks
+// CHECK: transformer.attention {{.*}} mask %arg3 {num_heads = 1 : i64
+// CHECK: %[[N:.*]] = transformer.not %arg3
+// CHECK: transformer.attention {{.*}} mask %[[N]] {num_heads = 1 : i64
+func.func @boolean_masks(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>, %m: tensor<1x1x4x4xi1>) -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.where %m, %s, %min : (tensor<1x1x4x4xi1>, tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s1 : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %t = transformer.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %t1 = transformer.where %m, %min, %t : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %r = transformer.softmax %t1 : tensor<1x1x4x4xf32>
+  %u = transformer.matmul %r, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o, %u : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// A constant mask that is not causal (here: one visible key hidden) stays a
+// mask operand.
+// CHECK-LABEL: func @constant_not_causal
+// CHECK: transformer.attention {{.*}} mask %{{.*}} {num_heads = 1 : i64
+// CHECK-NOT: causal
+func.func @constant_not_causal(%q: tensor<1x1x2x8xf32>, %kt: tensor<1x1x8x2xf32>, %v: tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xf32> {
+  %mask = arith.constant dense<[[0.0, -3.40282347E+38], [-3.40282347E+38, 0.0]]> : tensor<2x2xf32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x2x8xf32>, tensor<1x1x8x2xf32>) -> tensor<1x1x2x2xf32>
+  %s1 = transformer.add %mask, %s : (tensor<2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = transformer.softmax %s1 : tensor<1x1x2x2xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xf32>
+  return %o : tensor<1x1x2x8xf32>
+}
+
+// -----
+
+// The scores have another user: nothing may be fused.
+// CHECK-LABEL: func @negative_scores_other_user
+// CHECK-NOT: transformer.attention
+func.func @negative_scores_other_user(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>) -> (tensor<1x1x4x8xf32>, tensor<1x1x4x4xf32>) {
+  %c = arith.constant dense<0.5> : tensor<f32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.mul %s, %c : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s1 : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o, %s1 : tensor<1x1x4x8xf32>, tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Softmax over the query axis is not attention.
+// CHECK-LABEL: func @negative_softmax_axis
+// CHECK-NOT: transformer.attention
+func.func @negative_softmax_axis(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s {axis = 2} : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// A scale that is not a constant.
+// CHECK-LABEL: func @negative_dynamic_scale
+// CHECK-NOT: transformer.attention
+func.func @negative_dynamic_scale(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>, %c: tensor<f32>) -> tensor<1x1x4x8xf32> {
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.div %s, %c : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s1 : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// A float mask added before the scale would have to be scaled as well.
+// CHECK-LABEL: func @negative_mask_before_scale
+// CHECK-NOT: transformer.attention
+func.func @negative_mask_before_scale(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>, %m: tensor<1x1x4x4xf32>) -> tensor<1x1x4x8xf32> {
+  %c = arith.constant dense<3.0> : tensor<f32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.add %s, %m : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %s2 = transformer.div %s1, %c : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s2 : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// Where with a fill that does not hide (-1 is an ordinary score).
+// CHECK-LABEL: func @negative_fill_not_hidden
+// CHECK-NOT: transformer.attention
+func.func @negative_fill_not_hidden(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>, %m: tensor<1x1x4x4xi1>) -> tensor<1x1x4x8xf32> {
+  %fill = arith.constant dense<-1.0> : tensor<f32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.where %m, %s, %fill : (tensor<1x1x4x4xi1>, tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s1 : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
