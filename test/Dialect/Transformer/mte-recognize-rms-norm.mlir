@@ -103,3 +103,44 @@ func.func @negative_no_epsilon(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
   %y = transformer.mul %n, %w : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
   return %y : tensor<4x32xf32>
 }
+
+// -----
+
+// Hugging Face's LlamaRMSNorm in bf16: hidden_states.to(float32), the
+// statistics in f32, .to(input_dtype), then weight * that.
+// CHECK-LABEL: func @cast_wrapped
+// CHECK: %[[Y:.*]] = transformer.rms_norm %arg0, %{{.*}} {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : (tensor<2x8x64xbf16>, tensor<64xbf16>) -> tensor<2x8x64xbf16>
+// CHECK-NEXT: return %[[Y]]
+func.func @cast_wrapped(%x0: tensor<2x8x64xbf16>) -> tensor<2x8x64xbf16> {
+  %w = arith.constant dense<1.25> : tensor<64xbf16>
+  %eps = arith.constant dense<1.0e-6> : tensor<f32>
+  %two = arith.constant dense<2.0> : tensor<f32>
+  %x = transformer.cast %x0 : tensor<2x8x64xbf16> to tensor<2x8x64xf32>
+  %sq = transformer.pow %x, %two : (tensor<2x8x64xf32>, tensor<f32>) -> tensor<2x8x64xf32>
+  %m = transformer.reduce <mean> %sq {axes = array<i64: -1>} : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32>
+  %ve = transformer.add %m, %eps : (tensor<2x8x1xf32>, tensor<f32>) -> tensor<2x8x1xf32>
+  %r = transformer.rsqrt %ve : tensor<2x8x1xf32>
+  %n = transformer.mul %x, %r : (tensor<2x8x64xf32>, tensor<2x8x1xf32>) -> tensor<2x8x64xf32>
+  %n16 = transformer.cast %n : tensor<2x8x64xf32> to tensor<2x8x64xbf16>
+  %y = transformer.mul %w, %n16 : (tensor<64xbf16>, tensor<2x8x64xbf16>) -> tensor<2x8x64xbf16>
+  return %y : tensor<2x8x64xbf16>
+}
+
+// -----
+
+// The Casts disagree: f16 in, bf16 out.
+// CHECK-LABEL: func @negative_casts_disagree
+// CHECK-NOT: transformer.rms_norm
+func.func @negative_casts_disagree(%x0: tensor<2x64xf16>) -> tensor<2x64xbf16> {
+  %w = arith.constant dense<1.25> : tensor<64xbf16>
+  %eps = arith.constant dense<1.0e-6> : tensor<f32>
+  %x = transformer.cast %x0 : tensor<2x64xf16> to tensor<2x64xf32>
+  %sq = transformer.mul %x, %x : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32>
+  %m = transformer.reduce <mean> %sq {axes = array<i64: -1>} : (tensor<2x64xf32>) -> tensor<2x1xf32>
+  %ve = transformer.add %m, %eps : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %r = transformer.rsqrt %ve : tensor<2x1xf32>
+  %n = transformer.mul %x, %r : (tensor<2x64xf32>, tensor<2x1xf32>) -> tensor<2x64xf32>
+  %n16 = transformer.cast %n : tensor<2x64xf32> to tensor<2x64xbf16>
+  %y = transformer.mul %w, %n16 : (tensor<64xbf16>, tensor<2x64xbf16>) -> tensor<2x64xbf16>
+  return %y : tensor<2x64xbf16>
+}

@@ -255,7 +255,8 @@ std::optional<Tensor> Evaluator::compute(Value v) {
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     const Tensor *in = evaluate(slice.getInput());
-    if (!in || llvm::any_of(slice.getStrides(), [](int64_t s) { return s < 1; }))
+    if (!in ||
+        llvm::any_of(slice.getStrides(), [](int64_t s) { return s < 1; }))
       return std::nullopt;
     SmallVector<int64_t> inStrides = stridesOf(in->shape);
     return gather(*in, type.getShape(), [&](size_t d, int64_t coord) {
@@ -269,7 +270,8 @@ std::optional<Tensor> Evaluator::compute(Value v) {
     Tensor out{SmallVector<int64_t>(type.getShape()), {}};
     out.data.resize(type.getNumElements());
     int64_t outer = numElements(ArrayRef<int64_t>(out.shape).take_front(axis));
-    int64_t inner = numElements(ArrayRef<int64_t>(out.shape).drop_front(axis + 1));
+    int64_t inner =
+        numElements(ArrayRef<int64_t>(out.shape).drop_front(axis + 1));
     int64_t written = 0;
     for (Value input : concat.getInputs()) {
       const Tensor *in = evaluate(input);
@@ -366,11 +368,11 @@ bool mte::transformer::isCausalMask(Value mask, MaskForm form,
   // Half the lowest finite value of the element type: exporters write -inf
   // or torch.finfo(dtype).min, both of which exp() turns into exact zeros.
   auto floatType = dyn_cast<FloatType>(type.getElementType());
-  double hidden =
-      floatType ? 0.5 * APFloat::getLargest(floatType.getFloatSemantics(),
-                                            /*Negative=*/true)
-                            .convertToDouble()
-                : 0;
+  double hidden = floatType
+                      ? 0.5 * APFloat::getLargest(floatType.getFloatSemantics(),
+                                                  /*Negative=*/true)
+                                  .convertToDouble()
+                      : 0;
   int64_t offset = keyLength - queryLength;
   int64_t plane = queryLength * keyLength;
   for (int64_t i = 0, n = t->data.size(); i < n; ++i) {

@@ -1,4 +1,5 @@
-//===- MaskAnalysis.h - classify attention masks ------------------*- C++ -*-===//
+//===- MaskAnalysis.h - classify attention masks ------------------*- C++
+//-*-===//
 //
 // Internal to lib/Dialect/Transformer/Transforms. Exporters build the causal
 // mask of a decoder in many ways (a constant, Trilu of a filled matrix,

@@ -94,14 +94,39 @@ inline std::optional<MeanOfSquares> matchMeanOfSquares(mlir::Value underRoot,
   return std::nullopt;
 }
 
+/// Mixed-precision exports compute a norm in f32 between two Casts:
+/// `cast(core(cast(x0 : T -> f32)) : f32 -> T) * gamma : T`. Given the
+/// normalised value and the value the statistics are taken of, returns the
+/// norm's input: `x0` when both Casts are there (the op then runs on T and
+/// computes its statistics in f32 itself), else `x` when neither is.
+struct CastWrapping {
+  mlir::Value normalizedCore; // `normalized` without its output Cast
+  CastOp outputCast;
+};
+inline CastWrapping peelOutputCast(mlir::Value normalized) {
+  if (auto cast = singleUseProducer<CastOp>(normalized))
+    if (llvm::isa<mlir::FloatType>(
+            cast.getInput().getType().getElementType()) &&
+        cast.getInput().getType().getElementType().isF32())
+      return {cast.getInput(), cast};
+  return {normalized, CastOp()};
+}
+inline mlir::Value normInput(mlir::Value x, CastOp outputCast) {
+  auto inputCast = x.getDefiningOp<CastOp>();
+  if (!outputCast)
+    return x;
+  if (!inputCast || inputCast.getInput().getType() != outputCast.getType())
+    return nullptr;
+  return inputCast.getInput();
+}
+
 /// The packed `[B, S, H * D]` value that the `[B, H, S, D]` value `x` was
 /// split from, when `x` is transpose(reshape(packed), [0, 2, 1, 3]) (the
 /// head split after every Q/K/V projection).
 inline mlir::Value packedSource(mlir::Value x) {
   auto transpose = x.getDefiningOp<TransposeOp>();
-  if (!transpose ||
-      !llvm::equal(transpose.getPermutation(),
-                   llvm::ArrayRef<int64_t>{0, 2, 1, 3}))
+  if (!transpose || !llvm::equal(transpose.getPermutation(),
+                                 llvm::ArrayRef<int64_t>{0, 2, 1, 3}))
     return nullptr;
   auto reshape = transpose.getInput().getDefiningOp<ReshapeOp>();
   if (!reshape)

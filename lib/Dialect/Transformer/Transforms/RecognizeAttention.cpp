@@ -94,8 +94,9 @@ bool addMask(Scores &m, const ScoreShape &shape, Value mask, MaskForm form,
     return false; // the op has one mask operand
   if (form == MaskForm::Additive) {
     // A mask added before the scale would need scaling too.
-    if (m.belowScale || cast<RankedTensorType>(mask.getType()).getElementType() !=
-                            shape.type.getElementType())
+    if (m.belowScale ||
+        cast<RankedTensorType>(mask.getType()).getElementType() !=
+            shape.type.getElementType())
       return false;
     m.additiveMask = mask;
     return true;

@@ -48,7 +48,9 @@ struct RMSNormPattern : OpRewritePattern<MulOp> {
 
   LogicalResult match(PatternRewriter &rewriter, MulOp root, Value normalized,
                       Value weight) const {
-    // normalized = x / sqrt(ve) | x * inverseRoot(ve).
+    // normalized = x / sqrt(ve) | x * inverseRoot(ve), maybe Cast to T.
+    CastWrapping wrapping = peelOutputCast(normalized);
+    normalized = wrapping.normalizedCore;
     Operation *normOp = normalized.getDefiningOp();
     if (!normOp || !normOp->hasOneUse())
       return failure();
@@ -73,13 +75,15 @@ struct RMSNormPattern : OpRewritePattern<MulOp> {
     if (!meanOfSquares)
       return failure();
     std::optional<int64_t> axis = trailingMeanAxis(meanOfSquares->mean);
-    auto inputType = cast<RankedTensorType>(x.getType());
-    if (!axis || root.getType() != inputType ||
-        !isParameter(weight, inputType, *axis))
+    Value input = normInput(x, wrapping.outputCast);
+    if (!axis || !input)
+      return failure();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    if (root.getType() != inputType || !isParameter(weight, inputType, *axis))
       return failure();
 
     auto rmsNorm = RMSNormOp::create(
-        rewriter, root.getLoc(), TypeRange{inputType}, x, weight,
+        rewriter, root.getLoc(), TypeRange{inputType}, input, weight,
         /*residual=*/nullptr, rewriter.getI64IntegerAttr(*axis),
         rewriter.getF32FloatAttr(meanOfSquares->epsilon));
     rewriter.replaceOp(root, rmsNorm.getOutput());

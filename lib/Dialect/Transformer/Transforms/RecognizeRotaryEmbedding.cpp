@@ -162,9 +162,9 @@ struct RotateHalfPattern : OpRewritePattern<AddOp> {
     cos = reshapeTo(rewriter, loc, cos, tableShape);
     sin = reshapeTo(rewriter, loc, sin, tableShape);
     IntegerAttr heads = rewriter.getI64IntegerAttr(h);
-    Value packed = layout == HeadLayout::BHSD ? packedSource(x)
-                                              : reshapeTo(rewriter, loc, x,
-                                                          {b, s, h * d});
+    Value packed = layout == HeadLayout::BHSD
+                       ? packedSource(x)
+                       : reshapeTo(rewriter, loc, x, {b, s, h * d});
     if (!packed)
       return RotaryEmbeddingOp::create(rewriter, loc, type, x, cos, sin,
                                        /*num_heads=*/nullptr,
