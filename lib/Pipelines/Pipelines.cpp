@@ -41,6 +41,16 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   funcPm.addPass(transformer::createRecognizeLinear());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
+
+  // Fusion of the recognised ops. Horizontal merging comes first, while the
+  // linears are still plain GEMMs; the epilogue then takes the activation
+  // before the residual add, as the linear computes them.
+  funcPm.addPass(transformer::createFuseHorizontalLinear());
+  funcPm.addPass(transformer::createFuseBiasActivation());
+  funcPm.addPass(transformer::createFuseResidual());
+  funcPm.addPass(transformer::createFuseNormLinear());
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
 }
 
 void mte::buildHostPipeline(OpPassManager &pm,
@@ -96,7 +106,7 @@ void mte::registerPipelines() {
       "mte-transformer-fusion",
       "Recognise Transformer building blocks (layer_norm, rms_norm, linear) "
       "in "
-      "primitive-level transformer IR",
+      "primitive-level transformer IR, then fuse them",
       buildTransformerFusionPipeline);
   PassPipelineRegistration<HostPipelineOptions>(
       "mte-host-pipeline",

@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mte/Dialect/Transformer/IR/TransformerOps.h"
 #include "mte/InitAll.h"
 #include "mte/Pipelines/Pipelines.h"
 #include "mte/Target/Host/ModelLibrary.h"
 #include "mte/Target/ONNX/ImportONNX.h"
+#include "mte/Tools/FusionStats.h"
 #include "mte/Tools/ModelDiagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -61,11 +61,12 @@ cl::list<std::string> inputShapes("input-shape",
                                   cl::value_desc("name=dims"));
 cl::opt<bool> fusion("fusion",
                      cl::desc("Run the transformer fusion pipeline "
-                              "(recognition of norms and linears)"),
+                              "(recognition of norms, linears, activations, "
+                              "and their fusion)"),
                      cl::init(true));
 cl::opt<bool> fusionStats("fusion-stats",
-                          cl::desc("Print how many of each fused op the "
-                                   "fusion pipeline formed"));
+                          cl::desc("Print how many of each fused op, and of "
+                                   "each fusion, the module holds"));
 cl::opt<std::string> cpu("mcpu", cl::desc("Host CPU to tune for"),
                          cl::init("x86-64"));
 
@@ -129,19 +130,9 @@ int main(int argc, char **argv) {
     mte::buildTransformerFusionPipeline(pm);
   if (failed(pm.run(*module)))
     return 1;
-  if (fusionStats) {
-    llvm::StringMap<int64_t> counts;
-    module->walk([&](Operation *op) {
-      if (isa<mte::transformer::LayerNormOp, mte::transformer::RMSNormOp,
-              mte::transformer::LinearOp, mte::transformer::AttentionOp,
-              mte::transformer::RotaryEmbeddingOp, mte::transformer::GeluOp,
-              mte::transformer::SiluOp, mte::transformer::SwigluOp>(op))
-        ++counts[op->getName().stripDialect()];
-    });
-    for (StringRef kind : {"layer_norm", "rms_norm", "linear", "attention",
-                           "rotary_embedding", "gelu", "silu", "swiglu"})
-      llvm::outs() << kind << ": " << counts.lookup(kind) << '\n';
-  }
+  if (fusionStats)
+    for (const mte::FusionCount &entry : mte::countFusions(*module))
+      llvm::outs() << entry.kind << ": " << entry.count << '\n';
 
   auto emitText = [&](auto print) {
     std::string error;

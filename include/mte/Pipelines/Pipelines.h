@@ -29,6 +29,9 @@ void buildSimplifyPipeline(mlir::OpPassManager &pm,
 
 /// Recognises the Transformer building blocks in primitive-level IR (so far:
 /// decomposed LayerNorm, MatMul/Gemm + bias as linear) and cleans up.
+/// Then fuses them: sibling linears into one GEMM, activations and residual
+/// adds into GEMM epilogues, the remaining residual adds into the next norm,
+/// and norms into writing their GEMMs' input type.
 void buildTransformerFusionPipeline(mlir::OpPassManager &pm);
 
 struct HostPipelineOptions : mlir::PassPipelineOptions<HostPipelineOptions> {

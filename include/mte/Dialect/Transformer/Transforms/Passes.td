@@ -136,4 +136,83 @@ def RecognizeSilu : Pass<"mte-recognize-silu", "::mlir::func::FuncOp"> {
   ];
 }
 
+// Fusion
+
+def FuseHorizontalLinear
+    : Pass<"mte-fuse-horizontal-linear", "::mlir::func::FuncOp"> {
+  let summary = "Merge linears that read the same input into one GEMM";
+  let description = [{
+    Two or more `linear` ops of one block that read the same `input`, with
+    constant weights of the same layout and element type, all with a
+    constant bias or all without, no activation and no residual, become one
+    `linear` over the weights concatenated along N (rows for layout `nk`,
+    columns for `kn`; the bytes are copied, so every element type
+    concatenates exactly) and the biases likewise, followed by a `split`
+    along the last axis that yields the original results. This is the QKV
+    fusion (the widths may differ, as K and V are narrower under GQA) and
+    Llama's gate/up pair: one GEMM reads the input once and fills the GPU
+    better than several narrow ones.
+  }];
+  let statistics = [
+    Statistic<"numGroups", "horizontal_groups",
+              "Number of fused groups of linears">,
+    Statistic<"numLinears", "horizontal_linears",
+              "Number of linears merged into a group">
+  ];
+}
+
+def FuseBiasActivation
+    : Pass<"mte-fuse-bias-activation", "::mlir::func::FuncOp"> {
+  let summary = "Fold an activation into the epilogue of its linear";
+  let description = [{
+    Rewrites `gelu(linear)` (exact or tanh), `silu(linear)` and
+    `relu(linear)` into the linear with that `activation`, when the linear
+    has none yet, no residual, and the activation is its only user. The
+    GEMM then applies bias and activation in its epilogue (cuBLASLt's
+    GELU_BIAS, for instance) instead of a second pass over the output.
+    `swiglu` reads two GEMM outputs and stays a separate op.
+  }];
+  let statistics = [
+    Statistic<"numActivation", "activation",
+              "Number of activations folded into a linear">
+  ];
+}
+
+def FuseResidual : Pass<"mte-fuse-residual", "::mlir::func::FuncOp"> {
+  let summary = "Fold residual adds into a linear or into the next norm";
+  let description = [{
+    Rewrites `add(linear, r)` (either order), where the linear has no other
+    user and no residual yet and `r` has its result type, into the linear
+    with `residual` `r`: the GEMM adds it in its epilogue (C with beta = 1).
+    Of the adds that remain, `layer_norm(add(a, b))` and
+    `rms_norm(add(a, b))` with `a` and `b` of the add's type become the norm
+    with `input = a, residual = b`, whose `residual_sum` result replaces the
+    other uses of the add (pre-LN blocks add it to the next residual). A
+    norm leaves an add alone that a linear can take, so the outcome does not
+    depend on the order the ops are visited in.
+  }];
+  let statistics = [
+    Statistic<"numLinearResidual", "residual_linear",
+              "Number of residual adds folded into a linear">,
+    Statistic<"numNormResidual", "residual_norm",
+              "Number of residual adds folded into a norm">
+  ];
+}
+
+def FuseNormLinear : Pass<"mte-fuse-norm-linear", "::mlir::func::FuncOp"> {
+  let summary = "Make a norm write the element type its GEMMs read";
+  let description = [{
+    When every user of a `layer_norm` or `rms_norm` output is a `cast` to
+    one narrower float type T (bf16, f16 or fp8 from f32, say), and every
+    user of those casts is a `linear` reading it as its `input`, the norm's
+    output becomes T and the casts go away: the norm rounds once, in its
+    epilogue, and writes half (or a quarter) of the bytes the GEMM then
+    reads. The `residual_sum` result keeps the input type.
+  }];
+  let statistics = [
+    Statistic<"numNormLinear", "norm_linear",
+              "Number of norms that now write their GEMMs' input type">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

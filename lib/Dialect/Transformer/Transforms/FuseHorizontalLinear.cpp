@@ -1,0 +1,218 @@
+//===- FuseHorizontalLinear.cpp - sibling linears into one GEMM -----------===//
+//
+// Linears that read the same input (the Q, K and V projections of a block,
+// Llama's gate and up projections) become one linear whose weight is theirs
+// concatenated along N, followed by a split into the original results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cstring>
+
+namespace mte::transformer {
+#define GEN_PASS_DEF_FUSEHORIZONTALLINEAR
+#include "mte/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace mte::transformer
+
+using namespace mlir;
+using namespace mte::transformer;
+
+namespace {
+/// The row-major bytes of a constant, a splat expanded into `storage`; none
+/// for a resource whose blob is not loaded.
+std::optional<ArrayRef<char>> rawBytes(ElementsAttr attr,
+                                       std::vector<char> &storage) {
+  size_t elementBytes = attr.getElementType().getIntOrFloatBitWidth() / 8;
+  size_t size = attr.getNumElements() * elementBytes;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    ArrayRef<char> data = dense.getRawData();
+    if (!dense.isSplat())
+      return data;
+    storage.reserve(size);
+    for (int64_t i = 0, e = attr.getNumElements(); i < e; ++i)
+      storage.insert(storage.end(), data.begin(), data.end());
+    return ArrayRef<char>(storage);
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      if (blob->getData().size() == size)
+        return blob->getData();
+  return std::nullopt;
+}
+
+/// Concatenates constants along `axis` by copying bytes, so that every
+/// element type concatenates exactly. The result is a resource blob when a
+/// part is one (weights), and inline otherwise (small biases).
+FailureOr<ElementsAttr> concatConstants(ArrayRef<ElementsAttr> parts,
+                                        int64_t axis, StringRef blobName) {
+  auto first = cast<ShapedType>(parts.front().getType());
+  Type elementType = first.getElementType();
+  size_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  // Row-major: each part is `outer` chunks of `dim[axis] * inner` elements.
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= first.getDimSize(d);
+
+  std::vector<std::vector<char>> storage(parts.size());
+  SmallVector<ArrayRef<char>> bytes;
+  SmallVector<size_t> chunkBytes;
+  bool anyResource = false;
+  for (auto [part, owned] : llvm::zip_equal(parts, storage)) {
+    std::optional<ArrayRef<char>> data = rawBytes(part, owned);
+    if (!data)
+      return failure();
+    bytes.push_back(*data);
+    chunkBytes.push_back(outer ? data->size() / outer : 0);
+    shape[axis] += cast<ShapedType>(part.getType()).getDimSize(axis);
+    anyResource |= isa<DenseResourceElementsAttr>(part);
+  }
+  auto type = RankedTensorType::get(shape, elementType);
+  size_t total = type.getNumElements() * elementBytes;
+
+  auto fill = [&](MutableArrayRef<char> out) {
+    char *dst = out.data();
+    for (int64_t o = 0; o < outer; ++o)
+      for (auto [data, chunk] : llvm::zip_equal(bytes, chunkBytes)) {
+        std::memcpy(dst, data.data() + o * chunk, chunk);
+        dst += chunk;
+      }
+  };
+  if (anyResource) {
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+        total, std::max<size_t>(elementBytes, 1), /*dataIsMutable=*/true);
+    fill(blob.getMutableData());
+    return cast<ElementsAttr>(
+        DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
+  }
+  std::vector<char> data(total);
+  fill(data);
+  return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, data));
+}
+
+ElementsAttr constantOperand(Value v) {
+  ElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)) ||
+      attr.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+    return nullptr;
+  return attr;
+}
+
+/// A plain GEMM over constant operands: nothing in its epilogue that would
+/// differ between the parts of a merged linear.
+bool isMergeable(LinearOp linear) {
+  return linear.getActivation() == Activation::None && !linear.getResidual() &&
+         constantOperand(linear.getWeight()) &&
+         (!linear.getBias() || constantOperand(linear.getBias()));
+}
+
+/// Linears that can share a GEMM differ in N and nothing else.
+bool differOnlyInN(LinearOp a, LinearOp b) {
+  RankedTensorType aOut = a.getOutput().getType();
+  RankedTensorType bOut = b.getOutput().getType();
+  return a->getBlock() == b->getBlock() &&
+         a.getWeightLayout() == b.getWeightLayout() &&
+         a.getWeight().getType().getElementType() ==
+             b.getWeight().getType().getElementType() &&
+         aOut.getElementType() == bOut.getElementType() &&
+         aOut.getShape().drop_back() == bOut.getShape().drop_back() &&
+         static_cast<bool>(a.getBias()) == static_cast<bool>(b.getBias());
+}
+
+struct MergeSiblingLinears : OpRewritePattern<LinearOp> {
+  MergeSiblingLinears(MLIRContext *ctx, llvm::Statistic &groups,
+                      llvm::Statistic &linears)
+      : OpRewritePattern(ctx), numGroups(groups), numLinears(linears) {}
+
+  LogicalResult matchAndRewrite(LinearOp root,
+                                PatternRewriter &rewriter) const override {
+    if (!isMergeable(root))
+      return failure();
+    Value input = root.getInput();
+    SmallVector<LinearOp> group;
+    for (Operation *user : input.getUsers())
+      if (auto linear = dyn_cast<LinearOp>(user);
+          linear && linear.getInput() == input && isMergeable(linear) &&
+          differOnlyInN(root, linear))
+        group.push_back(linear);
+    // Block order fixes the order of the parts, whichever op is the root.
+    llvm::sort(group,
+               [](LinearOp a, LinearOp b) { return a->isBeforeInBlock(b); });
+    group.erase(llvm::unique(group), group.end());
+    if (group.size() < 2)
+      return rewriter.notifyMatchFailure(root, "no sibling linear");
+
+    bool kn = root.getWeightLayout() == WeightLayout::KN;
+    SmallVector<ElementsAttr> weights, biases;
+    SmallVector<int64_t> sizes;
+    SmallVector<Type> resultTypes;
+    SmallVector<Location> locs;
+    for (LinearOp linear : group) {
+      weights.push_back(constantOperand(linear.getWeight()));
+      if (Value bias = linear.getBias())
+        biases.push_back(constantOperand(bias));
+      sizes.push_back(linear.getOutput().getType().getShape().back());
+      resultTypes.push_back(linear.getOutput().getType());
+      locs.push_back(linear.getLoc());
+    }
+    FailureOr<ElementsAttr> weight =
+        concatConstants(weights, /*axis=*/kn ? 1 : 0, "fused_weight");
+    if (failed(weight))
+      return rewriter.notifyMatchFailure(root, "weight data is not loaded");
+    FailureOr<ElementsAttr> bias;
+    if (!biases.empty()) {
+      bias = concatConstants(biases, /*axis=*/0, "fused_bias");
+      if (failed(bias))
+        return rewriter.notifyMatchFailure(root, "bias data is not loaded");
+    }
+
+    // The input and the new constants are defined before the first linear,
+    // which precedes every use of the group's results.
+    Location loc = rewriter.getFusedLoc(locs);
+    rewriter.setInsertionPoint(group.front());
+    Value fusedWeight =
+        arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(*weight));
+    Value fusedBias =
+        biases.empty()
+            ? Value()
+            : arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(*bias));
+    RankedTensorType outType = root.getOutput().getType();
+    SmallVector<int64_t> shape(outType.getShape());
+    shape.back() = llvm::sum_of(sizes);
+    auto fused = LinearOp::create(
+        rewriter, loc, RankedTensorType::get(shape, outType.getElementType()),
+        input, fusedWeight, fusedBias, /*residual=*/nullptr,
+        root.getWeightLayout(), Activation::None);
+    auto split = SplitOp::create(rewriter, loc, resultTypes, fused,
+                                 /*axis=*/outType.getRank() - 1, sizes);
+    for (auto [linear, part] : llvm::zip_equal(group, split.getResults()))
+      rewriter.replaceOp(linear, part);
+    ++numGroups;
+    numLinears += group.size();
+    return success();
+  }
+
+  llvm::Statistic &numGroups, &numLinears;
+};
+
+struct FuseHorizontalLinearPass
+    : mte::transformer::impl::FuseHorizontalLinearBase<
+          FuseHorizontalLinearPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<MergeSiblingLinears>(&getContext(), numGroups, numLinears);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,68 @@
+//===- FusionStats.cpp - the fusions visible in a module ------------------===//
+
+#include "mte/Tools/FusionStats.h"
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mte::transformer;
+
+/// The split along the last axis into `parts` that is the only user of
+/// `linear`, as a horizontal fusion leaves it.
+static SplitOp splitOfLinear(LinearOp linear, unsigned parts) {
+  if (!linear->hasOneUse())
+    return nullptr;
+  auto split = dyn_cast<SplitOp>(*linear->user_begin());
+  int64_t rank = linear.getOutput().getType().getRank();
+  if (!split || split->getNumResults() != parts ||
+      normalizeAxis(split.getAxis(), rank) != rank - 1)
+    return nullptr;
+  return split;
+}
+
+static bool feedsSwiglu(SplitOp split) {
+  return llvm::any_of(split->getUsers(), [&](Operation *user) {
+    auto swiglu = dyn_cast<SwigluOp>(user);
+    return swiglu && swiglu.getGate().getDefiningOp() == split &&
+           swiglu.getUp().getDefiningOp() == split;
+  });
+}
+
+static bool writesOtherType(Value input, Value output) {
+  return cast<RankedTensorType>(input.getType()).getElementType() !=
+         cast<RankedTensorType>(output.getType()).getElementType();
+}
+
+llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
+  llvm::StringMap<int64_t> counts;
+  root->walk([&](Operation *op) {
+    if (isa<LayerNormOp, RMSNormOp, LinearOp, AttentionOp, RotaryEmbeddingOp,
+            GeluOp, SiluOp, SwigluOp>(op))
+      ++counts[op->getName().stripDialect()];
+    if (auto linear = dyn_cast<LinearOp>(op)) {
+      counts["qkv"] += static_cast<bool>(splitOfLinear(linear, 3));
+      SplitOp pair = splitOfLinear(linear, 2);
+      counts["gate_up"] += pair && feedsSwiglu(pair);
+      counts["bias_activation"] += linear.getActivation() != Activation::None;
+      counts["residual"] += static_cast<bool>(linear.getResidual());
+    }
+    auto countNorm = [&](auto norm) {
+      counts["residual"] += static_cast<bool>(norm.getResidual());
+      counts["norm_linear"] +=
+          writesOtherType(norm.getInput(), norm.getOutput());
+    };
+    if (auto norm = dyn_cast<LayerNormOp>(op))
+      countNorm(norm);
+    else if (auto norm = dyn_cast<RMSNormOp>(op))
+      countNorm(norm);
+  });
+  llvm::SmallVector<FusionCount> result;
+  for (StringRef kind :
+       {"layer_norm", "rms_norm", "linear", "attention", "rotary_embedding",
+        "gelu", "silu", "swiglu", "qkv", "gate_up", "bias_activation",
+        "residual", "norm_linear"})
+    result.push_back({kind, counts.lookup(kind)});
+  return result;
+}
