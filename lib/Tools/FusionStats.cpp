@@ -38,14 +38,22 @@ static bool writesOtherType(Value input, Value output) {
 llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
   llvm::StringMap<int64_t> counts;
   root->walk([&](Operation *op) {
-    if (isa<LayerNormOp, RMSNormOp, LinearOp, AttentionOp, RotaryEmbeddingOp,
-            GeluOp, SiluOp, SwigluOp>(op))
+    if (isa<LayerNormOp, RMSNormOp, AttentionOp, RotaryEmbeddingOp, GeluOp,
+            SiluOp, SwigluOp>(op))
       ++counts[op->getName().stripDialect()];
     if (auto linear = dyn_cast<LinearOp>(op)) {
-      counts["qkv"] += static_cast<bool>(splitOfLinear(linear, 3));
+      // Recognised patterns are counted where a fusion absorbed them too:
+      // each projection of a horizontal group, each activation epilogue.
+      ++counts["gemm"];
+      SplitOp triple = splitOfLinear(linear, 3);
       SplitOp pair = splitOfLinear(linear, 2);
+      counts["linear"] += triple ? 3 : pair ? 2 : 1;
+      counts["qkv"] += static_cast<bool>(triple);
       counts["gate_up"] += pair && feedsSwiglu(pair);
-      counts["bias_activation"] += linear.getActivation() != Activation::None;
+      Activation act = linear.getActivation();
+      counts["bias_activation"] += act != Activation::None;
+      counts["gelu"] += act == Activation::Gelu || act == Activation::GeluTanh;
+      counts["silu"] += act == Activation::Silu;
       counts["residual"] += static_cast<bool>(linear.getResidual());
     }
     auto countNorm = [&](auto norm) {
@@ -62,7 +70,7 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
   for (StringRef kind :
        {"layer_norm", "rms_norm", "linear", "attention", "rotary_embedding",
         "gelu", "silu", "swiglu", "qkv", "gate_up", "bias_activation",
-        "residual", "norm_linear"})
+        "residual", "norm_linear", "gemm"})
     result.push_back({kind, counts.lookup(kind)});
   return result;
 }

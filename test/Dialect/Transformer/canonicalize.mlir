@@ -264,3 +264,35 @@ func.func @pow_of_constants() -> tensor<2xf32> {
   %0 = transformer.pow %b, %e : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// GPT-2's Conv1D flattens [B, S, K] to [B*S, K] around each GEMM; the linear
+// takes the unflattened input and the reshapes between two GEMMs cancel.
+// CHECK-LABEL: func @linear_of_flattened_input
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x64xf32>, %[[W1:.*]]: tensor<64x128xf32>, %[[W2:.*]]: tensor<128x64xf32>, %[[R:.*]]: tensor<16x64xf32>)
+// CHECK-NEXT: %[[H:.*]] = transformer.linear %[[X]], %[[W1]] layout <kn> activation <gelu_tanh> : (tensor<2x8x64xf32>, tensor<64x128xf32>) -> tensor<2x8x128xf32>
+// CHECK-NEXT: %[[RR:.*]] = transformer.reshape %[[R]] : tensor<16x64xf32> -> tensor<2x8x64xf32>
+// CHECK-NEXT: %[[Y:.*]] = transformer.linear %[[H]], %[[W2]] residual %[[RR]] layout <kn> : (tensor<2x8x128xf32>, tensor<128x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @linear_of_flattened_input(%x: tensor<2x8x64xf32>, %w1: tensor<64x128xf32>, %w2: tensor<128x64xf32>, %r: tensor<16x64xf32>) -> tensor<2x8x64xf32> {
+  %0 = transformer.reshape %x : tensor<2x8x64xf32> -> tensor<16x64xf32>
+  %1 = transformer.linear %0, %w1 layout <kn> activation <gelu_tanh> : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32>
+  %2 = transformer.reshape %1 : tensor<16x128xf32> -> tensor<2x8x128xf32>
+  %3 = transformer.reshape %2 : tensor<2x8x128xf32> -> tensor<16x128xf32>
+  %4 = transformer.linear %3, %w2 residual %r layout <kn> : (tensor<16x128xf32>, tensor<128x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  %5 = transformer.reshape %4 : tensor<16x64xf32> -> tensor<2x8x64xf32>
+  return %5 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// A reshape that changes the feature dimension is not a flattening.
+// CHECK-LABEL: func @linear_of_regrouped_input
+// CHECK: transformer.reshape %arg0 : tensor<2x8x64xf32> -> tensor<2x512xf32>
+// CHECK: transformer.linear %{{.*}} : (tensor<2x512xf32>, tensor<512x4xf32>) -> tensor<2x4xf32>
+func.func @linear_of_regrouped_input(%x: tensor<2x8x64xf32>, %w: tensor<512x4xf32>) -> tensor<2x4xf32> {
+  %0 = transformer.reshape %x : tensor<2x8x64xf32> -> tensor<2x512xf32>
+  %1 = transformer.linear %0, %w layout <kn> : (tensor<2x512xf32>, tensor<512x4xf32>) -> tensor<2x4xf32>
+  return %1 : tensor<2x4xf32>
+}

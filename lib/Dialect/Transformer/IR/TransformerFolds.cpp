@@ -572,3 +572,52 @@ OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
     return {};
   return DenseElementsAttr::get(getType(), ArrayRef<Attribute>(getValue()));
 }
+
+//===----------------------------------------------------------------------===//
+// Fused ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// linear(reshape(x)) where the reshape keeps the feature dimension (GPT-2's
+/// Conv1D flattens [B, S, K] to [B*S, K] around every GEMM) -> the linear on
+/// x, reshaped after. The reshapes then cancel between consecutive GEMMs, so
+/// activations and residual adds meet the linear they belong to.
+struct LinearOfFlattenedInput : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    auto reshape = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!reshape)
+      return failure();
+    RankedTensorType source = reshape.getInput().getType();
+    RankedTensorType output = op.getOutput().getType();
+    if (source.getRank() < 1 || !source.hasStaticShape() ||
+        !output.hasStaticShape() ||
+        source.getShape().back() != reshape.getType().getShape().back())
+      return failure();
+    SmallVector<int64_t> shape(source.getShape().drop_back());
+    shape.push_back(output.getShape().back());
+    auto type = RankedTensorType::get(shape, output.getElementType());
+    Location loc = op.getLoc();
+    Value residual = op.getResidual();
+    if (residual)
+      residual = ReshapeOp::create(rewriter, loc,
+                                   RankedTensorType::get(
+                                       shape, cast<RankedTensorType>(
+                                                  residual.getType())
+                                                  .getElementType()),
+                                   residual);
+    auto linear = LinearOp::create(rewriter, loc, type, reshape.getInput(),
+                                   op.getWeight(), op.getBias(), residual,
+                                   op.getWeightLayoutAttr(),
+                                   op.getActivationAttr());
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, output, linear.getOutput());
+    return success();
+  }
+};
+} // namespace
+
+void LinearOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<LinearOfFlattenedInput>(context);
+}

@@ -574,6 +574,7 @@ def Transformer_LinearOp : Transformer_Op<"linear",
                        "(`activation` $activation^)? attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Transformer_AttentionOp : Transformer_Op<"attention", [Pure]> {
