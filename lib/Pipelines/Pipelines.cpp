@@ -104,9 +104,9 @@ void mte::buildHostPipeline(OpPassManager &pm,
 void mte::registerPipelines() {
   PassPipelineRegistration<>(
       "mte-transformer-fusion",
-      "Recognise Transformer building blocks (layer_norm, rms_norm, linear) "
-      "in "
-      "primitive-level transformer IR, then fuse them",
+      "Recognise Transformer building blocks (norms, activations, rotary "
+      "embeddings, attention, linear) in primitive-level transformer IR, then "
+      "fuse them (QKV, epilogues, residuals, norm + linear)",
       buildTransformerFusionPipeline);
   PassPipelineRegistration<HostPipelineOptions>(
       "mte-host-pipeline",

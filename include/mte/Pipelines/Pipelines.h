@@ -27,8 +27,9 @@ struct SimplifyPipelineOptions
 void buildSimplifyPipeline(mlir::OpPassManager &pm,
                            const SimplifyPipelineOptions &options);
 
-/// Recognises the Transformer building blocks in primitive-level IR (so far:
-/// decomposed LayerNorm, MatMul/Gemm + bias as linear) and cleans up.
+/// Recognises the Transformer building blocks in primitive-level IR
+/// (LayerNorm, RMSNorm, GELU, SiLU/SwiGLU, rotary embeddings, attention,
+/// MatMul/Gemm + bias as linear) and cleans up.
 /// Then fuses them: sibling linears into one GEMM, activations and residual
 /// adds into GEMM epilogues, the remaining residual adds into the next norm,
 /// and norms into writing their GEMMs' input type.
