@@ -1,4 +1,5 @@
 // RUN: mte-opt %s -split-input-file -mte-recognize-layer-norm | FileCheck %s
+// RUN: mte-opt %s -split-input-file -cse -mte-recognize-layer-norm | FileCheck %s --check-prefix=CSE
 
 // The TorchScript-era decomposition: Pow(d, 2), Div by Sqrt.
 // CHECK-LABEL: func @pow_div
@@ -199,4 +200,31 @@ func.func @negative_output_cast_only(%x: tensor<2x64xf32>) -> tensor<2x64xf16> {
   %y0 = transformer.mul %n16, %g : (tensor<2x64xf16>, tensor<64xf16>) -> tensor<2x64xf16>
   %y = transformer.add %y0, %b : (tensor<2x64xf16>, tensor<64xf16>) -> tensor<2x64xf16>
   return %y : tensor<2x64xf16>
+}
+
+// -----
+
+// Some exporters compute x - mean(x) twice (one Sub for the variance, one
+// for the normalisation). mte-simplify's CSE, which runs before the fusion
+// pipeline, merges them; without it the duplicate is another user.
+// CHECK-LABEL: func @duplicated_sub
+// CHECK-NOT: transformer.layer_norm
+// CSE-LABEL: func @duplicated_sub
+// CSE: transformer.layer_norm %arg0
+// CSE-NOT: transformer.sub
+func.func @duplicated_sub(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  %g = arith.constant dense<1.5> : tensor<32xf32>
+  %b = arith.constant dense<0.25> : tensor<32xf32>
+  %eps = arith.constant dense<1.0e-5> : tensor<f32>
+  %m = transformer.reduce <mean> %x {axes = array<i64: 1>} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %d1 = transformer.sub %x, %m : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %sq = transformer.mul %d1, %d1 : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %v = transformer.reduce <mean> %sq {axes = array<i64: 1>} : (tensor<4x32xf32>) -> tensor<4x1xf32>
+  %ve = transformer.add %v, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %s = transformer.sqrt %ve : tensor<4x1xf32>
+  %d2 = transformer.sub %x, %m : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %n = transformer.div %d2, %s : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %y0 = transformer.mul %n, %g : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  %y = transformer.add %y0, %b : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
 }
