@@ -1,11 +1,14 @@
 # Two entry points that work on a fresh Debian 12 machine:
 #   make check   install missing packages, configure, build, run every test
 #   make demo    install missing packages, configure, build, run the bundled example
+# The GPU tests run where no compiler is (see docs/cuda.md):
+#   make gpu-artifacts   here: compile the fixtures for CUDA, with references
+#   make check-gpu       on the GPU machine, with $(BUILD_DIR)/gpu-check carried
 BUILD_DIR ?= build
 CMAKE_BUILD_TYPE ?= Release
 NINJA := ninja -C $(BUILD_DIR)
 
-.PHONY: all deps configure build check demo clean
+.PHONY: all deps configure build check demo clean gpu-artifacts check-gpu
 
 all: build
 
@@ -25,6 +28,15 @@ check: configure
 
 demo: build
 	@utils/demo.sh $(BUILD_DIR)
+
+gpu-artifacts: build
+	rm -rf $(BUILD_DIR)/gpu-check
+	/usr/bin/python3 utils/gpu/prepare.py $(BUILD_DIR)/bin/mte-compile $(BUILD_DIR)/gpu-check
+
+check-gpu:
+	python3 utils/gpu/check.py $(BUILD_DIR)/gpu-check
+	cd $(BUILD_DIR)/gpu-check && LD_LIBRARY_PATH=. compute-sanitizer \
+	  --error-exitcode 1 --tool memcheck ./mte-run llama_dynamo.cuda.so
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -22,3 +22,19 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.mte_tools_dir, config.llvm_tools_dir]
 tools = ["mte-compile", "mte-opt", "mte-translate", "mte-run", "FileCheck", "not", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The CUDA backend: `ptxas` for tests that assemble the PTX mte emits, `cuda`
+# where a GPU driver is installed (tests of what happens without one are
+# UNSUPPORTED there).
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+ptxas = os.path.join(cuda_home, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+try:
+    import ctypes
+
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda")
+except OSError:
+    pass

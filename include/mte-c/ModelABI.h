@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of the structures below. */
-#define MTE_MODEL_ABI_VERSION 1
+#define MTE_MODEL_ABI_VERSION 2
 
 /* Element types, shared with Runtime.h. */
 typedef enum mte_dtype {
@@ -46,19 +46,33 @@ typedef struct mte_tensor_info {
   const int64_t *shape; /* rank entries */
 } mte_tensor_info;
 
+/* A constant tensor (weights, tables) the forward function reads. CUDA
+ * models get a device copy of each, which the runtime uploads once. */
+typedef struct mte_weight_info {
+  const void *data; /* in the library's read-only data */
+  uint64_t num_bytes;
+} mte_weight_info;
+
 typedef struct mte_model_abi {
   uint32_t abi_version; /* MTE_MODEL_ABI_VERSION */
   const char *target;   /* "host" or "cuda" */
+  const char *gpu_arch; /* "sm_90a", "sm_89", ...; null for host models */
   uint32_t num_inputs;
   uint32_t num_outputs;
+  uint32_t num_weights;
   const mte_tensor_info *inputs;
   const mte_tensor_info *outputs;
+  const mte_weight_info *weights;
   /* Runs the model once. inputs[i] and outputs[i] point to dense,
    * row-major buffers of the described types and shapes, owned by the
-   * caller; outputs are overwritten. Returns 0 on success and a non-zero
-   * value when the model could not run. Safe to call from one thread at a
-   * time per loaded model. */
-  int32_t (*run)(void *const *inputs, void *const *outputs);
+   * caller; outputs are overwritten. For a CUDA model they are device
+   * buffers, weights[i] the device copy of weight i, and the work is
+   * enqueued on the stream the runtime set (mte_cuda_set_stream) and
+   * finished when run returns. Returns 0 on success and a non-zero value
+   * when the model could not run. Safe to call from one thread at a time per
+   * loaded model. */
+  int32_t (*run)(void *const *inputs, void *const *outputs,
+                 void *const *weights);
 } mte_model_abi;
 
 /* Exported by every model.so. */

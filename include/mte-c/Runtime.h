@@ -80,6 +80,9 @@ typedef enum mte_status {
   MTE_ERROR_RUN_FAILED = 9,
   /* An output buffer could not be allocated. */
   MTE_ERROR_OUT_OF_MEMORY = 10,
+  /* A CUDA model cannot use the GPU: no driver, no device, an architecture
+   * the model was not compiled for, or a device memory failure. */
+  MTE_ERROR_DEVICE = 11,
 } mte_status;
 
 /* Returns a short lower-case description of `status` ("ok", "invalid

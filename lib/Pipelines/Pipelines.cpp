@@ -14,6 +14,9 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -53,15 +56,19 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   funcPm.addPass(createCSEPass());
 }
 
-void mte::buildHostPipeline(OpPassManager &pm,
-                            const HostPipelineOptions &options) {
-  pm.addPass(createConvertTransformerToLinalg());
+/// The reference lowering to linalg on tensors, with elementwise fusion.
+static void buildLinalgLowering(OpPassManager &pm, bool fuseElementwise) {
+  pm.addPass(mte::createConvertTransformerToLinalg());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createCanonicalizerPass());
-  if (options.fuseElementwise)
+  if (fuseElementwise)
     funcPm.addPass(createLinalgElementwiseOpFusionPass());
   funcPm.addPass(createCSEPass());
+}
 
+/// One-shot bufferization of the whole module, results as out-parameters,
+/// deallocation made explicit.
+static void buildBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -74,22 +81,24 @@ void mte::buildHostPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
+}
 
-  pm.addPass(createConvertMemRefCopyToLinalg());
-  pm.addPass(createConvertLinalgToLoopsPass());
+/// Loops and strided views to plain control flow and address arithmetic;
+/// math expanded; bf16 and fp8 conversions as integer code (LLVM would call
+/// compiler-rt helpers that libgcc does not provide, and NVPTX has none).
+static void buildScalarLowering(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(math::createMathExpandOpsPass());
-  // bf16 conversions become integer code (LLVM would call compiler-rt
-  // helpers that libgcc does not provide).
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
-  pm.addPass(createExpandFP8Conversions());
-  pm.addPass(createConvertMathToFuncs()); // integer powers
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(mte::createExpandFP8Conversions());
+}
+
+/// The host function to the LLVM dialect, every buffer a bare pointer.
+static void buildHostToLLVM(OpPassManager &pm) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
@@ -97,8 +106,65 @@ void mte::buildHostPipeline(OpPassManager &pm,
   ConvertFuncToLLVMPassOptions funcToLLVM;
   funcToLLVM.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+}
+
+void mte::buildHostPipeline(OpPassManager &pm,
+                            const HostPipelineOptions &options) {
+  buildLinalgLowering(pm, options.fuseElementwise);
+  buildBufferization(pm);
+  pm.addPass(createConvertMemRefCopyToLinalg());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  buildScalarLowering(pm);
+  pm.addPass(createConvertMathToFuncs()); // integer powers
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  buildHostToLLVM(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mte::buildCudaPipeline(OpPassManager &pm,
+                            const CudaPipelineOptions &options) {
+  buildLinalgLowering(pm, options.fuseElementwise);
+  pm.addPass(createHoistConstantsToArguments());
+  buildBufferization(pm);
+  pm.addPass(createConvertMemRefCopyToLinalg());
+
+  // Every loop nest becomes a kernel over its flattened parallel
+  // dimensions; reductions stay sequential inside a thread.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createHostBuffersToGPU());
+  ParallelLoopsToGPUOptions launch;
+  launch.blockSize = options.blockSize;
+  pm.addPass(createParallelLoopsToGPU(launch));
+  pm.addPass(createGpuKernelOutliningPass());
+  buildScalarLowering(pm);
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.optLevel = 3;
+  target.features = "+ptx80";
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  // Every buffer is a dense, statically shaped device allocation: kernels
+  // take bare pointers, as the host code passes them.
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.indexBitwidth = 64;
+  toNVVM.useBarePtrCallConv = true;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(toNVVM));
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+
+  buildHostToLLVM(pm);
+  GpuToLLVMConversionPassOptions gpuToLLVM;
+  gpuToLLVM.hostBarePtrCallConv = true;
+  gpuToLLVM.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(gpuToLLVM));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkitPath;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
 void mte::registerPipelines() {
@@ -113,6 +179,11 @@ void mte::registerPipelines() {
       "Lower a static-shaped transformer module to the LLVM dialect for the "
       "host backend",
       buildHostPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "mte-cuda-pipeline",
+      "Lower a static-shaped transformer module to kernels (NVVM, PTX, cubin) "
+      "and LLVM host code that launches them",
+      buildCudaPipeline);
   PassPipelineRegistration<SimplifyPipelineOptions>(
       "mte-simplify",
       "Fold shape arithmetic and structural identities of the transformer "

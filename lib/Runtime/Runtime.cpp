@@ -10,6 +10,8 @@
 
 #include "mte-c/Runtime.h"
 
+#include "CudaDevice.h"
+
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -165,7 +167,66 @@ struct mte_model {
   std::shared_ptr<std::mutex> runLock;
   std::vector<TensorDesc> inputs;
   std::vector<TensorDesc> outputs;
+  /// CUDA models: device copies of the weights, and device buffers the
+  /// host-buffer API stages inputs and outputs through.
+  bool cuda = false;
+  std::vector<void *> deviceWeights, deviceInputs, deviceOutputs;
 };
+
+/// Frees a CUDA model's device buffers.
+static void releaseDeviceBuffers(mte_model *model) {
+  for (auto *list : {&model->deviceWeights, &model->deviceInputs,
+                     &model->deviceOutputs}) {
+    for (void *pointer : *list)
+      mte::cuda::release(pointer);
+    list->clear();
+  }
+}
+
+/// Opens the GPU for a CUDA model, uploads its weights and allocates its
+/// staging buffers.
+static mte_status prepareDevice(mte_model *model) {
+  const char *path = model->path.c_str();
+  const mte_model_abi *abi = model->abi;
+  std::string error;
+  if (!mte::cuda::initialize(error))
+    return fail(MTE_ERROR_DEVICE, "'%s' is a CUDA model, but %s", path,
+                error.c_str());
+  if (!mte::cuda::supportsArch(abi->gpu_arch, error))
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  // The model's kernels were loaded when the library was.
+  error = mte::cuda::takeError();
+  if (!error.empty())
+    return fail(MTE_ERROR_DEVICE, "'%s': cannot load its kernels: %s", path,
+                error.c_str());
+  if (abi->num_weights && !abi->weights)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: %u weights but no weight "
+                "array",
+                path, abi->num_weights);
+  for (uint32_t i = 0; i < abi->num_weights; ++i) {
+    const mte_weight_info &weight = abi->weights[i];
+    void *device = mte::cuda::allocate(weight.num_bytes, error);
+    if (!device)
+      return fail(MTE_ERROR_DEVICE, "'%s': cannot allocate weight %u: %s",
+                  path, i, error.c_str());
+    model->deviceWeights.push_back(device);
+    if (!mte::cuda::copyToDevice(device, weight.data, weight.num_bytes, error))
+      return fail(MTE_ERROR_DEVICE, "'%s': cannot upload weight %u: %s", path,
+                  i, error.c_str());
+  }
+  for (auto [descs, buffers] :
+       {std::pair(&model->inputs, &model->deviceInputs),
+        std::pair(&model->outputs, &model->deviceOutputs)})
+    for (const TensorDesc &desc : *descs) {
+      void *device = mte::cuda::allocate(desc.numBytes, error);
+      if (!device)
+        return fail(MTE_ERROR_DEVICE, "'%s': cannot allocate '%s': %s", path,
+                    desc.name.c_str(), error.c_str());
+      buffers->push_back(device);
+    }
+  return MTE_OK;
+}
 
 /// Copies and checks the `count` descriptions at `infos`, of the model's
 /// inputs or outputs (`kind`). Reports a malformed table as
@@ -287,6 +348,14 @@ static mte_status loadModel(mte_model *model) {
   model->abi = abi;
   model->target = abi->target;
   model->runLock = runLocks().acquire(model->library);
+  if (model->target == "cuda") {
+    model->cuda = true;
+    if (mte_status status = prepareDevice(model))
+      return status;
+  } else if (model->target != "host") {
+    return fail(MTE_ERROR_NOT_A_MODEL, "'%s' has unknown target '%s'", path,
+                abi->target);
+  }
   return succeed();
 }
 
@@ -356,15 +425,54 @@ static void *allocateBuffer(size_t numBytes) {
   return data;
 }
 
+/// Runs a CUDA model on host buffers: inputs up, a run on the default
+/// stream, outputs down.
+static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
+                                void *const *outputs) {
+  const char *path = model->path.c_str();
+  std::lock_guard<std::mutex> guard(*model->runLock);
+  std::string error;
+  if (!mte::cuda::initialize(error))
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  for (size_t i = 0; i < model->inputs.size(); ++i)
+    if (!mte::cuda::copyToDevice(model->deviceInputs[i], inputs[i],
+                                 model->inputs[i].numBytes, error))
+      return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
+                  model->inputs[i].name.c_str(), error.c_str());
+  mte::cuda::setStream(nullptr);
+  int32_t result = model->abi->run(model->deviceInputs.data(),
+                                   model->deviceOutputs.data(),
+                                   model->deviceWeights.data());
+  error = mte::cuda::takeError();
+  if (error.empty())
+    mte::cuda::synchronize(error);
+  if (!error.empty())
+    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s",
+                path, error.c_str());
+  if (result != 0)
+    return fail(MTE_ERROR_RUN_FAILED,
+                "'%s' failed to run: its run function returned %d", path,
+                result);
+  for (size_t i = 0; i < model->outputs.size(); ++i)
+    if (!mte::cuda::copyToHost(outputs[i], model->deviceOutputs[i],
+                               model->outputs[i].numBytes, error))
+      return fail(MTE_ERROR_DEVICE, "'%s': output '%s': %s", path,
+                  model->outputs[i].name.c_str(), error.c_str());
+  return succeed();
+}
+
 /// Calls the model's run function under the library's lock.
 static mte_status invokeRun(mte_model *model, const void *const *inputs,
                             void *const *outputs) {
   int32_t result;
+  if (model->cuda)
+    return invokeCudaRun(model, inputs, outputs);
   {
     std::lock_guard<std::mutex> guard(*model->runLock);
     // The model reads inputs and never writes them (ModelABI.h takes them
     // as void *const * for symmetry with outputs).
-    result = model->abi->run(const_cast<void *const *>(inputs), outputs);
+    result = model->abi->run(const_cast<void *const *>(inputs), outputs,
+                             nullptr);
   }
   if (result != 0)
     return fail(MTE_ERROR_RUN_FAILED,
@@ -432,6 +540,8 @@ const char *mte_status_name(mte_status status) {
     return "run failed";
   case MTE_ERROR_OUT_OF_MEMORY:
     return "out of memory";
+  case MTE_ERROR_DEVICE:
+    return "device error";
   }
   return "unknown status";
 }
@@ -467,6 +577,7 @@ mte_status mte_model_open(const char *path, mte_model **model) {
 void mte_model_close(mte_model *model) {
   if (!model)
     return;
+  releaseDeviceBuffers(model);
   if (model->runLock)
     runLocks().release(model->library, model->runLock);
   if (model->library)

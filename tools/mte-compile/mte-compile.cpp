@@ -16,6 +16,7 @@
 #include "mte/Tools/ModelDiagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -35,7 +36,7 @@ using namespace mlir;
 namespace {
 namespace cl = llvm::cl;
 
-enum class Emit { MLIR, LLVM, Object, Library };
+enum class Emit { MLIR, PTX, LLVM, Object, Library };
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required);
@@ -52,6 +53,8 @@ cl::opt<Emit> emit(
     cl::values(clEnumValN(Emit::MLIR, "mlir",
                           "the transformer-dialect module after the "
                           "simplification pipeline"),
+               clEnumValN(Emit::PTX, "ptx",
+                          "the PTX of every kernel (--target=cuda)"),
                clEnumValN(Emit::LLVM, "llvm", "optimised LLVM IR"),
                clEnumValN(Emit::Object, "obj", "an object file"),
                clEnumValN(Emit::Library, "so", "the model shared library")));
@@ -69,9 +72,21 @@ cl::opt<bool> fusionStats("fusion-stats",
                                    "each fusion, the module holds"));
 cl::opt<std::string> cpu("mcpu", cl::desc("Host CPU to tune for"),
                          cl::init("x86-64"));
+cl::opt<std::string>
+    gpuArch("gpu",
+            cl::desc("GPU architecture of --target=cuda: sm_90a "
+                     "(H100/H200, default), sm_89, sm_80"),
+            cl::init("sm_90a"));
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("CUDA toolkit for ptxas, fatbinary and libdevice (default: "
+             "$CUDA_HOME, else /usr/local/cuda); without ptxas the model "
+             "carries PTX only, which the driver compiles at load time"),
+    cl::init(""));
 
 std::string defaultOutput() {
   StringRef ext = emit == Emit::MLIR     ? ".mlir"
+                  : emit == Emit::PTX    ? ".ptx"
                   : emit == Emit::LLVM   ? ".ll"
                   : emit == Emit::Object ? ".o"
                                          : ".so";
@@ -84,6 +99,36 @@ int fail(const Twine &message) {
   llvm::errs() << "mte-compile: " << message << '\n';
   return 1;
 }
+
+/// --cuda-path, else $CUDA_HOME, else /usr/local/cuda.
+std::string findCudaToolkit() {
+  if (!cudaPath.empty())
+    return cudaPath;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    return home;
+  return "/usr/local/cuda";
+}
+
+bool hasPtxas(StringRef toolkit) {
+  for (StringRef tool : {"ptxas", "fatbinary"}) {
+    SmallString<256> path(toolkit);
+    llvm::sys::path::append(path, "bin", tool);
+    if (!llvm::sys::fs::can_execute(path))
+      return false;
+  }
+  return true;
+}
+
+/// Prints the PTX of every kernel module, each under a comment naming it.
+void printPTX(ModuleOp module, llvm::raw_ostream &os) {
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      os << "// kernel module " << binary.getSymName() << "\n"
+         << object.getObject().getValue() << "\n";
+    }
+  });
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -93,15 +138,21 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "mte ONNX model compiler\n");
 
-  if (target == "cuda")
-    return fail("--target=cuda: the CUDA backend is not implemented yet; "
-                "use --target=host");
-  if (target != "host")
+  if (target != "host" && target != "cuda")
     return fail("--target=" + target + ": unknown target (host, cuda)");
   if (precision != "fp32")
     return fail("--precision=" + precision +
-                ": the host backend computes in fp32; bf16, fp16 and fp8 "
-                "come with the CUDA backend");
+                ": mte computes in fp32 so far; bf16, fp16 and fp8 are not "
+                "implemented yet");
+  if (emit == Emit::PTX && target != "cuda")
+    return fail("--emit=ptx needs --target=cuda");
+  unsigned smVersion = 0;
+  StringRef arch(gpuArch);
+  if (!arch.consume_front("sm_") || arch.consumeInteger(10, smVersion) ||
+      smVersion < 70 || !(arch.empty() || arch == "a"))
+    return fail("--gpu=" + gpuArch +
+                ": expected sm_<NN> (sm_70 or newer) or sm_<NN>a, such as "
+                "sm_80, sm_89 or sm_90a");
   if (outputFile.empty())
     outputFile = defaultOutput();
 
@@ -159,15 +210,37 @@ int main(int argc, char **argv) {
   PassManager lower(&context);
   if (failed(applyPassManagerCLOptions(lower)))
     return 1;
-  mte::buildHostPipeline(lower, mte::HostPipelineOptions());
+  if (target == "cuda") {
+    mte::CudaPipelineOptions cuda;
+    cuda.chip = gpuArch;
+    std::string toolkit = findCudaToolkit();
+    bool assemble = emit != Emit::PTX && hasPtxas(toolkit);
+    if (!assemble && emit != Emit::PTX)
+      llvm::errs() << "mte-compile: note: no ptxas/fatbinary in '" << toolkit
+                   << "/bin'; the model carries PTX, which the driver "
+                      "compiles when it loads\n";
+    // Kernels need nothing else from the toolkit (math is expanded inline).
+    cuda.toolkitPath = llvm::sys::fs::is_directory(toolkit) ? toolkit : "";
+    cuda.format = assemble ? "fatbin" : "isa";
+    mte::buildCudaPipeline(lower, cuda);
+    signature->target = "cuda";
+    signature->gpuArch = gpuArch;
+  } else {
+    mte::buildHostPipeline(lower, mte::HostPipelineOptions());
+  }
   if (failed(lower.run(*module)))
     return 1;
+  if (emit == Emit::PTX)
+    return emitText([&](llvm::raw_ostream &os) { printPTX(*module, os); });
 
   llvm::LLVMContext llvmContext;
   std::string error;
   std::unique_ptr<llvm::Module> llvmModule =
       mte::translateToOptimizedLLVMIR(*module, llvmContext, cpu, error);
   if (!llvmModule)
+    return fail(error);
+  if (signature->target == "cuda" &&
+      failed(mte::collectWeights(*module, *llvmModule, *signature, error)))
     return fail(error);
   if (emit == Emit::LLVM)
     return emitText(

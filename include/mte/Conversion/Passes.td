@@ -48,4 +48,55 @@ def ExpandFP8Conversions : Pass<"mte-expand-fp8-conversions"> {
                            "::mlir::math::MathDialect"];
 }
 
+def HoistConstantsToArguments
+    : Pass<"mte-hoist-constants-to-arguments", "::mlir::ModuleOp"> {
+  let summary = "Turn the tensor constants of public functions into arguments";
+  let description = [{
+    GPU kernels cannot read the host's read-only data, so the CUDA pipeline
+    passes every constant tensor (weights, tables, masks) to the forward
+    function as a device buffer the runtime uploads once. This pass replaces
+    each `arith.constant` of tensor type in a public function by a new
+    argument appended after the existing ones and records its value in a
+    public, constant `memref.global` named `__mte_weight_<i>`; the argument
+    carries `mte.weight = @__mte_weight_<i>`. mte-compile writes a weight
+    table pointing at those globals into the model's ABI.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def HostBuffersToGPU : Pass<"mte-host-buffers-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Allocate the host code's buffers on the GPU";
+  let description = [{
+    After bufferization the host function allocates its intermediates with
+    `memref.alloc`/`memref.alloca` and frees them with `memref.dealloc`. In
+    a CUDA model every buffer lives on the device (the kernels are the only
+    code touching them), so these become `gpu.alloc`/`gpu.dealloc`. Loop
+    nests that stayed sequential at the top level of the host code (a
+    linalg op without parallel dimensions) are wrapped in a one-iteration
+    `scf.parallel`, so that they too run on the device, as one thread.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def ParallelLoopsToGPU : Pass<"mte-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Run every top-level scf.parallel as a one-dimensional kernel";
+  let description = [{
+    Each `scf.parallel` at the top level of a function (one per linalg op
+    after `convert-linalg-to-parallel-loops`, with constant bounds) becomes a
+    `gpu.launch` over its flattened iteration space: blocks of
+    `block-size` threads, thread `i` of the launch running iteration `i` in
+    row-major order, so neighbouring threads touch neighbouring elements of
+    the innermost dimension (coalesced accesses). Sequential loops inside the
+    body (reductions) stay loops in the thread.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "unsigned", "256",
+           "Threads per block">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // MTE_CONVERSION_PASSES_TD

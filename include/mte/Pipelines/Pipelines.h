@@ -50,6 +50,38 @@ struct HostPipelineOptions : mlir::PassPipelineOptions<HostPipelineOptions> {
 void buildHostPipeline(mlir::OpPassManager &pm,
                        const HostPipelineOptions &options);
 
+struct CudaPipelineOptions : mlir::PassPipelineOptions<CudaPipelineOptions> {
+  Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture: sm_80, sm_89, sm_90a"),
+      llvm::cl::init("sm_90a")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary: fatbin (cubin by ptxas plus PTX), isa "
+                     "(PTX only, JIT-compiled by the driver)"),
+      llvm::cl::init("fatbin")};
+  Option<std::string> toolkitPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit (ptxas, fatbinary, libdevice)"),
+      llvm::cl::init("/usr/local/cuda")};
+  Option<unsigned> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the generic elementwise kernels"),
+      llvm::cl::init(256)};
+  Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse producer/consumer linalg elementwise ops"),
+      llvm::cl::init(true)};
+};
+
+/// Lowers a static-shaped transformer-dialect module for NVIDIA GPUs: the
+/// reference lowering to linalg, constants hoisted to weight arguments,
+/// bufferization with every buffer on the device, each loop nest a kernel
+/// (gpu dialect, NVVM, PTX through LLVM's NVPTX backend, cubin with ptxas),
+/// and host code that launches them through the mgpu* entry points of
+/// libmte_runtime.
+void buildCudaPipeline(mlir::OpPassManager &pm,
+                       const CudaPipelineOptions &options);
+
 /// Registers every mte pipeline with the global pass registry.
 void registerPipelines();
 

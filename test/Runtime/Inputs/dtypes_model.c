@@ -44,7 +44,8 @@ static const unsigned byteCounts[kNumTensors] = {
     4 * N, 2 * N, 2 * N, 8 * N, 8 * N, 4 * N, 2 * N, N,
     N,     N,     N,     N,     2 * N, 4 * N, 8 * N, 0};
 
-static int32_t run(void *const *in, void *const *out) {
+static int32_t run(void *const *in, void *const *out, void *const *weights) {
+  (void)weights;
   for (int i = 0; i < kNumTensors; ++i)
     memcpy(out[i], in[i], byteCounts[i]);
   return 0;
@@ -53,10 +54,13 @@ static int32_t run(void *const *in, void *const *out) {
 static const mte_model_abi abi = {
     MTE_MODEL_ABI_VERSION,
     "host",
+    NULL,
     kNumTensors,
     kNumTensors,
+    0,
     inputs,
     outputs,
+    NULL,
     run,
 };
 

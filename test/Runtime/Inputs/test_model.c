@@ -65,13 +65,14 @@ static const mte_tensor_info outputs[] = {
     {"stats/total", MTE_DTYPE_F64, 0, NULL},
 };
 
-static int32_t run(void *const *in, void *const *out) {
+static int32_t run(void *const *in, void *const *out, void *const *weights) {
   const float *x = (const float *)in[0];
   const int64_t *ids = (const int64_t *)in[1];
   float *sum = (float *)out[0];
   int64_t *twice = (int64_t *)out[1];
   double *total = (double *)out[2];
   int i;
+  (void)weights;
 #ifdef MTE_TEST_RUN_FAILS
   return 3;
 #endif
@@ -92,14 +93,17 @@ static const mte_model_abi abi = {
 #else
     "host",
 #endif
+    NULL,
     2,
     3,
+    0,
 #ifdef MTE_TEST_NO_INPUTS
     NULL,
 #else
     inputs,
 #endif
     outputs,
+    NULL,
 #ifdef MTE_TEST_NO_RUN
     NULL,
 #else

@@ -29,10 +29,21 @@ struct ModelTensor {
   llvm::SmallVector<int64_t> shape;
 };
 
+/// A constant the forward function takes as an argument (CUDA models): the
+/// symbol of its data in the library and its size.
+struct ModelWeight {
+  std::string symbol;
+  uint64_t numBytes;
+};
+
 /// What model.so exports about the compiled function.
 struct ModelSignature {
   std::string entryPoint; // symbol of the lowered forward function
+  std::string target = "host";
+  std::string gpuArch; // "sm_90a", ... for CUDA models
   std::vector<ModelTensor> inputs, outputs;
+  /// Passed between the inputs and the outputs, in this order.
+  std::vector<ModelWeight> weights;
 };
 
 /// Reads the signature of `func` (tensor arguments and results, named by
@@ -52,8 +63,17 @@ mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef cpu,
 /// C source defining mte_model_get_abi() for `signature`.
 std::string generateABISource(const ModelSignature &signature);
 
+/// Reads the weight arguments of the lowered entry point (arguments carrying
+/// `mte.weight = @symbol`, after mte-hoist-constants-to-arguments) and their
+/// sizes from the LLVM IR globals holding them.
+mlir::LogicalResult collectWeights(mlir::ModuleOp lowered,
+                                   const llvm::Module &llvmModule,
+                                   ModelSignature &signature,
+                                   std::string &error);
+
 /// Links `objectPath` and the ABI table into the shared library `outputPath`
-/// with the system C compiler (`cc`), against the C math library.
+/// with the system C compiler (`cc`), against the C math library and, for
+/// CUDA models, libmte_runtime (the mgpu* entry points).
 mlir::LogicalResult linkModelLibrary(const ModelSignature &signature,
                                      llvm::StringRef objectPath,
                                      llvm::StringRef outputPath,

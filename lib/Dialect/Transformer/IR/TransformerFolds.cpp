@@ -205,7 +205,8 @@ OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
   return foldElementwise<DenseFPElementsAttr, APFloat>(
       {adaptor.getLhs(), adaptor.getRhs()}, getType(),
       [](ArrayRef<APFloat> a) -> std::optional<APFloat> {
-        APFloat result(std::pow(a[0].convertToDouble(), a[1].convertToDouble()));
+        APFloat result(
+            std::pow(a[0].convertToDouble(), a[1].convertToDouble()));
         bool lostInfo;
         result.convert(a[0].getSemantics(), APFloat::rmNearestTiesToEven,
                        &lostInfo);
@@ -601,16 +602,15 @@ struct LinearOfFlattenedInput : OpRewritePattern<LinearOp> {
     Location loc = op.getLoc();
     Value residual = op.getResidual();
     if (residual)
-      residual = ReshapeOp::create(rewriter, loc,
-                                   RankedTensorType::get(
-                                       shape, cast<RankedTensorType>(
-                                                  residual.getType())
-                                                  .getElementType()),
-                                   residual);
-    auto linear = LinearOp::create(rewriter, loc, type, reshape.getInput(),
-                                   op.getWeight(), op.getBias(), residual,
-                                   op.getWeightLayoutAttr(),
-                                   op.getActivationAttr());
+      residual = ReshapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(
+              shape,
+              cast<RankedTensorType>(residual.getType()).getElementType()),
+          residual);
+    auto linear = LinearOp::create(
+        rewriter, loc, type, reshape.getInput(), op.getWeight(), op.getBias(),
+        residual, op.getWeightLayoutAttr(), op.getActivationAttr());
     rewriter.replaceOpWithNewOp<ReshapeOp>(op, output, linear.getOutput());
     return success();
   }

@@ -1,0 +1,15 @@
+//===- HoistConstantsToArguments.h - constants to arguments ---*- C++ -*-===//
+
+#ifndef MTE_CONVERSION_HOISTCONSTANTSTOARGUMENTS_HOISTCONSTANTSTOARGUMENTS_H
+#define MTE_CONVERSION_HOISTCONSTANTSTOARGUMENTS_HOISTCONSTANTSTOARGUMENTS_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mte {
+
+#define GEN_PASS_DECL_HOISTCONSTANTSTOARGUMENTS
+#include "mte/Conversion/Passes.h.inc"
+
+} // namespace mte
+
+#endif // MTE_CONVERSION_HOISTCONSTANTSTOARGUMENTS_HOISTCONSTANTSTOARGUMENTS_H

@@ -1,0 +1,52 @@
+//===- CudaDevice.h - the CUDA part of libmte_runtime -------------*- C++
+//-*-===//
+//
+// Internal to libmte_runtime. The CUDA driver (libcuda.so.1) is opened on
+// first use, so host models load and run where CUDA is absent. CUDA models
+// call the mgpu* entry points (the ABI MLIR's gpu-to-llvm lowering emits)
+// that CudaDevice.cpp defines; they record the first failure instead of
+// aborting, and the runtime turns it into a status.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_LIB_RUNTIME_CUDADEVICE_H
+#define MTE_LIB_RUNTIME_CUDADEVICE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mte::cuda {
+
+/// Opens the driver and makes the primary context of device 0 current on
+/// this thread. Returns false with the reason in `error`.
+bool initialize(std::string &error);
+
+/// The compute capability of the device (e.g. 90 for sm_90).
+int computeCapability();
+
+/// Checks that code built for `arch` ("sm_90a", "sm_89", ...) runs on the
+/// device: an arch-specific target ('a' suffix) needs that exact GPU, a
+/// plain one that GPU or a newer one (the fatbin's PTX is JIT-compiled).
+bool supportsArch(const char *arch, std::string &error);
+
+/// Device memory; returns null with the reason in `error`.
+void *allocate(size_t bytes, std::string &error);
+void release(void *pointer);
+bool copyToDevice(void *device, const void *host, size_t bytes,
+                  std::string &error);
+bool copyToHost(void *host, const void *device, size_t bytes,
+                std::string &error);
+
+/// The stream the mgpu* entry points enqueue on (null: the legacy default
+/// stream), for the calling thread.
+void setStream(void *stream);
+bool synchronize(std::string &error);
+
+/// Returns and clears the first failure the mgpu* entry points recorded
+/// (empty when there was none).
+std::string takeError();
+
+} // namespace mte::cuda
+
+#endif // MTE_LIB_RUNTIME_CUDADEVICE_H
