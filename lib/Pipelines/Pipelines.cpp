@@ -57,12 +57,15 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
 }
 
 /// The reference lowering to linalg on tensors, with elementwise fusion.
-static void buildLinalgLowering(OpPassManager &pm, bool fuseElementwise) {
-  pm.addPass(mte::createConvertTransformerToLinalg());
+static void buildLinalgLowering(OpPassManager &pm, bool fuseElementwise,
+                                bool namedMatmul = false) {
+  mte::ConvertTransformerToLinalgOptions lowering;
+  lowering.namedMatmul = namedMatmul;
+  pm.addPass(mte::createConvertTransformerToLinalg(lowering));
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createCanonicalizerPass());
   if (fuseElementwise)
-    funcPm.addPass(createLinalgElementwiseOpFusionPass());
+    funcPm.addPass(mte::createFuseElementwise());
   funcPm.addPass(createCSEPass());
 }
 
@@ -125,10 +128,12 @@ void mte::buildHostPipeline(OpPassManager &pm,
 
 void mte::buildCudaPipeline(OpPassManager &pm,
                             const CudaPipelineOptions &options) {
-  buildLinalgLowering(pm, options.fuseElementwise);
+  buildLinalgLowering(pm, options.fuseElementwise, /*namedMatmul=*/true);
   pm.addPass(createHoistConstantsToArguments());
   buildBufferization(pm);
   pm.addPass(createConvertMemRefCopyToLinalg());
+  // GEMMs go to cuBLASLt; everything else becomes a kernel.
+  pm.addPass(createMatmulToLibraryCall());
 
   // Every loop nest becomes a kernel over its flattened parallel
   // dimensions; reductions stay sequential inside a thread.

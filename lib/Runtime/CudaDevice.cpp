@@ -77,7 +77,7 @@ State &state() {
   return s;
 }
 
-thread_local void *currentStream = nullptr;
+thread_local void *threadStream = nullptr;
 
 /// Resolves every driver function; false (with `error`) on the first
 /// missing one.
@@ -254,12 +254,16 @@ bool mte::cuda::copyToHost(void *host, const void *device, size_t bytes,
                "cuMemcpyDtoH", error);
 }
 
-void mte::cuda::setStream(void *stream) { currentStream = stream; }
+void mte::cuda::setStream(void *stream) { threadStream = stream; }
 
 bool mte::cuda::synchronize(std::string &error) {
-  return check(state().driver.cuStreamSynchronize(currentStream),
+  return check(state().driver.cuStreamSynchronize(threadStream),
                "cuStreamSynchronize", error);
 }
+
+void mte::cuda::recordError(const std::string &error) { record(error); }
+
+void *mte::cuda::currentStream() { return threadStream; }
 
 std::string mte::cuda::takeError() {
   State &s = state();
@@ -317,10 +321,17 @@ MTE_GPU_ENTRY void mgpuLaunchKernel(void *function, intptr_t gridX,
 
 /// Models enqueue on the stream the runtime chose, not a stream of their
 /// own.
-MTE_GPU_ENTRY void *mgpuStreamCreate() { return currentStream; }
+MTE_GPU_ENTRY void *mgpuStreamCreate() { return threadStream; }
 MTE_GPU_ENTRY void mgpuStreamDestroy(void *) {}
 
+/// Every kernel, GEMM and copy of a model goes to the one stream in order,
+/// and host code never reads device memory, so the waits that
+/// gpu-async-region places around library calls are not needed: the
+/// runtime synchronises once, after the forward (and reports kernel
+/// failures there).
 MTE_GPU_ENTRY void mgpuStreamSynchronize(void *stream) {
+  if (stream == threadStream)
+    return;
   guarded("cuStreamSynchronize (a kernel failed)",
           [&](const Driver &d) { return d.cuStreamSynchronize(stream); });
 }

@@ -47,6 +47,13 @@ bool synchronize(std::string &error);
 /// (empty when there was none).
 std::string takeError();
 
+/// Records a failure of an entry point called from model code (the first
+/// one wins until takeError).
+void recordError(const std::string &error);
+
+/// The stream set for this thread.
+void *currentStream();
+
 } // namespace mte::cuda
 
 #endif // MTE_LIB_RUNTIME_CUDADEVICE_H

@@ -1,4 +1,5 @@
 // RUN: mte-opt %s -split-input-file -mte-convert-transformer-to-linalg -verify-diagnostics | FileCheck %s
+// RUN: mte-opt %s -split-input-file -mte-convert-transformer-to-linalg=named-matmul -verify-diagnostics | FileCheck %s --check-prefix=NAMED
 
 // Broadcasting lives in the indexing maps: size-1 dims read index 0.
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
@@ -55,4 +56,21 @@ func.func @unsigned(%a: tensor<4xui8>) -> tensor<4xui8> {
   // expected-error @+1 {{the host backend does not support unsigned integer tensors ('tensor<4xui8>')}}
   %0 = transformer.add %a, %a : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   return %0 : tensor<4xui8>
+}
+
+// -----
+
+// With named-matmul (the CUDA pipeline), an f32 linear's product is a
+// linalg.matmul on the [M, K] view, the nk layout through transposed maps;
+// the epilogue stays elementwise.
+// CHECK-LABEL: func @linear_f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// NAMED-LABEL: func @linear_f32
+// NAMED: tensor.expand_shape {{.*}} into tensor<6x8xf32>
+// NAMED: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %arg1 : tensor<6x8xf32>, tensor<4x8xf32>) outs(%{{.*}} : tensor<6x4xf32>) -> tensor<6x4xf32>
+// NAMED: tensor.expand_shape {{.*}} into tensor<2x3x4xf32>
+// NAMED: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+func.func @linear_f32(%x: tensor<2x3x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  %0 = transformer.linear %x, %w bias %b layout <nk> activation <gelu> : (tensor<2x3x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
 }

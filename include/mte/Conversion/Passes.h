@@ -4,8 +4,10 @@
 #define MTE_CONVERSION_PASSES_H
 
 #include "mte/Conversion/ExpandFP8Conversions/ExpandFP8Conversions.h"
+#include "mte/Conversion/FuseElementwise/FuseElementwise.h"
 #include "mte/Conversion/HoistConstantsToArguments/HoistConstantsToArguments.h"
 #include "mte/Conversion/HostBuffersToGPU/HostBuffersToGPU.h"
+#include "mte/Conversion/MatmulToLibraryCall/MatmulToLibraryCall.h"
 #include "mte/Conversion/MemRefCopyToLinalg/MemRefCopyToLinalg.h"
 #include "mte/Conversion/ParallelLoopsToGPU/ParallelLoopsToGPU.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"

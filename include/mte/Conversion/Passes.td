@@ -16,6 +16,11 @@ def ConvertTransformerToLinalg : Pass<"mte-convert-transformer-to-linalg"> {
     An op that cannot be lowered (a shape op on a dynamic shape) is reported
     at its location.
   }];
+  let options = [
+    Option<"namedMatmul", "named-matmul", "bool", "false",
+           "Compute the product of an f32 linear with linalg.matmul on its "
+           "[M, K] view, which the CUDA backend hands to cuBLASLt">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
@@ -97,6 +102,39 @@ def ParallelLoopsToGPU : Pass<"mte-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def MatmulToLibraryCall
+    : Pass<"mte-matmul-to-library-call", "::mlir::ModuleOp"> {
+  let summary = "Hand f32 linalg.matmul on device buffers to cuBLASLt";
+  let description = [{
+    Replaces every `linalg.matmul` on dense f32 buffers (B as `[K, N]`, or
+    `[N, K]` through transposed indexing maps) with a call to
+    `mte_cuda_gemm_f32(x, w, out, m, n, k, transB, beta)`, which
+    libmte_runtime implements with cuBLASLt on the model's stream. The
+    pointers travel as i64 (one signature for every shape). A zero fill of
+    the output right before the product is dropped (beta = 0); otherwise the
+    product accumulates (beta = 1), as linalg.matmul does.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def FuseElementwise : Pass<"mte-fuse-elementwise"> {
+  let summary = "Fuse linalg elementwise chains, never into contractions";
+  let description = [{
+    Upstream's elementwise fusion also fuses an elementwise producer into a
+    reduction or contraction consumer, generalising a `linalg.matmul` and
+    recomputing the producer once per output column (a LayerNorm fused into
+    the following GEMM costs N times its arithmetic, and the GEMM can no
+    longer go to cuBLASLt). This pass applies the same fusion and reshape
+    propagation patterns, but only into consumers whose iterators are all
+    parallel: every chain of elementwise ops becomes one loop nest, and
+    reductions and GEMMs keep their operands.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // MTE_CONVERSION_PASSES_TD

@@ -971,7 +971,44 @@ template <typename OpTy> struct NormPattern : OpRewritePattern<OpTy> {
 };
 
 struct LinearPattern : OpRewritePattern<LinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LinearPattern(MLIRContext *ctx, bool namedMatmul)
+      : OpRewritePattern(ctx), namedMatmul(namedMatmul) {}
+
+  /// The f32 product as linalg.matmul over the [M, K] view of the input;
+  /// null when the types are not f32 throughout.
+  Value namedProduct(PatternRewriter &rewriter, LinearOp op) const {
+    Location loc = op.getLoc();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType weightType = op.getWeight().getType();
+    if (!inputType.getElementType().isF32() ||
+        !weightType.getElementType().isF32())
+      return nullptr;
+    int64_t k = inputType.getShape().back();
+    int64_t m = inputType.getNumElements() / std::max<int64_t>(k, 1);
+    bool kn = op.getWeightLayout() == WeightLayout::KN;
+    int64_t n = weightType.getDimSize(kn ? 1 : 0);
+    Value input = reshapeTensor(rewriter, loc, op.getInput(), {m, k});
+    Value init = filledTensor(rewriter, loc, {m, n}, rewriter.getF32Type(), 0);
+    SmallVector<NamedAttribute> attrs;
+    if (!kn) {
+      MLIRContext *ctx = rewriter.getContext();
+      AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+                 d2 = getAffineDimExpr(2, ctx);
+      attrs.push_back(rewriter.getNamedAttr(
+          "indexing_maps", rewriter.getAffineMapArrayAttr(
+                               {AffineMap::get(3, 0, {d0, d2}, ctx),
+                                AffineMap::get(3, 0, {d1, d2}, ctx),
+                                AffineMap::get(3, 0, {d0, d1}, ctx)})));
+    }
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
+                                 ValueRange{input, op.getWeight()},
+                                 ValueRange{init}, attrs)
+            .getResult(0);
+    SmallVector<int64_t> shape(op.getOutput().getType().getShape());
+    return reshapeTensor(rewriter, loc, product, shape);
+  }
+
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -1002,21 +1039,24 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     Type acc = rewriter.getF32Type();
     if (inElt.isF64())
       acc = inElt;
-    Value init = filledTensor(rewriter, loc, outType.getShape(), acc, 0);
-    Value product =
-        linalg::GenericOp::create(
-            rewriter, loc, init.getType(),
-            ValueRange{op.getInput(), op.getWeight()}, init, maps, iterators,
-            [&](OpBuilder &b, Location l, ValueRange a) {
-              Value x = convertScalar(b, l, a[0], inElt, acc);
-              Value w = convertScalar(b, l, a[1], wElt, acc);
-              linalg::YieldOp::create(
-                  b, l,
-                  arith::AddFOp::create(b, l, a[2],
-                                        arith::MulFOp::create(b, l, x, w))
-                      .getResult());
-            })
-            .getResult(0);
+    Value product = namedMatmul ? namedProduct(rewriter, op) : Value();
+    if (!product) {
+      Value init = filledTensor(rewriter, loc, outType.getShape(), acc, 0);
+      product =
+          linalg::GenericOp::create(
+              rewriter, loc, init.getType(),
+              ValueRange{op.getInput(), op.getWeight()}, init, maps, iterators,
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                Value x = convertScalar(b, l, a[0], inElt, acc);
+                Value w = convertScalar(b, l, a[1], wElt, acc);
+                linalg::YieldOp::create(
+                    b, l,
+                    arith::AddFOp::create(b, l, a[2],
+                                          arith::MulFOp::create(b, l, x, w))
+                        .getResult());
+              })
+              .getResult(0);
+    }
     SmallVector<Value> epilogueInputs = {product};
     Value bias = op.getBias(), residual = op.getResidual();
     if (bias)
@@ -1042,6 +1082,8 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  bool namedMatmul;
 };
 
 struct AttentionPattern : OpRewritePattern<AttentionOp> {
@@ -1324,6 +1366,7 @@ struct DequantizePattern : OpRewritePattern<DequantizeOp> {
 struct ConvertTransformerToLinalgPass
     : mte::impl::ConvertTransformerToLinalgBase<
           ConvertTransformerToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     // Unsigned tensors need signless buffers through bufferization, which
@@ -1345,7 +1388,7 @@ struct ConvertTransformerToLinalgPass
     if (unsignedTypes.wasInterrupted())
       return signalPassFailure();
     RewritePatternSet patterns(ctx);
-    mte::populateTransformerToLinalgPatterns(patterns);
+    mte::populateTransformerToLinalgPatterns(patterns, namedMatmul);
     ConversionTarget target(*ctx);
     target.addIllegalDialect<TransformerDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
@@ -1359,7 +1402,8 @@ struct ConvertTransformerToLinalgPass
 
 } // namespace
 
-void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
+void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
+                                              bool namedMatmul) {
   using T = Type;
   // Binary arithmetic.
   addElementwise<AddOp>(
@@ -1561,13 +1605,14 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
         return convertScalar(b, l, a[0], t, op.getType().getElementType());
       });
 
-  patterns
-      .add<MatmulPattern, ReducePattern, SoftmaxPattern, TransposePattern,
-           ReshapePattern, ExpandPattern, SlicePattern, ConcatPattern,
-           SplitPattern, GatherPattern, GatherElementsPattern, TriluPattern,
-           RangePattern, StaticResultPattern<ShapeOp>,
-           StaticResultPattern<SizeOp>, StaticResultPattern<ConstantOfShapeOp>,
-           NormPattern<LayerNormOp>, NormPattern<RMSNormOp>, LinearPattern,
-           AttentionPattern, RotaryEmbeddingPattern, AmaxPattern,
-           QuantizePattern, DequantizePattern>(patterns.getContext());
+  patterns.add<MatmulPattern, ReducePattern, SoftmaxPattern, TransposePattern,
+               ReshapePattern, ExpandPattern, SlicePattern, ConcatPattern,
+               SplitPattern, GatherPattern, GatherElementsPattern, TriluPattern,
+               RangePattern, StaticResultPattern<ShapeOp>,
+               StaticResultPattern<SizeOp>,
+               StaticResultPattern<ConstantOfShapeOp>, NormPattern<LayerNormOp>,
+               NormPattern<RMSNormOp>, AttentionPattern, RotaryEmbeddingPattern,
+               AmaxPattern, QuantizePattern, DequantizePattern>(
+      patterns.getContext());
+  patterns.add<LinearPattern>(patterns.getContext(), namedMatmul);
 }

@@ -12,7 +12,10 @@ namespace mte {
 #include "mte/Conversion/Passes.h.inc"
 
 /// Patterns lowering every transformer op to linalg/tensor/arith/math.
-void populateTransformerToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// `namedMatmul`: f32 linears compute their product with linalg.matmul on
+/// the [M, K] view of the input (a library call for the CUDA backend).
+void populateTransformerToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                         bool namedMatmul = false);
 
 } // namespace mte
 

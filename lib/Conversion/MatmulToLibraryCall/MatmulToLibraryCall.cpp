@@ -1,0 +1,120 @@
+//===- MatmulToLibraryCall.cpp - linalg.matmul as cuBLASLt calls ----------===//
+
+#include "mte/Conversion/MatmulToLibraryCall/MatmulToLibraryCall.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mte {
+#define GEN_PASS_DEF_MATMULTOLIBRARYCALL
+#include "mte/Conversion/Passes.h.inc"
+} // namespace mte
+
+using namespace mlir;
+
+namespace {
+constexpr StringLiteral kGemm = "mte_cuda_gemm_f32";
+
+bool isDenseF32(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.getRank() == 2 && type.hasStaticShape() &&
+         type.getLayout().isIdentity() && type.getElementType().isF32();
+}
+
+/// Whether `matmul` reads B as [N, K]: the maps (m,k), (n,k), (m,n).
+std::optional<bool> transposedB(linalg::MatmulOp matmul) {
+  MLIRContext *ctx = matmul.getContext();
+  SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, ctx);
+  };
+  if (maps.size() != 3 || maps[0] != map(m, k) || maps[2] != map(m, n))
+    return std::nullopt;
+  if (maps[1] == map(k, n))
+    return false;
+  if (maps[1] == map(n, k))
+    return true;
+  return std::nullopt;
+}
+
+/// The zero fill of `out` that only `matmul` reads, if it comes right
+/// before it among the ops touching `out`.
+linalg::FillOp zeroFillBefore(linalg::MatmulOp matmul, Value out) {
+  for (Operation *op = matmul->getPrevNode(); op; op = op->getPrevNode()) {
+    if (!llvm::is_contained(op->getOperands(), out))
+      continue;
+    auto fill = dyn_cast<linalg::FillOp>(op);
+    FloatAttr value;
+    if (fill && fill.getOutputs()[0] == out &&
+        matchPattern(fill.getInputs()[0], m_Constant(&value)) &&
+        value.getValue().isZero())
+      return fill;
+    return {};
+  }
+  return {};
+}
+
+struct MatmulToLibraryCallPass
+    : mte::impl::MatmulToLibraryCallBase<MatmulToLibraryCallPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<linalg::MatmulOp> matmuls;
+    module.walk([&](linalg::MatmulOp op) {
+      if (op.hasPureBufferSemantics() &&
+          llvm::all_of(op->getOperands(), isDenseF32) && transposedB(op))
+        matmuls.push_back(op);
+    });
+    if (matmuls.empty())
+      return;
+    OpBuilder builder(module.getBodyRegion());
+    Type i64 = builder.getI64Type();
+    auto callee = module.lookupSymbol<func::FuncOp>(kGemm);
+    if (!callee) {
+      callee = func::FuncOp::create(
+          builder, module.getLoc(), kGemm,
+          builder.getFunctionType({i64, i64, i64, i64, i64, i64,
+                                   builder.getI32Type(), builder.getF32Type()},
+                                  {}));
+      callee.setPrivate();
+    }
+    for (linalg::MatmulOp matmul : matmuls) {
+      Location loc = matmul.getLoc();
+      Value x = matmul.getInputs()[0], w = matmul.getInputs()[1],
+            out = matmul.getOutputs()[0];
+      bool nk = *transposedB(matmul);
+      auto outType = cast<MemRefType>(out.getType());
+      int64_t m = outType.getDimSize(0), n = outType.getDimSize(1),
+              k = cast<MemRefType>(x.getType()).getDimSize(1);
+      float beta = 1.0f;
+      if (linalg::FillOp fill = zeroFillBefore(matmul, out)) {
+        fill.erase();
+        beta = 0.0f;
+      }
+      builder.setInsertionPoint(matmul);
+      auto pointer = [&](Value buffer) -> Value {
+        Value index = memref::ExtractAlignedPointerAsIndexOp::create(
+            builder, loc, buffer);
+        return arith::IndexCastOp::create(builder, loc, i64, index);
+      };
+      auto constant = [&](int64_t v) -> Value {
+        return arith::ConstantIntOp::create(builder, loc, i64, v);
+      };
+      func::CallOp::create(
+          builder, loc, callee,
+          ValueRange{pointer(x), pointer(w), pointer(out), constant(m),
+                     constant(n), constant(k),
+                     arith::ConstantIntOp::create(builder, loc,
+                                                  builder.getI32Type(), nk),
+                     arith::ConstantFloatOp::create(
+                         builder, loc, builder.getF32Type(), APFloat(beta))});
+      matmul.erase();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,215 @@
+//===- CublasLt.cpp - GEMMs of CUDA models through cuBLASLt ---------------===//
+//
+// CUDA models call mte_cuda_gemm_f32 for the product of every f32 linear
+// (mte-matmul-to-library-call). cuBLASLt is opened on the first call, like
+// the driver, and a plan (descriptors and the heuristic's algorithm) is
+// cached per shape, so that later runs only enqueue the matmul.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDevice.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include <dlfcn.h>
+
+namespace {
+// The cublasLt.h subset used here (CUDA 12 and 13).
+using Status = int;
+using Handle = void *;
+using MatmulDesc = void *;
+using Layout = void *;
+using Preference = void *;
+struct Algo {
+  uint64_t data[8];
+};
+struct HeuristicResult {
+  Algo algo;
+  size_t workspaceSize;
+  Status state;
+  float wavesCount;
+  int reserved[4];
+};
+constexpr int kR32F = 0;             // CUDA_R_32F
+constexpr int kCompute32F = 68;      // CUBLAS_COMPUTE_32F: exact fp32
+constexpr int kDescTransA = 3;       // CUBLASLT_MATMUL_DESC_TRANSA
+constexpr int kDescTransB = 4;       // CUBLASLT_MATMUL_DESC_TRANSB
+constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+constexpr int kOpN = 0, kOpT = 1;
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+struct Library {
+  Status (*create)(Handle *);
+  Status (*descCreate)(MatmulDesc *, int, int);
+  Status (*descSetAttribute)(MatmulDesc, int, const void *, size_t);
+  Status (*layoutCreate)(Layout *, int, uint64_t, uint64_t, int64_t);
+  Status (*preferenceCreate)(Preference *);
+  Status (*preferenceSetAttribute)(Preference, int, const void *, size_t);
+  Status (*heuristic)(Handle, MatmulDesc, Layout, Layout, Layout, Layout,
+                      Preference, int, HeuristicResult *, int *);
+  Status (*matmul)(Handle, MatmulDesc, const void *, const void *, Layout,
+                   const void *, Layout, const void *, const void *, Layout,
+                   void *, Layout, const Algo *, void *, size_t, void *);
+};
+
+struct Plan {
+  MatmulDesc desc;
+  Layout a, b, c;
+  Algo algo;
+};
+
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool>;
+
+struct Gemm {
+  std::once_flag once;
+  std::string initError;
+  Library lib = {};
+  Handle handle = nullptr;
+  void *workspace = nullptr;
+  std::mutex plansMutex;
+  std::map<PlanKey, Plan> plans;
+};
+
+Gemm &gemm() {
+  static Gemm g;
+  return g;
+}
+
+/// Opens cuBLASLt: $MTE_CUBLASLT_LIBRARY, else the loader path, else the
+/// CUDA toolkit's lib64.
+void *openLibrary(std::string &error) {
+  std::string candidates[] = {
+      std::getenv("MTE_CUBLASLT_LIBRARY") ? std::getenv("MTE_CUBLASLT_LIBRARY")
+                                          : "",
+      "libcublasLt.so.13", "libcublasLt.so.12",
+      std::string(std::getenv("CUDA_HOME") ? std::getenv("CUDA_HOME")
+                                           : "/usr/local/cuda") +
+          "/lib64/libcublasLt.so"};
+  for (const std::string &name : candidates) {
+    if (name.empty())
+      continue;
+    if (void *library = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return library;
+  }
+  error = "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
+          "MTE_CUBLASLT_LIBRARY to its path)";
+  return nullptr;
+}
+
+bool initialize(Gemm &g, std::string &error) {
+  std::call_once(g.once, [&g] {
+    std::string message;
+    if (!mte::cuda::initialize(message)) {
+      g.initError = message;
+      return;
+    }
+    void *library = openLibrary(message);
+    if (!library) {
+      g.initError = message;
+      return;
+    }
+    struct Symbol {
+      void *slot;
+      const char *name;
+    };
+    Library &l = g.lib;
+    const Symbol symbols[] = {
+        {&l.create, "cublasLtCreate"},
+        {&l.descCreate, "cublasLtMatmulDescCreate"},
+        {&l.descSetAttribute, "cublasLtMatmulDescSetAttribute"},
+        {&l.layoutCreate, "cublasLtMatrixLayoutCreate"},
+        {&l.preferenceCreate, "cublasLtMatmulPreferenceCreate"},
+        {&l.preferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute"},
+        {&l.heuristic, "cublasLtMatmulAlgoGetHeuristic"},
+        {&l.matmul, "cublasLtMatmul"},
+    };
+    for (const Symbol &symbol : symbols) {
+      void *address = ::dlsym(library, symbol.name);
+      if (!address) {
+        g.initError = std::string("cuBLASLt lacks ") + symbol.name;
+        return;
+      }
+      std::memcpy(symbol.slot, &address, sizeof(address));
+    }
+    if (l.create(&g.handle) != 0) {
+      g.initError = "cublasLtCreate failed";
+      return;
+    }
+    g.workspace = mte::cuda::allocate(kWorkspaceBytes, message);
+    if (!g.workspace)
+      g.initError = "cannot allocate the cuBLASLt workspace: " + message;
+  });
+  error = g.initError;
+  return error.empty();
+}
+
+/// The plan of a row-major [m, k] x W -> [m, n] product, W being [k, n]
+/// (kn) or [n, k] (nk). cuBLASLt is column-major: it computes the transposed
+/// product D (n x m) = op(W) (n x k) . X (k x m).
+const Plan *planFor(Gemm &g, int64_t m, int64_t n, int64_t k, bool nk,
+                    std::string &error) {
+  std::lock_guard<std::mutex> guard(g.plansMutex);
+  PlanKey key{m, n, k, nk};
+  if (auto it = g.plans.find(key); it != g.plans.end())
+    return &it->second;
+  const Library &l = g.lib;
+  Plan plan = {};
+  int32_t transA = nk ? kOpT : kOpN, transB = kOpN;
+  Preference preference = nullptr;
+  uint64_t workspace = kWorkspaceBytes;
+  HeuristicResult result = {};
+  int found = 0;
+  if (l.descCreate(&plan.desc, kCompute32F, kR32F) != 0 ||
+      l.descSetAttribute(plan.desc, kDescTransA, &transA, sizeof(transA)) ||
+      l.descSetAttribute(plan.desc, kDescTransB, &transB, sizeof(transB)) ||
+      l.layoutCreate(&plan.a, kR32F, nk ? k : n, nk ? n : k, nk ? k : n) ||
+      l.layoutCreate(&plan.b, kR32F, k, m, k) ||
+      l.layoutCreate(&plan.c, kR32F, n, m, n) ||
+      l.preferenceCreate(&preference) ||
+      l.preferenceSetAttribute(preference, kPrefMaxWorkspace, &workspace,
+                               sizeof(workspace)) ||
+      l.heuristic(g.handle, plan.desc, plan.a, plan.b, plan.c, plan.c,
+                  preference, 1, &result, &found) ||
+      found == 0) {
+    error =
+        "cuBLASLt has no algorithm for an f32 GEMM of m=" + std::to_string(m) +
+        " n=" + std::to_string(n) + " k=" + std::to_string(k);
+    return nullptr;
+  }
+  plan.algo = result.algo;
+  return &g.plans.emplace(key, plan).first->second;
+}
+} // namespace
+
+/// out[m, n] = beta * out + x[m, k] . W, with W [k, n] (transB = 0) or
+/// [n, k] (transB = 1); all f32, row-major, device pointers.
+extern "C" __attribute__((visibility("default"))) void
+mte_cuda_gemm_f32(uint64_t x, uint64_t w, uint64_t out, int64_t m, int64_t n,
+                  int64_t k, int32_t transB, float beta) {
+  Gemm &g = gemm();
+  std::string error;
+  if (!initialize(g, error)) {
+    mte::cuda::recordError(error);
+    return;
+  }
+  const Plan *plan = planFor(g, m, n, k, transB != 0, error);
+  if (!plan) {
+    mte::cuda::recordError(error);
+    return;
+  }
+  float alpha = 1.0f;
+  void *output = reinterpret_cast<void *>(out);
+  if (g.lib.matmul(g.handle, plan->desc, &alpha, reinterpret_cast<void *>(w),
+                   plan->a, reinterpret_cast<void *>(x), plan->b, &beta, output,
+                   plan->c, output, plan->c, &plan->algo, g.workspace,
+                   kWorkspaceBytes, mte::cuda::currentStream()) != 0)
+    mte::cuda::recordError("cublasLtMatmul failed for m=" + std::to_string(m) +
+                           " n=" + std::to_string(n) +
+                           " k=" + std::to_string(k));
+}
