@@ -31,10 +31,11 @@ demo: build
 
 gpu-artifacts: build
 	rm -rf $(BUILD_DIR)/gpu-check
-	/usr/bin/python3 utils/gpu/prepare.py $(BUILD_DIR)/bin/mte-compile $(BUILD_DIR)/gpu-check
+	/usr/bin/python3 utils/gpu/prepare.py $(BUILD_DIR)/bin/mte-compile \
+	  $(BUILD_DIR)/gpu-check --node-tests $(BUILD_DIR)/bin/mte-translate
 
 check-gpu:
-	python3 utils/gpu/check.py $(BUILD_DIR)/gpu-check
+	python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
 	cd $(BUILD_DIR)/gpu-check && LD_LIBRARY_PATH=. compute-sanitizer \
 	  --error-exitcode 1 --tool memcheck ./mte-run llama_dynamo.cuda.so
 

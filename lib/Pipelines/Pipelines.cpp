@@ -137,11 +137,14 @@ void mte::buildCudaPipeline(OpPassManager &pm,
 
   // Every loop nest becomes a kernel over its flattened parallel
   // dimensions; reductions stay sequential inside a thread.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createHostBuffersToGPU());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   ParallelLoopsToGPUOptions launch;
   launch.blockSize = options.blockSize;
   pm.addPass(createParallelLoopsToGPU(launch));
+  // Integer powers as helper functions, which outlining copies into the
+  // kernel modules that call them.
+  pm.addPass(createConvertMathToFuncs());
   pm.addPass(createGpuKernelOutliningPass());
   buildScalarLowering(pm);
 

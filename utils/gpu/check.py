@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Runs, on a GPU machine, the CUDA models utils/gpu/prepare.py built and
 compares their outputs with the float64 numpy reference and with the host
-backend's outputs.
+backend's outputs; then the ONNX node tests (DIR/node) against their
+expected outputs.
 
 Tolerance (fp32): |cuda - expected| <= 1e-4 * |expected| + 1e-5 elementwise,
-against both. Exits non-zero on any failure; prints one PASS/FAIL line per
-comparison.
+against both; node tests as host_node_tests.py compares them (fp32 rtol
+1e-4, atol 1e-5; f16/bf16 rtol 1e-2; integers exactly), with its list of
+known differences. Exits non-zero on any failure.
 
 Usage: check.py DIR
 """
@@ -17,6 +19,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Integration"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Target", "ONNX"))
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -55,8 +59,43 @@ def main():
             print(f"{'PASS' if ok else 'FAIL'} {name} vs {label}: max abs "
                   f"error {err.max():.2e} (load + first run {seconds:.2f} s)")
             failures += not ok
+    failures += check_node_tests(mte, os.path.join(directory, "node"))
     print(f"{failures} failure(s)")
     return 1 if failures else 0
+
+
+def check_node_tests(mte, directory):
+    """Runs every prepared node test; returns the number of failures."""
+    if not os.path.isdir(directory):
+        return 0
+    from host_node_tests import KNOWN_DIFFERENCES, compare
+
+    passed, failed, known = 0, 0, 0
+    for so in sorted(f for f in os.listdir(directory) if f.endswith(".so")):
+        name = so[:-len(".cuda.so")]
+        print(f"running node {name}", flush=True)
+        data = np.load(os.path.join(directory, name + ".npz"))
+        inputs = {k[len("input:"):]: data[k] for k in data.files
+                  if k.startswith("input:")}
+        problem = None
+        try:
+            outputs = mte.load(os.path.join(directory, so))(**inputs)
+            for key in data.files:
+                if key.startswith("output:") and not problem:
+                    output = key[len("output:"):]
+                    problem = compare(output, outputs[output], data[key])
+        except Exception as error:  # noqa: BLE001 - report and go on
+            problem = f"run: {error}"
+        if problem is None:
+            passed += 1
+        elif name in KNOWN_DIFFERENCES:
+            known += 1
+        else:
+            print(f"FAIL node {name}: {problem}")
+            failed += 1
+    print(f"cuda node tests: {passed} match, {failed} fail, {known} known "
+          f"differences")
+    return failed
 
 
 if __name__ == "__main__":

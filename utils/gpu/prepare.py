@@ -7,10 +7,16 @@ the ONNX model, its CUDA model.so (mte-compile --target=cuda), seeded inputs
 with the independent float64 numpy reference output (models.py), and the
 host backend's output for the same inputs. Also copies libmte_runtime.
 
+With --node-tests, also every ONNX backend node test the host backend runs
+(test/Integration/host_node_tests.py), compiled for CUDA, with its inputs
+and expected outputs, under OUTDIR/node.
+
 Usage: prepare.py MTE_COMPILE OUTDIR [--batch 2 --seq 16 --gpu sm_90a]
+                  [--node-tests MTE_TRANSLATE]
 Then, on the GPU machine: python3 utils/gpu/check.py OUTDIR
 """
 import argparse
+import concurrent.futures
 import glob
 import os
 import shutil
@@ -23,7 +29,70 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 MODELS = os.path.join(ROOT, "test", "Target", "ONNX", "Inputs", "models.py")
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "test", "Integration"))
+sys.path.insert(0, os.path.join(ROOT, "test", "Target", "ONNX"))
 import mte  # noqa: E402
+
+
+def prepare_node_test(args, test_dir, outdir):
+    """Compiles one node test for CUDA; returns (name, problem or None)."""
+    import onnx
+    import host_node_tests
+    import import_node_tests as node_tests
+
+    name = os.path.basename(test_dir)
+    model = onnx.load(os.path.join(test_dir, "model.onnx"))
+    graph_inputs = [i.name for i in model.graph.input]
+    flags = node_tests.prepare(model, test_dir)
+    onnx_path = os.path.join(outdir, name + ".onnx")
+    onnx.save(model, onnx_path)
+    result = subprocess.run([args.compile, onnx_path, "-o",
+                             os.path.join(outdir, name + ".cuda.so"),
+                             "--target=cuda", f"--gpu={args.gpu}"] + flags,
+                            capture_output=True)
+    os.remove(onnx_path)
+    if result.returncode != 0:
+        lines = result.stderr.decode(errors="replace").strip().splitlines()
+        return name, "compile: " + (lines[-1] if lines else "failed")
+    bound = {t.name for t in model.graph.initializer}
+    data_dir = os.path.join(test_dir, "test_data_set_0")
+    arrays = {}
+    for index, input_name in enumerate(graph_inputs):
+        path = os.path.join(data_dir, f"input_{index}.pb")
+        if input_name in bound or not os.path.exists(path):
+            continue
+        arrays["input:" + input_name] = host_node_tests.load_tensor(path)[1]
+    for index, output in enumerate(model.graph.output):
+        path = os.path.join(data_dir, f"output_{index}.pb")
+        arrays["output:" + output.name] = host_node_tests.load_tensor(path)[1]
+    np.savez(os.path.join(outdir, name + ".npz"), **arrays)
+    return name, None
+
+
+def prepare_node_tests(args):
+    import onnx
+    import import_node_tests as node_tests
+
+    outdir = os.path.join(args.outdir, "node")
+    os.makedirs(outdir, exist_ok=True)
+    ops = node_tests.supported_ops(args.node_tests)
+    tests = []
+    for model_path in sorted(glob.glob(os.path.join(node_tests.DEFAULT_DATA,
+                                                    "*", "model.onnx"))):
+        name = os.path.basename(os.path.dirname(model_path))
+        if name in node_tests.EXPECTED_FAILURES:
+            continue
+        if node_tests.node_ops(onnx.load(model_path)) <= ops:
+            tests.append(os.path.dirname(model_path))
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        for name, problem in pool.map(
+                lambda t: prepare_node_test(args, t, outdir), tests):
+            if problem:
+                print(f"not compiled for CUDA: {name}: {problem}")
+                failed += 1
+    print(f"prepared {len(tests) - failed} node tests ({failed} did not "
+          f"compile for CUDA)")
 
 
 def main():
@@ -34,6 +103,7 @@ def main():
     parser.add_argument("--seq", type=int, default=16)
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--gpu", default="sm_90a")
+    parser.add_argument("--node-tests", metavar="MTE_TRANSLATE")
     args = parser.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     lib = os.path.join(os.path.dirname(os.path.dirname(
@@ -66,6 +136,8 @@ def main():
             np.savez(stem + ".npz", host_output=host, **reference)
             os.remove(stem + ".host.so")
             print(f"prepared {name}")
+    if args.node_tests:
+        prepare_node_tests(args)
     return 0
 
 

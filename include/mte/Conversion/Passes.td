@@ -75,10 +75,11 @@ def HostBuffersToGPU : Pass<"mte-host-buffers-to-gpu", "::mlir::ModuleOp"> {
     After bufferization the host function allocates its intermediates with
     `memref.alloc`/`memref.alloca` and frees them with `memref.dealloc`. In
     a CUDA model every buffer lives on the device (the kernels are the only
-    code touching them), so these become `gpu.alloc`/`gpu.dealloc`. Loop
-    nests that stayed sequential at the top level of the host code (a
-    linalg op without parallel dimensions) are wrapped in a one-iteration
-    `scf.parallel`, so that they too run on the device, as one thread.
+    code touching them), so these become `gpu.alloc`/`gpu.dealloc`. Linalg
+    ops without a parallel dimension (full reductions, rank-0 arithmetic),
+    which would otherwise lower to host loops or bare loads and stores, are
+    wrapped in a one-iteration `scf.parallel`, so that they too run on the
+    device, as one thread. Runs before convert-linalg-to-parallel-loops.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect"];

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -17,16 +18,15 @@ namespace mte {
 using namespace mlir;
 
 namespace {
-/// Wraps `loop` in scf.parallel (%i) = (0) to (1) step (1).
-void wrapInSingleIteration(scf::ForOp loop) {
-  OpBuilder builder(loop);
-  Location loc = loop.getLoc();
+/// Wraps `op` in scf.parallel (%i) = (0) to (1) step (1).
+void wrapInSingleIteration(Operation *op) {
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
   Value one = arith::ConstantIndexOp::create(builder, loc, 1);
   auto parallel = scf::ParallelOp::create(builder, loc, ValueRange{zero},
                                           ValueRange{one}, ValueRange{one});
-  Block *body = parallel.getBody();
-  loop->moveBefore(body->getTerminator());
+  op->moveBefore(parallel.getBody()->getTerminator());
 }
 
 struct HostBuffersToGPUPass
@@ -36,15 +36,18 @@ struct HostBuffersToGPUPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      // Sequential top-level nests: results of loops are not used at this
-      // level (everything is in memory), so moving them is safe.
-      SmallVector<scf::ForOp> serial;
+      // Linalg ops on buffers without a parallel dimension (full reductions,
+      // rank-0 arithmetic) would lower to host loops or to bare loads and
+      // stores; they have no results, so they can move into a one-thread
+      // launch.
+      SmallVector<linalg::LinalgOp> serial;
       for (Operation &op : func.getBody().getOps())
-        if (auto loop = dyn_cast<scf::ForOp>(op))
-          if (loop->getNumResults() == 0)
-            serial.push_back(loop);
-      for (scf::ForOp loop : serial)
-        wrapInSingleIteration(loop);
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+          if (linalgOp.hasPureBufferSemantics() &&
+              linalgOp.getNumParallelLoops() == 0)
+            serial.push_back(linalgOp);
+      for (linalg::LinalgOp op : serial)
+        wrapInSingleIteration(op);
 
       IRRewriter rewriter(&getContext());
       SmallVector<Operation *> allocs;
