@@ -59,6 +59,14 @@ struct Driver {
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamBeginCapture)(CUstream, int);
+  CUresult (*cuStreamEndCapture)(CUstream, void **);
+  CUresult (*cuGraphInstantiate)(void **, void *, unsigned long long);
+  CUresult (*cuGraphLaunch)(void *, CUstream);
+  CUresult (*cuGraphDestroy)(void *);
+  CUresult (*cuGraphExecDestroy)(void *);
 };
 
 struct State {
@@ -120,6 +128,14 @@ bool loadDriver(Driver &d, std::string &error) {
       {&d.cuEventSynchronize, "cuEventSynchronize"},
       {&d.cuGetErrorName, "cuGetErrorName"},
       {&d.cuGetErrorString, "cuGetErrorString"},
+      {&d.cuStreamCreate, "cuStreamCreate"},
+      {&d.cuStreamDestroy, "cuStreamDestroy_v2"},
+      {&d.cuStreamBeginCapture, "cuStreamBeginCapture_v2"},
+      {&d.cuStreamEndCapture, "cuStreamEndCapture"},
+      {&d.cuGraphInstantiate, "cuGraphInstantiateWithFlags"},
+      {&d.cuGraphLaunch, "cuGraphLaunch"},
+      {&d.cuGraphDestroy, "cuGraphDestroy"},
+      {&d.cuGraphExecDestroy, "cuGraphExecDestroy"},
   };
   for (const Symbol &symbol : symbols) {
     void *address = ::dlsym(library, symbol.name);
@@ -264,6 +280,47 @@ bool mte::cuda::synchronize(std::string &error) {
 void mte::cuda::recordError(const std::string &error) { record(error); }
 
 void *mte::cuda::currentStream() { return threadStream; }
+
+void *mte::cuda::createStream(std::string &error) {
+  CUstream stream = nullptr;
+  if (!check(state().driver.cuStreamCreate(&stream, 0), "cuStreamCreate",
+             error))
+    return nullptr;
+  return stream;
+}
+
+void mte::cuda::destroyStream(void *stream) {
+  if (stream && state().ready)
+    state().driver.cuStreamDestroy(stream);
+}
+
+bool mte::cuda::beginCapture(void *stream, std::string &error) {
+  // Relaxed: the forward looks kernels up by name while it is captured.
+  constexpr int kCaptureModeRelaxed = 2;
+  return check(state().driver.cuStreamBeginCapture(stream, kCaptureModeRelaxed),
+               "cuStreamBeginCapture", error);
+}
+
+void *mte::cuda::endCapture(void *stream, std::string &error) {
+  const Driver &d = state().driver;
+  void *graph = nullptr, *exec = nullptr;
+  if (!check(d.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture", error))
+    return nullptr;
+  bool ok =
+      check(d.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate", error);
+  d.cuGraphDestroy(graph);
+  return ok ? exec : nullptr;
+}
+
+bool mte::cuda::launchGraph(void *graph, void *stream, std::string &error) {
+  return check(state().driver.cuGraphLaunch(graph, stream), "cuGraphLaunch",
+               error);
+}
+
+void mte::cuda::destroyGraph(void *graph) {
+  if (graph && state().ready)
+    state().driver.cuGraphExecDestroy(graph);
+}
 
 std::string mte::cuda::takeError() {
   State &s = state();

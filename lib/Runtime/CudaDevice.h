@@ -54,6 +54,19 @@ void recordError(const std::string &error);
 /// The stream set for this thread.
 void *currentStream();
 
+/// A stream of the runtime's own (null on failure, with `error`).
+void *createStream(std::string &error);
+void destroyStream(void *stream);
+
+/// CUDA graphs: everything enqueued on `stream` between beginCapture and
+/// endCapture becomes one executable graph that launchGraph replays.
+bool beginCapture(void *stream, std::string &error);
+/// Returns the instantiated graph, or null (with `error`) when capturing or
+/// instantiating failed; the stream is usable again either way.
+void *endCapture(void *stream, std::string &error);
+bool launchGraph(void *graph, void *stream, std::string &error);
+void destroyGraph(void *graph);
+
 } // namespace mte::cuda
 
 #endif // MTE_LIB_RUNTIME_CUDADEVICE_H

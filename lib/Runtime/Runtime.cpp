@@ -171,12 +171,22 @@ struct mte_model {
   /// host-buffer API stages inputs and outputs through.
   bool cuda = false;
   std::vector<void *> deviceWeights, deviceInputs, deviceOutputs;
+  /// The model's stream, and the forward captured as a CUDA graph on the
+  /// second run (the first one warms up cuBLASLt's plans), replayed after.
+  void *stream = nullptr;
+  void *graph = nullptr;
+  bool useGraph = true;
+  uint64_t runs = 0;
 };
 
 /// Frees a CUDA model's device buffers.
 static void releaseDeviceBuffers(mte_model *model) {
-  for (auto *list : {&model->deviceWeights, &model->deviceInputs,
-                     &model->deviceOutputs}) {
+  mte::cuda::destroyGraph(model->graph);
+  model->graph = nullptr;
+  mte::cuda::destroyStream(model->stream);
+  model->stream = nullptr;
+  for (auto *list :
+       {&model->deviceWeights, &model->deviceInputs, &model->deviceOutputs}) {
     for (void *pointer : *list)
       mte::cuda::release(pointer);
     list->clear();
@@ -208,13 +218,18 @@ static mte_status prepareDevice(mte_model *model) {
     const mte_weight_info &weight = abi->weights[i];
     void *device = mte::cuda::allocate(weight.num_bytes, error);
     if (!device)
-      return fail(MTE_ERROR_DEVICE, "'%s': cannot allocate weight %u: %s",
-                  path, i, error.c_str());
+      return fail(MTE_ERROR_DEVICE, "'%s': cannot allocate weight %u: %s", path,
+                  i, error.c_str());
     model->deviceWeights.push_back(device);
     if (!mte::cuda::copyToDevice(device, weight.data, weight.num_bytes, error))
       return fail(MTE_ERROR_DEVICE, "'%s': cannot upload weight %u: %s", path,
                   i, error.c_str());
   }
+  model->stream = mte::cuda::createStream(error);
+  if (!model->stream)
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  if (const char *graphs = std::getenv("MTE_CUDA_GRAPHS"))
+    model->useGraph = std::strcmp(graphs, "0") != 0;
   for (auto [descs, buffers] :
        {std::pair(&model->inputs, &model->deviceInputs),
         std::pair(&model->outputs, &model->deviceOutputs)})
@@ -439,16 +454,43 @@ static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
                                  model->inputs[i].numBytes, error))
       return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
                   model->inputs[i].name.c_str(), error.c_str());
-  mte::cuda::setStream(nullptr);
-  int32_t result = model->abi->run(model->deviceInputs.data(),
-                                   model->deviceOutputs.data(),
-                                   model->deviceWeights.data());
-  error = mte::cuda::takeError();
+  mte::cuda::setStream(model->stream);
+  auto forward = [&] {
+    return model->abi->run(model->deviceInputs.data(),
+                           model->deviceOutputs.data(),
+                           model->deviceWeights.data());
+  };
+  int32_t result = 0;
+  if (model->graph) {
+    mte::cuda::launchGraph(model->graph, model->stream, error);
+  } else if (model->useGraph && model->runs > 0) {
+    // Capture once; if the forward cannot be captured, run it eagerly from
+    // now on (the outputs of this run are computed either way).
+    std::string captureError;
+    if (mte::cuda::beginCapture(model->stream, captureError)) {
+      result = forward();
+      model->graph = mte::cuda::endCapture(model->stream, captureError);
+    }
+    std::string capturedError = mte::cuda::takeError();
+    if (!model->graph || !capturedError.empty()) {
+      mte::cuda::destroyGraph(model->graph);
+      model->graph = nullptr;
+      model->useGraph = false;
+      result = forward();
+    } else {
+      mte::cuda::launchGraph(model->graph, model->stream, error);
+    }
+  } else {
+    result = forward();
+  }
+  ++model->runs;
+  if (error.empty())
+    error = mte::cuda::takeError();
   if (error.empty())
     mte::cuda::synchronize(error);
   if (!error.empty())
-    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s",
-                path, error.c_str());
+    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
+                error.c_str());
   if (result != 0)
     return fail(MTE_ERROR_RUN_FAILED,
                 "'%s' failed to run: its run function returned %d", path,
@@ -471,8 +513,8 @@ static mte_status invokeRun(mte_model *model, const void *const *inputs,
     std::lock_guard<std::mutex> guard(*model->runLock);
     // The model reads inputs and never writes them (ModelABI.h takes them
     // as void *const * for symmetry with outputs).
-    result = model->abi->run(const_cast<void *const *>(inputs), outputs,
-                             nullptr);
+    result =
+        model->abi->run(const_cast<void *const *>(inputs), outputs, nullptr);
   }
   if (result != 0)
     return fail(MTE_ERROR_RUN_FAILED,
