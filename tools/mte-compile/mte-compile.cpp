@@ -38,51 +38,57 @@ namespace cl = llvm::cl;
 
 enum class Emit { MLIR, PTX, LLVM, Object, Library };
 
+cl::OptionCategory compilerOptions("mte-compile options");
+
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
-                               cl::Required);
+                               cl::Required, cl::cat(compilerOptions));
 cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                cl::value_desc("filename"));
+                                cl::value_desc("filename"),
+                                cl::cat(compilerOptions));
 cl::opt<std::string> target("target", cl::desc("host (default) or cuda"),
-                            cl::init("host"));
+                            cl::init("host"), cl::cat(compilerOptions));
 cl::opt<std::string> precision("precision",
-                               cl::desc("fp32 (host); bf16, fp16, fp8 "
-                                        "come with the CUDA backend"),
-                               cl::init("fp32"));
+                               cl::desc("fp32; bf16, fp16 and fp8 are not "
+                                        "implemented yet"),
+                               cl::init("fp32"), cl::cat(compilerOptions));
 cl::opt<Emit> emit(
     "emit", cl::desc("Stop after producing"), cl::init(Emit::Library),
     cl::values(clEnumValN(Emit::MLIR, "mlir",
-                          "the transformer-dialect module after the "
-                          "simplification pipeline"),
+                          "the transformer-dialect module after "
+                          "simplification and fusion"),
                clEnumValN(Emit::PTX, "ptx",
                           "the PTX of every kernel (--target=cuda)"),
                clEnumValN(Emit::LLVM, "llvm", "optimised LLVM IR"),
                clEnumValN(Emit::Object, "obj", "an object file"),
-               clEnumValN(Emit::Library, "so", "the model shared library")));
+               clEnumValN(Emit::Library, "so", "the model shared library")),
+    cl::cat(compilerOptions));
 cl::list<std::string> inputShapes("input-shape",
                                   cl::desc("Static shape of a graph input, "
                                            "NAME=2x128"),
-                                  cl::value_desc("name=dims"));
+                                  cl::value_desc("name=dims"),
+                                  cl::cat(compilerOptions));
 cl::opt<bool> fusion("fusion",
                      cl::desc("Run the transformer fusion pipeline "
                               "(recognition of norms, linears, activations, "
                               "and their fusion)"),
-                     cl::init(true));
+                     cl::init(true), cl::cat(compilerOptions));
 cl::opt<bool> fusionStats("fusion-stats",
                           cl::desc("Print how many of each fused op, and of "
-                                   "each fusion, the module holds"));
+                                   "each fusion, the module holds"),
+                          cl::cat(compilerOptions));
 cl::opt<std::string> cpu("mcpu", cl::desc("Host CPU to tune for"),
-                         cl::init("x86-64"));
+                         cl::init("x86-64"), cl::cat(compilerOptions));
 cl::opt<std::string>
     gpuArch("gpu",
             cl::desc("GPU architecture of --target=cuda: sm_90a "
                      "(H100/H200, default), sm_89, sm_80"),
-            cl::init("sm_90a"));
+            cl::init("sm_90a"), cl::cat(compilerOptions));
 cl::opt<std::string> cudaPath(
     "cuda-path",
-    cl::desc("CUDA toolkit for ptxas, fatbinary and libdevice (default: "
+    cl::desc("CUDA toolkit for ptxas and fatbinary (default: "
              "$CUDA_HOME, else /usr/local/cuda); without ptxas the model "
              "carries PTX only, which the driver compiles at load time"),
-    cl::init(""));
+    cl::init(""), cl::cat(compilerOptions));
 
 std::string defaultOutput() {
   StringRef ext = emit == Emit::MLIR     ? ".mlir"
@@ -136,6 +142,9 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  // LLVM's and MLIR's own options still parse (--help-hidden lists them);
+  // --help shows mte-compile's.
+  cl::HideUnrelatedOptions(compilerOptions);
   cl::ParseCommandLineOptions(argc, argv, "mte ONNX model compiler\n");
 
   if (target != "host" && target != "cuda")
