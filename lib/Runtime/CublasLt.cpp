@@ -41,6 +41,8 @@ constexpr int kCompute32F = 68;      // CUBLAS_COMPUTE_32F: exact fp32
 constexpr int kDescTransA = 3;       // CUBLASLT_MATMUL_DESC_TRANSA
 constexpr int kDescTransB = 4;       // CUBLASLT_MATMUL_DESC_TRANSB
 constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+constexpr int kLayoutBatchCount = 5; // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT
+constexpr int kLayoutBatchStride = 6; // ..._STRIDED_BATCH_OFFSET
 constexpr int kOpN = 0, kOpT = 1;
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
@@ -49,6 +51,7 @@ struct Library {
   Status (*descCreate)(MatmulDesc *, int, int);
   Status (*descSetAttribute)(MatmulDesc, int, const void *, size_t);
   Status (*layoutCreate)(Layout *, int, uint64_t, uint64_t, int64_t);
+  Status (*layoutSetAttribute)(Layout, int, const void *, size_t);
   Status (*preferenceCreate)(Preference *);
   Status (*preferenceSetAttribute)(Preference, int, const void *, size_t);
   Status (*heuristic)(Handle, MatmulDesc, Layout, Layout, Layout, Layout,
@@ -64,7 +67,7 @@ struct Plan {
   Algo algo;
 };
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool>;
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool>;
 
 struct Gemm {
   std::once_flag once;
@@ -124,6 +127,7 @@ bool initialize(Gemm &g, std::string &error) {
         {&l.descCreate, "cublasLtMatmulDescCreate"},
         {&l.descSetAttribute, "cublasLtMatmulDescSetAttribute"},
         {&l.layoutCreate, "cublasLtMatrixLayoutCreate"},
+        {&l.layoutSetAttribute, "cublasLtMatrixLayoutSetAttribute"},
         {&l.preferenceCreate, "cublasLtMatmulPreferenceCreate"},
         {&l.preferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute"},
         {&l.heuristic, "cublasLtMatmulAlgoGetHeuristic"},
@@ -149,13 +153,23 @@ bool initialize(Gemm &g, std::string &error) {
   return error.empty();
 }
 
+/// Makes `layout` a strided batch of `count` matrices `stride` elements
+/// apart (nothing to do for one).
+bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
+  int32_t count32 = static_cast<int32_t>(count);
+  return count == 1 || (l.layoutSetAttribute(layout, kLayoutBatchCount,
+                                             &count32, sizeof(count32)) == 0 &&
+                        l.layoutSetAttribute(layout, kLayoutBatchStride,
+                                             &stride, sizeof(stride)) == 0);
+}
+
 /// The plan of a row-major [m, k] x W -> [m, n] product, W being [k, n]
 /// (kn) or [n, k] (nk). cuBLASLt is column-major: it computes the transposed
 /// product D (n x m) = op(W) (n x k) . X (k x m).
-const Plan *planFor(Gemm &g, int64_t m, int64_t n, int64_t k, bool nk,
-                    std::string &error) {
+const Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k,
+                    bool nk, std::string &error) {
   std::lock_guard<std::mutex> guard(g.plansMutex);
-  PlanKey key{m, n, k, nk};
+  PlanKey key{batch, m, n, k, nk};
   if (auto it = g.plans.find(key); it != g.plans.end())
     return &it->second;
   const Library &l = g.lib;
@@ -171,7 +185,9 @@ const Plan *planFor(Gemm &g, int64_t m, int64_t n, int64_t k, bool nk,
       l.layoutCreate(&plan.a, kR32F, nk ? k : n, nk ? n : k, nk ? k : n) ||
       l.layoutCreate(&plan.b, kR32F, k, m, k) ||
       l.layoutCreate(&plan.c, kR32F, n, m, n) ||
-      l.preferenceCreate(&preference) ||
+      !setBatch(l, plan.a, batch, n * k) ||
+      !setBatch(l, plan.b, batch, k * m) ||
+      !setBatch(l, plan.c, batch, n * m) || l.preferenceCreate(&preference) ||
       l.preferenceSetAttribute(preference, kPrefMaxWorkspace, &workspace,
                                sizeof(workspace)) ||
       l.heuristic(g.handle, plan.desc, plan.a, plan.b, plan.c, plan.c,
@@ -187,18 +203,19 @@ const Plan *planFor(Gemm &g, int64_t m, int64_t n, int64_t k, bool nk,
 }
 } // namespace
 
-/// out[m, n] = beta * out + x[m, k] . W, with W [k, n] (transB = 0) or
-/// [n, k] (transB = 1); all f32, row-major, device pointers.
+/// out[b, m, n] = beta * out + x[b, m, k] . W[b], with W[b] [k, n]
+/// (transB = 0) or [n, k] (transB = 1), for b < batch; all f32, row-major,
+/// densely packed, device pointers.
 extern "C" __attribute__((visibility("default"))) void
-mte_cuda_gemm_f32(uint64_t x, uint64_t w, uint64_t out, int64_t m, int64_t n,
-                  int64_t k, int32_t transB, float beta) {
+mte_cuda_gemm_f32(uint64_t x, uint64_t w, uint64_t out, int64_t batch,
+                  int64_t m, int64_t n, int64_t k, int32_t transB, float beta) {
   Gemm &g = gemm();
   std::string error;
   if (!initialize(g, error)) {
     mte::cuda::recordError(error);
     return;
   }
-  const Plan *plan = planFor(g, m, n, k, transB != 0, error);
+  const Plan *plan = planFor(g, batch, m, n, k, transB != 0, error);
   if (!plan) {
     mte::cuda::recordError(error);
     return;

@@ -109,10 +109,11 @@ def MatmulToLibraryCall
     : Pass<"mte-matmul-to-library-call", "::mlir::ModuleOp"> {
   let summary = "Hand f32 linalg.matmul on device buffers to cuBLASLt";
   let description = [{
-    Replaces every `linalg.matmul` on dense f32 buffers (B as `[K, N]`, or
-    `[N, K]` through transposed indexing maps) with a call to
-    `mte_cuda_gemm_f32(x, w, out, m, n, k, transB, beta)`, which
-    libmte_runtime implements with cuBLASLt on the model's stream. The
+    Replaces every `linalg.matmul` and `linalg.batch_matmul` on dense f32
+    buffers (B as `[K, N]`, or `[N, K]` through transposed indexing maps)
+    with a call to `mte_cuda_gemm_f32(x, w, out, batch, m, n, k, transB,
+    beta)`, which libmte_runtime implements with (strided-batched) cuBLASLt
+    on the model's stream. The
     pointers travel as i64 (one signature for every shape). A zero fill of
     the output right before the product is dropped (beta = 0); otherwise the
     product accumulates (beta = 1), as linalg.matmul does.

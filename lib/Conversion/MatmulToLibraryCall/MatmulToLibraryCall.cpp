@@ -21,18 +21,25 @@ constexpr StringLiteral kGemm = "mte_cuda_gemm_f32";
 
 bool isDenseF32(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.getRank() == 2 && type.hasStaticShape() &&
-         type.getLayout().isIdentity() && type.getElementType().isF32();
+  return type && (type.getRank() == 2 || type.getRank() == 3) &&
+         type.hasStaticShape() && type.getLayout().isIdentity() &&
+         type.getElementType().isF32();
 }
 
-/// Whether `matmul` reads B as [N, K]: the maps (m,k), (n,k), (m,n).
-std::optional<bool> transposedB(linalg::MatmulOp matmul) {
-  MLIRContext *ctx = matmul.getContext();
-  SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
-  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-             k = getAffineDimExpr(2, ctx);
+/// Whether a (batch_)matmul reads B as [N, K]: the maps (m,k), (n,k), (m,n)
+/// after the batch dimension, if any.
+std::optional<bool> transposedB(linalg::LinalgOp op) {
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned batch = isa<linalg::BatchMatmulOp>(op) ? 1 : 0;
+  SmallVector<AffineExpr> dims;
+  for (unsigned d = 0; d < batch + 3; ++d)
+    dims.push_back(getAffineDimExpr(d, ctx));
+  AffineExpr m = dims[batch], n = dims[batch + 1], k = dims[batch + 2];
   auto map = [&](AffineExpr a, AffineExpr b) {
-    return AffineMap::get(3, 0, {a, b}, ctx);
+    SmallVector<AffineExpr> results(dims.begin(), dims.begin() + batch);
+    results.append({a, b});
+    return AffineMap::get(batch + 3, 0, results, ctx);
   };
   if (maps.size() != 3 || maps[0] != map(m, k) || maps[2] != map(m, n))
     return std::nullopt;
@@ -45,7 +52,7 @@ std::optional<bool> transposedB(linalg::MatmulOp matmul) {
 
 /// The zero fill of `out` that only `matmul` reads, if it comes right
 /// before it among the ops touching `out`.
-linalg::FillOp zeroFillBefore(linalg::MatmulOp matmul, Value out) {
+linalg::FillOp zeroFillBefore(Operation *matmul, Value out) {
   for (Operation *op = matmul->getPrevNode(); op; op = op->getPrevNode()) {
     if (!llvm::is_contained(op->getOperands(), out))
       continue;
@@ -64,9 +71,10 @@ struct MatmulToLibraryCallPass
     : mte::impl::MatmulToLibraryCallBase<MatmulToLibraryCallPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::MatmulOp> matmuls;
-    module.walk([&](linalg::MatmulOp op) {
-      if (op.hasPureBufferSemantics() &&
+    SmallVector<linalg::LinalgOp> matmuls;
+    module.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+          op.hasPureBufferSemantics() &&
           llvm::all_of(op->getOperands(), isDenseF32) && transposedB(op))
         matmuls.push_back(op);
     });
@@ -78,19 +86,22 @@ struct MatmulToLibraryCallPass
     if (!callee) {
       callee = func::FuncOp::create(
           builder, module.getLoc(), kGemm,
-          builder.getFunctionType({i64, i64, i64, i64, i64, i64,
+          builder.getFunctionType({i64, i64, i64, i64, i64, i64, i64,
                                    builder.getI32Type(), builder.getF32Type()},
                                   {}));
       callee.setPrivate();
     }
-    for (linalg::MatmulOp matmul : matmuls) {
+    for (linalg::LinalgOp matmul : matmuls) {
       Location loc = matmul.getLoc();
-      Value x = matmul.getInputs()[0], w = matmul.getInputs()[1],
-            out = matmul.getOutputs()[0];
+      Value x = matmul.getDpsInputs()[0], w = matmul.getDpsInputs()[1],
+            out = matmul.getDpsInits()[0];
       bool nk = *transposedB(matmul);
       auto outType = cast<MemRefType>(out.getType());
-      int64_t m = outType.getDimSize(0), n = outType.getDimSize(1),
-              k = cast<MemRefType>(x.getType()).getDimSize(1);
+      bool hasBatch = outType.getRank() == 3;
+      int64_t batch = hasBatch ? outType.getDimSize(0) : 1;
+      int64_t m = outType.getDimSize(hasBatch),
+              n = outType.getDimSize(hasBatch + 1),
+              k = cast<MemRefType>(x.getType()).getShape().back();
       float beta = 1.0f;
       if (linalg::FillOp fill = zeroFillBefore(matmul, out)) {
         fill.erase();
@@ -107,13 +118,13 @@ struct MatmulToLibraryCallPass
       };
       func::CallOp::create(
           builder, loc, callee,
-          ValueRange{pointer(x), pointer(w), pointer(out), constant(m),
-                     constant(n), constant(k),
+          ValueRange{pointer(x), pointer(w), pointer(out), constant(batch),
+                     constant(m), constant(n), constant(k),
                      arith::ConstantIntOp::create(builder, loc,
                                                   builder.getI32Type(), nk),
                      arith::ConstantFloatOp::create(
                          builder, loc, builder.getF32Type(), APFloat(beta))});
-      matmul.erase();
+      matmul->erase();
     }
   }
 };

@@ -1086,8 +1086,48 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
   bool namedMatmul;
 };
 
+/// `input` with its dimensions permuted (a copy).
+Value transposeTensor(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value init = emptyTensor(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
+}
+
+/// linalg.batch_matmul of [n, m, k] and [n, k, p] (or [n, p, k] with
+/// `transposedB`), accumulating from zero in f32.
+Value batchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                  bool transposedB) {
+  auto l = cast<RankedTensorType>(lhs.getType());
+  auto r = cast<RankedTensorType>(rhs.getType());
+  int64_t n = r.getDimSize(transposedB ? 1 : 2);
+  Value init = filledTensor(b, loc, {l.getDimSize(0), l.getDimSize(1), n},
+                            b.getF32Type(), 0);
+  SmallVector<NamedAttribute> attrs;
+  if (transposedB) {
+    MLIRContext *ctx = b.getContext();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+    attrs.push_back(b.getNamedAttr(
+        "indexing_maps",
+        b.getAffineMapArrayAttr({AffineMap::get(4, 0, {d0, d1, d3}, ctx),
+                                 AffineMap::get(4, 0, {d0, d2, d3}, ctx),
+                                 AffineMap::get(4, 0, {d0, d1, d2}, ctx)})));
+  }
+  return linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
+                                       ValueRange{lhs, rhs}, ValueRange{init},
+                                       attrs)
+      .getResult(0);
+}
+
 struct AttentionPattern : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  AttentionPattern(MLIRContext *ctx, bool namedMatmul)
+      : OpRewritePattern(ctx), namedMatmul(namedMatmul) {}
+  bool namedMatmul;
+
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -1124,20 +1164,40 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     scoreIterators[4] = utils::IteratorType::reduction;
     SmallVector<int64_t> scoreShape = {batch, heads, sq, skv};
     Value zeros = filledTensor(rewriter, loc, scoreShape, c, 0);
+    // f32 with named-matmul: both products are batched GEMMs over
+    // (batch, kv head); a kv head's query heads stack their rows, so GQA
+    // needs no repeated K or V.
+    bool batched = namedMatmul && t.isF32();
+    Value qRows, kRows, vRows;
+    if (batched) {
+      qRows = reshapeTensor(rewriter, loc,
+                            transposeTensor(rewriter, loc, q, {0, 2, 1, 3}),
+                            {batch * kvHeads, group * sq, d});
+      kRows = reshapeTensor(rewriter, loc,
+                            transposeTensor(rewriter, loc, k, {0, 2, 1, 3}),
+                            {batch * kvHeads, skv, d});
+      vRows = reshapeTensor(rewriter, loc,
+                            transposeTensor(rewriter, loc, v, {0, 2, 1, 3}),
+                            {batch * kvHeads, skv, dv});
+    }
     Value scores =
-        linalg::GenericOp::create(
-            rewriter, loc, zeros.getType(), ValueRange{q, k}, zeros, scoreMaps,
-            scoreIterators,
-            [&](OpBuilder &bb, Location l, ValueRange a) {
-              Value x = convertScalar(bb, l, a[0], t, c);
-              Value y = convertScalar(bb, l, a[1], t, c);
-              linalg::YieldOp::create(
-                  bb, l,
-                  arith::AddFOp::create(bb, l, a[2],
-                                        arith::MulFOp::create(bb, l, x, y))
-                      .getResult());
-            })
-            .getResult(0);
+        batched ? reshapeTensor(rewriter, loc,
+                                batchMatmul(rewriter, loc, qRows, kRows,
+                                            /*transposedB=*/true),
+                                scoreShape)
+                : linalg::GenericOp::create(
+                      rewriter, loc, zeros.getType(), ValueRange{q, k}, zeros,
+                      scoreMaps, scoreIterators,
+                      [&](OpBuilder &bb, Location l, ValueRange a) {
+                        Value x = convertScalar(bb, l, a[0], t, c);
+                        Value y = convertScalar(bb, l, a[1], t, c);
+                        linalg::YieldOp::create(
+                            bb, l,
+                            arith::AddFOp::create(
+                                bb, l, a[2], arith::MulFOp::create(bb, l, x, y))
+                                .getResult());
+                      })
+                      .getResult(0);
 
     // Scale, mask and causal mask.
     float scale = op.getScale().convertToFloat();
@@ -1188,18 +1248,29 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     // Loop order (b, h, i, j, e) with j reduced: shapes come from the maps.
     Value outInit = filledTensor(rewriter, loc, {batch, sq, heads, dv}, c, 0);
     Value out =
-        linalg::GenericOp::create(
-            rewriter, loc, outInit.getType(), ValueRange{probs, v}, outInit,
-            outMaps, outIterators,
-            [&](OpBuilder &bb, Location l, ValueRange a) {
-              Value y = convertScalar(bb, l, a[1], t, c);
-              linalg::YieldOp::create(
-                  bb, l,
-                  arith::AddFOp::create(bb, l, a[2],
-                                        arith::MulFOp::create(bb, l, a[0], y))
-                      .getResult());
-            })
-            .getResult(0);
+        batched
+            ? Value()
+            : linalg::GenericOp::create(
+                  rewriter, loc, outInit.getType(), ValueRange{probs, v},
+                  outInit, outMaps, outIterators,
+                  [&](OpBuilder &bb, Location l, ValueRange a) {
+                    Value y = convertScalar(bb, l, a[1], t, c);
+                    linalg::YieldOp::create(
+                        bb, l,
+                        arith::AddFOp::create(
+                            bb, l, a[2], arith::MulFOp::create(bb, l, a[0], y))
+                            .getResult());
+                  })
+                  .getResult(0);
+    if (batched) {
+      Value rows = reshapeTensor(rewriter, loc, probs,
+                                 {batch * kvHeads, group * sq, skv});
+      Value product = reshapeTensor(
+          rewriter, loc,
+          batchMatmul(rewriter, loc, rows, vRows, /*transposedB=*/false),
+          {batch, heads, sq, dv});
+      out = transposeTensor(rewriter, loc, product, {0, 2, 1, 3});
+    }
     out = castTensor(rewriter, loc, out, t);
     rewriter.replaceOp(
         op, reshapeTensor(rewriter, loc, out, op.getType().getShape()));
@@ -1611,8 +1682,8 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
                RangePattern, StaticResultPattern<ShapeOp>,
                StaticResultPattern<SizeOp>,
                StaticResultPattern<ConstantOfShapeOp>, NormPattern<LayerNormOp>,
-               NormPattern<RMSNormOp>, AttentionPattern, RotaryEmbeddingPattern,
-               AmaxPattern, QuantizePattern, DequantizePattern>(
-      patterns.getContext());
-  patterns.add<LinearPattern>(patterns.getContext(), namedMatmul);
+               NormPattern<RMSNormOp>, RotaryEmbeddingPattern, AmaxPattern,
+               QuantizePattern, DequantizePattern>(patterns.getContext());
+  patterns.add<LinearPattern, AttentionPattern>(patterns.getContext(),
+                                                namedMatmul);
 }
