@@ -571,6 +571,7 @@ LogicalResult GraphImporter::importInitializers() {
 
 FailureOr<SmallVector<Type>> GraphImporter::importInputTypes() {
   SmallVector<Type> types;
+  bool symbolic = false;
   llvm::StringSet<> seen;
   for (const onnx::ValueInfoProto &input : model.graph().input()) {
     if (initializers.count(input.name()))
@@ -612,18 +613,29 @@ FailureOr<SmallVector<Type>> GraphImporter::importInputTypes() {
         return emitError(loc) << "graph input '" << input.name()
                               << "' has no shape; give it with --input-shape "
                               << input.name() << "=...";
+      // Every symbolic input is reported, so that one run lists all the
+      // --input-shape options the model needs.
+      bool isSymbolic = false;
       for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim())) {
-        if (!dim.has_dim_value() || dim.dim_value() < 0)
-          return emitError(loc)
-                 << "dimension " << i << " of graph input '" << input.name()
-                 << "' is symbolic ('" << dim.dim_param()
-                 << "'); give its size with --input-shape " << input.name()
-                 << "=...";
+        if (!dim.has_dim_value() || dim.dim_value() < 0) {
+          emitError(loc) << "dimension " << i << " of graph input '"
+                         << input.name() << "' is symbolic ('"
+                         << dim.dim_param() << "'); give its size with "
+                         << "--input-shape " << input.name() << "=...";
+          isSymbolic = true;
+          break;
+        }
         shape.push_back(dim.dim_value());
+      }
+      if (isSymbolic) {
+        symbolic = true;
+        continue;
       }
     }
     types.push_back(RankedTensorType::get(shape, elementType));
   }
+  if (symbolic)
+    return failure();
   for (const auto &entry : options.inputShapes)
     if (!seen.contains(entry.getKey()))
       return emitError(fileLoc(context, path))
