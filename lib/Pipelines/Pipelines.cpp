@@ -151,7 +151,6 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;
-  target.features = "+ptx80";
   pm.addPass(createGpuNVVMAttachTarget(target));
   // Every buffer is a dense, statically shaped device allocation: kernels
   // take bare pointers, as the host code passes them.

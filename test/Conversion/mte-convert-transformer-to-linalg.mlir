@@ -74,3 +74,18 @@ func.func @linear_f32(%x: tensor<2x3x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf
   %0 = transformer.linear %x, %w bias %b layout <nk> activation <gelu> : (tensor<2x3x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
+
+// -----
+
+// With named-matmul, f32 attention's two products are batch_matmuls over
+// (batch, kv head): 2 x 2 batches of the 2 query heads' stacked rows (GQA),
+// Kᵀ through transposed maps; scale, mask and softmax stay elementwise.
+// NAMED-LABEL: func @attention_f32
+// NAMED: linalg.batch_matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %{{.*}} : tensor<4x8x8xf32>, tensor<4x4x8xf32>) outs(%{{.*}} : tensor<4x8x4xf32>)
+// NAMED: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<4x8x4xf32>, tensor<4x4x8xf32>) outs(%{{.*}} : tensor<4x8x8xf32>)
+// CHECK-LABEL: func @attention_f32
+// CHECK-NOT: linalg.batch_matmul
+func.func @attention_f32(%q: tensor<2x4x32xf32>, %k: tensor<2x4x16xf32>, %v: tensor<2x4x16xf32>) -> tensor<2x4x32xf32> {
+  %0 = transformer.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.35 : f32, causal} : (tensor<2x4x32xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> tensor<2x4x32xf32>
+  return %0 : tensor<2x4x32xf32>
+}

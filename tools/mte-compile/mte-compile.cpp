@@ -24,12 +24,16 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 
@@ -106,6 +110,23 @@ int fail(const Twine &message) {
   return 1;
 }
 
+/// Whether LLVM's NVPTX backend generates code for `arch` (it would
+/// otherwise fall back to a generic processor, or abort on a PTX version
+/// the architecture needs).
+bool isKnownGpu(StringRef arch) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *nvptx = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!nvptx)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      nvptx->createMCSubtargetInfo(triple, "", ""));
+  return subtarget && subtarget->isCPUStringValid(arch);
+}
+
 /// --cuda-path, else $CUDA_HOME, else /usr/local/cuda.
 std::string findCudaToolkit() {
   if (!cudaPath.empty())
@@ -162,6 +183,9 @@ int main(int argc, char **argv) {
     return fail("--gpu=" + gpuArch +
                 ": expected sm_<NN> (sm_70 or newer) or sm_<NN>a, such as "
                 "sm_80, sm_89 or sm_90a");
+  if (target == "cuda" && !isKnownGpu(gpuArch))
+    return fail("--gpu=" + gpuArch +
+                ": LLVM's NVPTX backend does not know this architecture");
   if (outputFile.empty())
     outputFile = defaultOutput();
 

@@ -65,9 +65,24 @@ def main():
             print(f"{'PASS' if ok else 'FAIL'} {name} vs {label}: max abs "
                   f"error {err.max():.2e} (load + 3 runs {seconds:.2f} s)")
             failures += not ok
+    failures += check_wrong_arch(mte, os.path.join(directory, "wrong_arch.so"))
     failures += check_node_tests(mte, os.path.join(directory, "node"))
     print(f"{failures} failure(s)")
     return 1 if failures else 0
+
+
+def check_wrong_arch(mte, path):
+    """A model compiled for sm_100a fails to open on another GPU with
+    MTE_ERROR_DEVICE (11) and a message naming both architectures."""
+    try:
+        mte.load(path)
+    except mte.Error as error:
+        text = str(error)
+        ok = error.status == 11 and "compiled for sm_100a" in text
+        print(f"{'PASS' if ok else 'FAIL'} wrong architecture: {text}")
+        return 0 if ok else 1
+    print("FAIL wrong architecture: the sm_100a model opened")
+    return 1
 
 
 def check_node_tests(mte, directory):

@@ -136,6 +136,12 @@ def main():
             np.savez(stem + ".npz", host_output=host, **reference)
             os.remove(stem + ".host.so")
             print(f"prepared {name}")
+    # A model for another architecture: opening it must fail with a message.
+    subprocess.run([args.compile, os.path.join(args.outdir, "gpt2_dynamo.onnx"),
+                    "-o", os.path.join(args.outdir, "wrong_arch.so"),
+                    "--target=cuda", "--gpu=sm_100a",
+                    f"--input-shape=input_ids={args.batch}x{args.seq}"],
+                   check=True)
     if args.node_tests:
         prepare_node_tests(args)
     return 0

@@ -1163,41 +1163,41 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
         5, utils::IteratorType::parallel);
     scoreIterators[4] = utils::IteratorType::reduction;
     SmallVector<int64_t> scoreShape = {batch, heads, sq, skv};
-    Value zeros = filledTensor(rewriter, loc, scoreShape, c, 0);
     // f32 with named-matmul: both products are batched GEMMs over
     // (batch, kv head); a kv head's query heads stack their rows, so GQA
     // needs no repeated K or V.
     bool batched = namedMatmul && t.isF32();
-    Value qRows, kRows, vRows;
+    Value vRows, scores;
     if (batched) {
-      qRows = reshapeTensor(rewriter, loc,
-                            transposeTensor(rewriter, loc, q, {0, 2, 1, 3}),
-                            {batch * kvHeads, group * sq, d});
-      kRows = reshapeTensor(rewriter, loc,
-                            transposeTensor(rewriter, loc, k, {0, 2, 1, 3}),
-                            {batch * kvHeads, skv, d});
+      Value qRows = reshapeTensor(
+          rewriter, loc, transposeTensor(rewriter, loc, q, {0, 2, 1, 3}),
+          {batch * kvHeads, group * sq, d});
+      Value kRows = reshapeTensor(
+          rewriter, loc, transposeTensor(rewriter, loc, k, {0, 2, 1, 3}),
+          {batch * kvHeads, skv, d});
       vRows = reshapeTensor(rewriter, loc,
                             transposeTensor(rewriter, loc, v, {0, 2, 1, 3}),
                             {batch * kvHeads, skv, dv});
+      scores = reshapeTensor(
+          rewriter, loc,
+          batchMatmul(rewriter, loc, qRows, kRows, /*transposedB=*/true),
+          scoreShape);
+    } else {
+      Value zeros = filledTensor(rewriter, loc, scoreShape, c, 0);
+      scores = linalg::GenericOp::create(
+                   rewriter, loc, zeros.getType(), ValueRange{q, k}, zeros,
+                   scoreMaps, scoreIterators,
+                   [&](OpBuilder &bb, Location l, ValueRange a) {
+                     Value x = convertScalar(bb, l, a[0], t, c);
+                     Value y = convertScalar(bb, l, a[1], t, c);
+                     linalg::YieldOp::create(
+                         bb, l,
+                         arith::AddFOp::create(
+                             bb, l, a[2], arith::MulFOp::create(bb, l, x, y))
+                             .getResult());
+                   })
+                   .getResult(0);
     }
-    Value scores =
-        batched ? reshapeTensor(rewriter, loc,
-                                batchMatmul(rewriter, loc, qRows, kRows,
-                                            /*transposedB=*/true),
-                                scoreShape)
-                : linalg::GenericOp::create(
-                      rewriter, loc, zeros.getType(), ValueRange{q, k}, zeros,
-                      scoreMaps, scoreIterators,
-                      [&](OpBuilder &bb, Location l, ValueRange a) {
-                        Value x = convertScalar(bb, l, a[0], t, c);
-                        Value y = convertScalar(bb, l, a[1], t, c);
-                        linalg::YieldOp::create(
-                            bb, l,
-                            arith::AddFOp::create(
-                                bb, l, a[2], arith::MulFOp::create(bb, l, x, y))
-                                .getResult());
-                      })
-                      .getResult(0);
 
     // Scale, mask and causal mask.
     float scale = op.getScale().convertToFloat();
@@ -1245,23 +1245,7 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     SmallVector<utils::IteratorType> outIterators(
         5, utils::IteratorType::parallel);
     outIterators[3] = utils::IteratorType::reduction;
-    // Loop order (b, h, i, j, e) with j reduced: shapes come from the maps.
-    Value outInit = filledTensor(rewriter, loc, {batch, sq, heads, dv}, c, 0);
-    Value out =
-        batched
-            ? Value()
-            : linalg::GenericOp::create(
-                  rewriter, loc, outInit.getType(), ValueRange{probs, v},
-                  outInit, outMaps, outIterators,
-                  [&](OpBuilder &bb, Location l, ValueRange a) {
-                    Value y = convertScalar(bb, l, a[1], t, c);
-                    linalg::YieldOp::create(
-                        bb, l,
-                        arith::AddFOp::create(
-                            bb, l, a[2], arith::MulFOp::create(bb, l, a[0], y))
-                            .getResult());
-                  })
-                  .getResult(0);
+    Value out;
     if (batched) {
       Value rows = reshapeTensor(rewriter, loc, probs,
                                  {batch * kvHeads, group * sq, skv});
@@ -1270,6 +1254,21 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
           batchMatmul(rewriter, loc, rows, vRows, /*transposedB=*/false),
           {batch, heads, sq, dv});
       out = transposeTensor(rewriter, loc, product, {0, 2, 1, 3});
+    } else {
+      // Loop order (b, h, i, j, e) with j reduced: shapes come from the maps.
+      Value init = filledTensor(rewriter, loc, {batch, sq, heads, dv}, c, 0);
+      out = linalg::GenericOp::create(
+                rewriter, loc, init.getType(), ValueRange{probs, v}, init,
+                outMaps, outIterators,
+                [&](OpBuilder &bb, Location l, ValueRange a) {
+                  Value y = convertScalar(bb, l, a[1], t, c);
+                  linalg::YieldOp::create(
+                      bb, l,
+                      arith::AddFOp::create(
+                          bb, l, a[2], arith::MulFOp::create(bb, l, a[0], y))
+                          .getResult());
+                })
+                .getResult(0);
     }
     out = castTensor(rewriter, loc, out, t);
     rewriter.replaceOp(

@@ -120,6 +120,17 @@ inline mlir::Value normInput(mlir::Value x, CastOp outputCast) {
   return inputCast.getInput();
 }
 
+/// `v` reshaped to `shape` (itself when it has that shape already).
+inline mlir::Value reshapeTo(mlir::OpBuilder &builder, mlir::Location loc,
+                             mlir::Value v, llvm::ArrayRef<int64_t> shape) {
+  auto type = llvm::cast<mlir::RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  return ReshapeOp::create(
+      builder, loc, mlir::RankedTensorType::get(shape, type.getElementType()),
+      v);
+}
+
 /// The packed `[B, S, H * D]` value that the `[B, H, S, D]` value `x` was
 /// split from, when `x` is transpose(reshape(packed), [0, 2, 1, 3]) (the
 /// head split after every Q/K/V projection).

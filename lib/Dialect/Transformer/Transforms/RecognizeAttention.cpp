@@ -205,15 +205,6 @@ Value transposeOf(PatternRewriter &rewriter, Location loc, Value v,
                              rewriter.getDenseI64ArrayAttr(perm));
 }
 
-Value reshapeOf(PatternRewriter &rewriter, Location loc, Value v,
-                ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (type.getShape() == shape)
-    return v;
-  return ReshapeOp::create(
-      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v);
-}
-
 /// K as `[B, H, S, D]` from the Kᵀ operand `[B, H, D, S]`.
 Value keyFromTransposed(PatternRewriter &rewriter, Location loc, Value kT) {
   if (auto t = kT.getDefiningOp<TransposeOp>()) {
@@ -266,7 +257,7 @@ Value packHeads(PatternRewriter &rewriter, Location loc, Value x) {
   if (Value packed = packedSource(x))
     return packed;
   ArrayRef<int64_t> s = cast<RankedTensorType>(x.getType()).getShape();
-  return reshapeOf(rewriter, loc, transposeOf(rewriter, loc, x, {0, 2, 1, 3}),
+  return reshapeTo(rewriter, loc, transposeOf(rewriter, loc, x, {0, 2, 1, 3}),
                    {s[0], s[2], s[1] * s[3]});
 }
 
@@ -352,7 +343,7 @@ struct AttentionPattern : OpRewritePattern<MatmulOp> {
         rewriter.getF32FloatAttr(m.scale),
         m.causal ? rewriter.getUnitAttr() : nullptr);
     // Back to [B, H, Sq, Dv]; the head merge that follows cancels this.
-    Value split = reshapeOf(rewriter, loc, attention, {batch, sq, heads, dv});
+    Value split = reshapeTo(rewriter, loc, attention, {batch, sq, heads, dv});
     rewriter.replaceOp(pv, transposeOf(rewriter, loc, split, {0, 2, 1, 3}));
     ++numAttention;
     if (m.causal)

@@ -104,15 +104,6 @@ tableShape(RankedTensorType table, RankedTensorType input) {
   return std::make_pair(layout, shape);
 }
 
-Value reshapeTo(PatternRewriter &rewriter, Location loc, Value v,
-                ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (type.getShape() == shape)
-    return v;
-  return ReshapeOp::create(
-      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), v);
-}
-
 struct RotateHalfPattern : OpRewritePattern<AddOp> {
   RotateHalfPattern(MLIRContext *ctx, llvm::Statistic &count)
       : OpRewritePattern(ctx), numRotary(count) {}
