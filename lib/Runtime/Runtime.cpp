@@ -198,17 +198,18 @@ static void releaseDeviceBuffers(mte_model *model) {
 static mte_status prepareDevice(mte_model *model) {
   const char *path = model->path.c_str();
   const mte_model_abi *abi = model->abi;
+  // The model's kernels were loaded when the library was; take what that
+  // recorded now, so that it never surfaces in another model's call.
+  std::string loadError = mte::cuda::takeError();
   std::string error;
   if (!mte::cuda::initialize(error))
     return fail(MTE_ERROR_DEVICE, "'%s' is a CUDA model, but %s", path,
                 error.c_str());
   if (!mte::cuda::supportsArch(abi->gpu_arch, error))
     return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
-  // The model's kernels were loaded when the library was.
-  error = mte::cuda::takeError();
-  if (!error.empty())
+  if (!loadError.empty())
     return fail(MTE_ERROR_DEVICE, "'%s': cannot load its kernels: %s", path,
-                error.c_str());
+                loadError.c_str());
   if (abi->num_weights && !abi->weights)
     return fail(MTE_ERROR_NOT_A_MODEL,
                 "'%s' has a malformed model table: %u weights but no weight "
@@ -318,6 +319,9 @@ static mte_status loadModel(mte_model *model) {
   std::string filePath = model->path;
   if (filePath.find('/') == std::string::npos)
     filePath = "./" + filePath;
+  // A CUDA model loads its kernels while it is opened; start with no
+  // failure recorded.
+  mte::cuda::takeError();
   model->library = ::dlopen(filePath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!model->library) {
     // dlerror() starts with the file name, which the message already has.
