@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of the structures below. */
-#define MTE_MODEL_ABI_VERSION 2
+#define MTE_MODEL_ABI_VERSION 3
 
 /* Element types, shared with Runtime.h. */
 typedef enum mte_dtype {
@@ -46,11 +46,30 @@ typedef struct mte_tensor_info {
   const int64_t *shape; /* rank entries */
 } mte_tensor_info;
 
+/* Where part of an external weight is stored: `outer` chunks of
+ * `chunk_elements` elements of `dtype` each, back to back from `offset` in
+ * the file `location` (relative to the directory of the model library). */
+typedef struct mte_weight_source {
+  const char *location;
+  uint64_t offset;
+  uint64_t chunk_elements;
+  int32_t dtype;  /* mte_dtype stored in the file */
+  uint32_t crc32; /* of the bytes read (zlib's CRC-32) */
+} mte_weight_source;
+
 /* A constant tensor (weights, tables) the forward function reads. CUDA
- * models get a device copy of each, which the runtime uploads once. */
+ * models get a device copy of each, which the runtime uploads once. An
+ * embedded weight has `data`; an external one (mte-compile
+ * --weights=external) has none, and the runtime builds its `num_bytes` when
+ * the model opens: `outer` chunks, each the sources' chunks in order, every
+ * element converted from the source's dtype to `dtype`. */
 typedef struct mte_weight_info {
-  const void *data; /* in the library's read-only data */
+  const void *data; /* in the library's read-only data, or NULL */
   uint64_t num_bytes;
+  int32_t dtype; /* mte_dtype of an external weight */
+  uint32_t num_sources;
+  uint64_t outer;
+  const mte_weight_source *sources;
 } mte_weight_info;
 
 typedef struct mte_model_abi {

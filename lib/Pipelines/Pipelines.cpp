@@ -56,6 +56,17 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   funcPm.addPass(createCSEPass());
 }
 
+void mte::buildPrecisionPipeline(OpPassManager &pm, StringRef precision) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  transformer::ConvertPrecisionOptions options;
+  options.precision = precision.str();
+  funcPm.addPass(transformer::createConvertPrecision(options));
+  // The casts it puts between a norm and its GEMMs become the norm's output.
+  funcPm.addPass(transformer::createFuseNormLinear());
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+}
+
 /// The reference lowering to linalg on tensors, with elementwise fusion.
 static void buildLinalgLowering(OpPassManager &pm, bool fuseElementwise,
                                 bool namedMatmul = false) {
@@ -94,6 +105,12 @@ static void buildScalarLowering(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(math::createMathExpandOpsPass());
+  // Arithmetic on bf16 and f16 runs in f32 (canonicalization can fold an
+  // extf/op/truncf chain back into narrow arithmetic, which neither libgcc
+  // nor NVPTX before sm_90 provides).
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16", "f16"};
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

@@ -1,9 +1,11 @@
 //===- CublasLt.cpp - GEMMs of CUDA models through cuBLASLt ---------------===//
 //
-// CUDA models call mte_cuda_gemm_f32 for the product of every f32 linear
-// (mte-matmul-to-library-call). cuBLASLt is opened on the first call, like
-// the driver, and a plan (descriptors and the heuristic's algorithm) is
-// cached per shape, so that later runs only enqueue the matmul.
+// CUDA models call mte_cuda_gemm for the product of every linear and of
+// attention's two batched products (mte-matmul-to-library-call): A and B in
+// f32, bf16 or f16, accumulated and written in f32. cuBLASLt is opened on
+// the first call, like the driver, and a plan (descriptors and the
+// heuristic's algorithm) is cached per shape and type, so that later runs
+// only enqueue the matmul.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +39,9 @@ struct HeuristicResult {
   int reserved[4];
 };
 constexpr int kR32F = 0;             // CUDA_R_32F
-constexpr int kCompute32F = 68;      // CUBLAS_COMPUTE_32F: exact fp32
+constexpr int kR16F = 2;             // CUDA_R_16F
+constexpr int kR16BF = 14;           // CUDA_R_16BF
+constexpr int kCompute32F = 68;      // CUBLAS_COMPUTE_32F: fp32 accumulation
 constexpr int kDescTransA = 3;       // CUBLASLT_MATMUL_DESC_TRANSA
 constexpr int kDescTransB = 4;       // CUBLASLT_MATMUL_DESC_TRANSB
 constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
@@ -67,7 +71,7 @@ struct Plan {
   Algo algo;
 };
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool>;
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int>;
 
 struct Gemm {
   std::once_flag once;
@@ -166,10 +170,12 @@ bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
 /// The plan of a row-major [m, k] x W -> [m, n] product, W being [k, n]
 /// (kn) or [n, k] (nk). cuBLASLt is column-major: it computes the transposed
 /// product D (n x m) = op(W) (n x k) . X (k x m).
+/// A and B are `inputType` (a cudaDataType), the output f32; with f32
+/// inputs the product is exact fp32, with bf16/f16 it runs on tensor cores.
 const Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k,
-                    bool nk, std::string &error) {
+                    bool nk, int inputType, std::string &error) {
   std::lock_guard<std::mutex> guard(g.plansMutex);
-  PlanKey key{batch, m, n, k, nk};
+  PlanKey key{batch, m, n, k, nk, inputType};
   if (auto it = g.plans.find(key); it != g.plans.end())
     return &it->second;
   const Library &l = g.lib;
@@ -182,8 +188,9 @@ const Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k,
   if (l.descCreate(&plan.desc, kCompute32F, kR32F) != 0 ||
       l.descSetAttribute(plan.desc, kDescTransA, &transA, sizeof(transA)) ||
       l.descSetAttribute(plan.desc, kDescTransB, &transB, sizeof(transB)) ||
-      l.layoutCreate(&plan.a, kR32F, nk ? k : n, nk ? n : k, nk ? k : n) ||
-      l.layoutCreate(&plan.b, kR32F, k, m, k) ||
+      l.layoutCreate(&plan.a, inputType, nk ? k : n, nk ? n : k,
+                     nk ? k : n) ||
+      l.layoutCreate(&plan.b, inputType, k, m, k) ||
       l.layoutCreate(&plan.c, kR32F, n, m, n) ||
       !setBatch(l, plan.a, batch, n * k) ||
       !setBatch(l, plan.b, batch, k * m) ||
@@ -193,9 +200,9 @@ const Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k,
       l.heuristic(g.handle, plan.desc, plan.a, plan.b, plan.c, plan.c,
                   preference, 1, &result, &found) ||
       found == 0) {
-    error =
-        "cuBLASLt has no algorithm for an f32 GEMM of m=" + std::to_string(m) +
-        " n=" + std::to_string(n) + " k=" + std::to_string(k);
+    error = "cuBLASLt has no algorithm for a GEMM of m=" + std::to_string(m) +
+            " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+            " (input type " + std::to_string(inputType) + ")";
     return nullptr;
   }
   plan.algo = result.algo;
@@ -204,18 +211,25 @@ const Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k,
 } // namespace
 
 /// out[b, m, n] = beta * out + x[b, m, k] . W[b], with W[b] [k, n]
-/// (transB = 0) or [n, k] (transB = 1), for b < batch; all f32, row-major,
-/// densely packed, device pointers.
+/// (transB = 0) or [n, k] (transB = 1), for b < batch; x and W of `dtype`
+/// (mte_dtype: f32, f16 or bf16), out f32; row-major, densely packed,
+/// device pointers.
 extern "C" __attribute__((visibility("default"))) void
-mte_cuda_gemm_f32(uint64_t x, uint64_t w, uint64_t out, int64_t batch,
-                  int64_t m, int64_t n, int64_t k, int32_t transB, float beta) {
+mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out, int64_t batch, int64_t m,
+              int64_t n, int64_t k, int32_t transB, float beta, int32_t dtype) {
   Gemm &g = gemm();
   std::string error;
   if (!initialize(g, error)) {
     mte::cuda::recordError(error);
     return;
   }
-  const Plan *plan = planFor(g, batch, m, n, k, transB != 0, error);
+  int inputType = dtype == 1 ? kR32F : dtype == 2 ? kR16F : dtype == 3 ? kR16BF : -1;
+  if (inputType < 0) {
+    mte::cuda::recordError("mte_cuda_gemm: unsupported element type " +
+                           std::to_string(dtype));
+    return;
+  }
+  const Plan *plan = planFor(g, batch, m, n, k, transB != 0, inputType, error);
   if (!plan) {
     mte::cuda::recordError(error);
     return;

@@ -8,6 +8,11 @@ written by models.py, and with each other (rtol 1e-5).
 Tolerance: |mte - reference| <= 1e-4 * |reference| + 1e-5 elementwise
 (mte computes in fp32).
 
+The fused graph is also compiled with --precision=bf16 and fp16 (weights and
+activations stored narrow, reductions in f32) and compared with the same
+float64 reference by relative RMS error: ||mte - ref|| / ||ref|| <= 2e-2
+(bf16 keeps 8 significant bits, so each rounding is up to 2^-9 relative).
+
 Usage: host_models.py MTE_COMPILE WORKDIR [--batch 2 --seq 16]
 """
 import argparse
@@ -23,6 +28,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 import mte  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
+NARROW_RMS_TOL = 2e-2
 
 
 def main():
@@ -70,6 +76,19 @@ def main():
             print(f"{'PASS' if same else 'FAIL'} {family} {exporter}: "
                   f"fused == unfused")
             failures += not same
+            for precision in ["bf16", "fp16"]:
+                so = f"{stem}.{precision}.so"
+                subprocess.run([args.compile, stem + ".onnx", "-o", so,
+                                f"--precision={precision}"] + shapes,
+                               check=True)
+                got = mte.load(so)(**inputs)["last_hidden_state"]
+                rel = (np.linalg.norm(got.astype(np.float64) - want) /
+                       np.linalg.norm(want))
+                ok = (got.dtype == np.float32 and got.shape == want.shape
+                      and rel <= NARROW_RMS_TOL)
+                print(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
+                      f"precision={precision}: relative RMS error {rel:.2e}")
+                failures += not ok
     return 1 if failures else 0
 
 

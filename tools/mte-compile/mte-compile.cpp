@@ -51,10 +51,20 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                 cl::cat(compilerOptions));
 cl::opt<std::string> target("target", cl::desc("host (default) or cuda"),
                             cl::init("host"), cl::cat(compilerOptions));
-cl::opt<std::string> precision("precision",
-                               cl::desc("fp32; bf16, fp16 and fp8 are not "
-                                        "implemented yet"),
-                               cl::init("fp32"), cl::cat(compilerOptions));
+cl::opt<std::string>
+    precision("precision",
+              cl::desc("Storage type of weights and activations: fp32 "
+                       "(default), bf16 or fp16 (weights converted at compile "
+                       "time; GEMMs accumulate, norms and softmax compute in "
+                       "f32; model inputs and outputs keep their types)"),
+              cl::init("fp32"), cl::cat(compilerOptions));
+cl::opt<std::string> weights(
+    "weights",
+    cl::desc("embed (default): weights in model.so; external (with "
+             "--target=cuda): model.so holds code only and reads the weights "
+             "from the ONNX external-data files, beside model.so, when it "
+             "opens"),
+    cl::init("embed"), cl::cat(compilerOptions));
 cl::opt<Emit> emit(
     "emit", cl::desc("Stop after producing"), cl::init(Emit::Library),
     cl::values(clEnumValN(Emit::MLIR, "mlir",
@@ -170,10 +180,14 @@ int main(int argc, char **argv) {
 
   if (target != "host" && target != "cuda")
     return fail("--target=" + target + ": unknown target (host, cuda)");
-  if (precision != "fp32")
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16")
     return fail("--precision=" + precision +
-                ": mte computes in fp32 so far; bf16, fp16 and fp8 are not "
-                "implemented yet");
+                ": unknown precision (fp32, bf16, fp16)");
+  if (weights != "embed" && weights != "external")
+    return fail("--weights=" + weights + ": expected embed or external");
+  if (weights == "external" && target != "cuda")
+    return fail("--weights=external needs --target=cuda (host models embed "
+                "their weights)");
   if (emit == Emit::PTX && target != "cuda")
     return fail("--emit=ptx needs --target=cuda");
   unsigned smVersion = 0;
@@ -212,6 +226,8 @@ int main(int argc, char **argv) {
   mte::buildSimplifyPipeline(pm, mte::SimplifyPipelineOptions());
   if (fusion)
     mte::buildTransformerFusionPipeline(pm);
+  if (precision != "fp32")
+    mte::buildPrecisionPipeline(pm, precision == "bf16" ? "bf16" : "f16");
   if (failed(pm.run(*module)))
     return 1;
   if (fusionStats)
@@ -265,6 +281,16 @@ int main(int argc, char **argv) {
     return 1;
   if (emit == Emit::PTX)
     return emitText([&](llvm::raw_ostream &os) { printPTX(*module, os); });
+
+  if (weights == "external") {
+    uint64_t embedded = mte::externalizeWeights(*module, *signature);
+    // Weights computed at compile time from other constants, and weights
+    // the ONNX file holds inline, have no file to come from.
+    if (embedded > (1u << 20))
+      llvm::errs() << "mte-compile: note: " << embedded
+                   << " bytes of weights are not in an external-data file "
+                      "and stay in the model library\n";
+  }
 
   llvm::LLVMContext llvmContext;
   std::string error;

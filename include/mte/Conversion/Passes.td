@@ -107,16 +107,18 @@ def ParallelLoopsToGPU : Pass<"mte-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
 
 def MatmulToLibraryCall
     : Pass<"mte-matmul-to-library-call", "::mlir::ModuleOp"> {
-  let summary = "Hand f32 linalg.matmul on device buffers to cuBLASLt";
+  let summary = "Hand linalg.matmul on device buffers to cuBLASLt";
   let description = [{
-    Replaces every `linalg.matmul` and `linalg.batch_matmul` on dense f32
-    buffers (B as `[K, N]`, or `[N, K]` through transposed indexing maps)
-    with a call to `mte_cuda_gemm_f32(x, w, out, batch, m, n, k, transB,
-    beta)`, which libmte_runtime implements with (strided-batched) cuBLASLt
-    on the model's stream. The
-    pointers travel as i64 (one signature for every shape). A zero fill of
-    the output right before the product is dropped (beta = 0); otherwise the
-    product accumulates (beta = 1), as linalg.matmul does.
+    Replaces every `linalg.matmul` and `linalg.batch_matmul` on dense
+    buffers whose A and B share one type (f32, bf16 or f16) and whose output
+    is f32 (B as `[K, N]`, or `[N, K]` through transposed indexing maps)
+    with a call to `mte_cuda_gemm(x, w, out, batch, m, n, k, transB, beta,
+    dtype)`, which libmte_runtime implements with (strided-batched) cuBLASLt
+    on the model's stream, accumulating in f32 (`dtype` is the mte_dtype
+    code of A and B). The pointers travel as i64 (one signature for every
+    shape). A zero fill of the output right before the product is dropped
+    (beta = 0); otherwise the product accumulates (beta = 1), as
+    linalg.matmul does.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",

@@ -35,6 +35,11 @@ void buildSimplifyPipeline(mlir::OpPassManager &pm,
 /// and norms into writing their GEMMs' input type.
 void buildTransformerFusionPipeline(mlir::OpPassManager &pm);
 
+/// Converts f32 weights and activations to `precision` (bf16 or f16) with
+/// mte-convert-precision, then lets norms write their GEMMs' input type.
+void buildPrecisionPipeline(mlir::OpPassManager &pm,
+                            llvm::StringRef precision);
+
 struct HostPipelineOptions : mlir::PassPipelineOptions<HostPipelineOptions> {
   Option<bool> fuseElementwise{
       *this, "fuse-elementwise",

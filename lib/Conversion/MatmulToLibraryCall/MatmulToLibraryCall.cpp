@@ -17,13 +17,38 @@ namespace mte {
 using namespace mlir;
 
 namespace {
-constexpr StringLiteral kGemm = "mte_cuda_gemm_f32";
+constexpr StringLiteral kGemm = "mte_cuda_gemm";
 
-bool isDenseF32(Value v) {
+/// The mte_dtype code (include/mte-c/ModelABI.h) of a GEMM operand type.
+std::optional<int32_t> dtypeCode(Type type) {
+  if (type.isF32())
+    return 1;
+  if (type.isF16())
+    return 2;
+  if (type.isBF16())
+    return 3;
+  return std::nullopt;
+}
+
+bool isDense(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && (type.getRank() == 2 || type.getRank() == 3) &&
          type.hasStaticShape() && type.getLayout().isIdentity() &&
-         type.getElementType().isF32();
+         dtypeCode(type.getElementType());
+}
+
+Type elementTypeOf(Value v) {
+  return cast<MemRefType>(v.getType()).getElementType();
+}
+
+/// A product the library runs: dense operands, A and B of one type (f32,
+/// bf16 or f16), accumulated into f32.
+bool isLibraryGemm(linalg::LinalgOp op) {
+  if (!llvm::all_of(op->getOperands(), isDense))
+    return false;
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  return elementTypeOf(a) == elementTypeOf(b) && elementTypeOf(c).isF32();
 }
 
 /// Whether a (batch_)matmul reads B as [N, K]: the maps (m,k), (n,k), (m,n)
@@ -74,8 +99,7 @@ struct MatmulToLibraryCallPass
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
-          op.hasPureBufferSemantics() &&
-          llvm::all_of(op->getOperands(), isDenseF32) && transposedB(op))
+          op.hasPureBufferSemantics() && isLibraryGemm(op) && transposedB(op))
         matmuls.push_back(op);
     });
     if (matmuls.empty())
@@ -87,7 +111,8 @@ struct MatmulToLibraryCallPass
       callee = func::FuncOp::create(
           builder, module.getLoc(), kGemm,
           builder.getFunctionType({i64, i64, i64, i64, i64, i64, i64,
-                                   builder.getI32Type(), builder.getF32Type()},
+                                   builder.getI32Type(), builder.getF32Type(),
+                                   builder.getI32Type()},
                                   {}));
       callee.setPrivate();
     }
@@ -123,7 +148,10 @@ struct MatmulToLibraryCallPass
                      arith::ConstantIntOp::create(builder, loc,
                                                   builder.getI32Type(), nk),
                      arith::ConstantFloatOp::create(
-                         builder, loc, builder.getF32Type(), APFloat(beta))});
+                         builder, loc, builder.getF32Type(), APFloat(beta)),
+                     arith::ConstantIntOp::create(
+                         builder, loc, builder.getI32Type(),
+                         *dtypeCode(elementTypeOf(x)))});
       matmul->erase();
     }
   }

@@ -974,14 +974,16 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
   LinearPattern(MLIRContext *ctx, bool namedMatmul)
       : OpRewritePattern(ctx), namedMatmul(namedMatmul) {}
 
-  /// The f32 product as linalg.matmul over the [M, K] view of the input;
-  /// null when the types are not f32 throughout.
+  /// The product as linalg.matmul over the [M, K] view of the input,
+  /// accumulated in f32; null unless input and weight are both f32, bf16 or
+  /// f16 (the GEMMs the library runs).
   Value namedProduct(PatternRewriter &rewriter, LinearOp op) const {
     Location loc = op.getLoc();
     RankedTensorType inputType = op.getInput().getType();
     RankedTensorType weightType = op.getWeight().getType();
-    if (!inputType.getElementType().isF32() ||
-        !weightType.getElementType().isF32())
+    Type elementType = inputType.getElementType();
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType) ||
+        weightType.getElementType() != elementType)
       return nullptr;
     int64_t k = inputType.getShape().back();
     int64_t m = inputType.getNumElements() / std::max<int64_t>(k, 1);
@@ -1163,10 +1165,10 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
         5, utils::IteratorType::parallel);
     scoreIterators[4] = utils::IteratorType::reduction;
     SmallVector<int64_t> scoreShape = {batch, heads, sq, skv};
-    // f32 with named-matmul: both products are batched GEMMs over
-    // (batch, kv head); a kv head's query heads stack their rows, so GQA
-    // needs no repeated K or V.
-    bool batched = namedMatmul && t.isF32();
+    // With named-matmul both products are batched GEMMs over (batch, kv
+    // head), accumulating in f32; a kv head's query heads stack their rows,
+    // so GQA needs no repeated K or V.
+    bool batched = namedMatmul && isa<Float32Type, BFloat16Type, Float16Type>(t);
     Value vRows, scores;
     if (batched) {
       Value qRows = reshapeTensor(
@@ -1247,7 +1249,8 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     outIterators[3] = utils::IteratorType::reduction;
     Value out;
     if (batched) {
-      Value rows = reshapeTensor(rewriter, loc, probs,
+      // P is rounded to V's type, as the GEMM reads both in one type.
+      Value rows = reshapeTensor(rewriter, loc, castTensor(rewriter, loc, probs, t),
                                  {batch * kvHeads, group * sq, skv});
       Value product = reshapeTensor(
           rewriter, loc,

@@ -1,12 +1,14 @@
 //===- ModelLibrary.cpp - host object code and model.so -------------------===//
 
 #include "mte/Target/Host/ModelLibrary.h"
+#include "mte/Dialect/Transformer/IR/WeightProvenance.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CRC.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -225,11 +227,28 @@ std::string mte::generateABISource(const ModelSignature &signature) {
   table("outputs", signature.outputs);
   if (!signature.weights.empty()) {
     os << "\n";
-    for (const ModelWeight &w : signature.weights)
-      os << "extern const unsigned char " << w.symbol << "[];\n";
+    for (auto [i, w] : llvm::enumerate(signature.weights)) {
+      if (!w.isExternal()) {
+        os << "extern const unsigned char " << w.symbol << "[];\n";
+        continue;
+      }
+      os << "static const mte_weight_source weight_sources_" << i
+         << "[] = {\n";
+      for (const ModelWeightSource &source : w.sources)
+        os << "    {" << cString(source.location) << ", " << source.offset
+           << "ull, " << source.chunkElements << "ull, "
+           << dtypeName(source.elementType) << ", " << source.crc32 << "u},\n";
+      os << "};\n";
+    }
     os << "static const mte_weight_info weights[] = {\n";
-    for (const ModelWeight &w : signature.weights)
-      os << "    {" << w.symbol << ", " << w.numBytes << "u},\n";
+    for (auto [i, w] : llvm::enumerate(signature.weights)) {
+      if (w.isExternal())
+        os << "    {0, " << w.numBytes << "ull, " << dtypeName(w.elementType)
+           << ", " << w.sources.size() << ", " << w.outer
+           << "ull, weight_sources_" << i << "},\n";
+      else
+        os << "    {" << w.symbol << ", " << w.numBytes << "ull, 0, 0, 1, 0},\n";
+    }
     os << "};\n";
   }
 
@@ -268,21 +287,76 @@ LogicalResult mte::collectWeights(ModuleOp lowered,
     return failure();
   }
   const llvm::DataLayout &layout = llvmModule.getDataLayout();
+  // externalizeWeights may have listed some already, in argument order.
+  std::vector<ModelWeight> external = std::move(signature.weights);
+  signature.weights.clear();
+  auto nextExternal = external.begin();
   for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
     auto symbol = entry.getArgAttrOfType<FlatSymbolRefAttr>(i, "mte.weight");
     if (!symbol)
       continue;
+    if (nextExternal != external.end() &&
+        nextExternal->symbol == symbol.getValue()) {
+      signature.weights.push_back(std::move(*nextExternal++));
+      continue;
+    }
     const llvm::GlobalVariable *global =
         llvmModule.getNamedGlobal(symbol.getValue());
     if (!global) {
       error = "weight '" + symbol.getValue().str() + "' has no global";
       return failure();
     }
-    signature.weights.push_back(
-        {symbol.getValue().str(),
-         layout.getTypeAllocSize(global->getValueType()).getFixedValue()});
+    ModelWeight weight;
+    weight.symbol = symbol.getValue().str();
+    weight.numBytes =
+        layout.getTypeAllocSize(global->getValueType()).getFixedValue();
+    signature.weights.push_back(std::move(weight));
   }
   return success();
+}
+
+uint64_t mte::externalizeWeights(ModuleOp lowered,
+                                 ModelSignature &signature) {
+  auto entry = lowered.lookupSymbol<LLVM::LLVMFuncOp>(signature.entryPoint);
+  if (!entry)
+    return 0;
+  auto &provenance =
+      transformer::WeightProvenance::get(lowered.getContext());
+  uint64_t embeddedBytes = 0;
+  for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
+    auto symbol = entry.getArgAttrOfType<FlatSymbolRefAttr>(i, "mte.weight");
+    if (!symbol)
+      continue;
+    auto global = lowered.lookupSymbol<LLVM::GlobalOp>(symbol.getAttr());
+    if (!global)
+      continue;
+    Attribute value = global.getValueOrNull();
+    std::optional<transformer::WeightRecipe> recipe =
+        value ? provenance.lookup(value) : std::nullopt;
+    auto typed = dyn_cast_or_null<TypedAttr>(value);
+    auto type = typed ? dyn_cast<ShapedType>(typed.getType()) : ShapedType();
+    if (!recipe || !type) {
+      if (type)
+        embeddedBytes += type.getNumElements() *
+                         ((type.getElementTypeBitWidth() + 7) / 8);
+      continue;
+    }
+    ModelWeight weight;
+    weight.symbol = symbol.getValue().str();
+    weight.elementType = recipe->elementType;
+    weight.numBytes = recipe->numElements() *
+                      ((recipe->elementType.getIntOrFloatBitWidth() + 7) / 8);
+    weight.outer = recipe->outer;
+    for (const transformer::WeightRecipe::Part &part : recipe->parts)
+      weight.sources.push_back(
+          {part.location, part.offset, part.chunkElements, part.sourceType,
+           llvm::crc32(ArrayRef<uint8_t>(
+               reinterpret_cast<const uint8_t *>(part.bytes.data()),
+               part.bytes.size()))});
+    signature.weights.push_back(std::move(weight));
+    global.erase();
+  }
+  return embeddedBytes;
 }
 
 /// Where libmte_runtime.so lives: beside an installed tool (<prefix>/lib),

@@ -12,6 +12,7 @@
 #include "mte/Target/ONNX/ImportONNX.h"
 
 #include "NodeImporter.h"
+#include "mte/Dialect/Transformer/IR/WeightProvenance.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -104,13 +105,21 @@ Type mte::onnx_import::convertElementType(MLIRContext *context,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Where an initializer's external data is: a file relative to the model's
+/// directory and a byte offset in it.
+struct ExternalDataRef {
+  std::string location;
+  int64_t offset = 0;
+};
+
 /// Reads external data: the file named by `location`, relative to the model's
 /// directory, from `offset` for `length` bytes (the rest when -1).
 FailureOr<std::unique_ptr<llvm::MemoryBuffer>>
 readExternalData(const onnx::TensorProto &tensor, StringRef modelDir,
-                 Location loc) {
-  std::string location;
-  int64_t offset = 0, length = -1;
+                 Location loc, ExternalDataRef &ref) {
+  std::string &location = ref.location;
+  int64_t &offset = ref.offset;
+  int64_t length = -1;
   for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
     if (entry.key() == "location") {
       location = entry.value();
@@ -252,9 +261,10 @@ mte::onnx_import::convertTensor(onnx::TensorProto &tensor, StringRef modelDir,
   ArrayRef<char> bytes;
   std::unique_ptr<std::string> rawOwner;
   std::unique_ptr<llvm::MemoryBuffer> externalOwner;
+  ExternalDataRef externalRef;
   std::vector<char> typedOwner;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    auto buffer = readExternalData(tensor, modelDir, loc);
+    auto buffer = readExternalData(tensor, modelDir, loc, externalRef);
     if (failed(buffer))
       return failure();
     externalOwner = std::move(*buffer);
@@ -295,6 +305,11 @@ mte::onnx_import::convertTensor(onnx::TensorProto &tensor, StringRef modelDir,
       : rawOwner
           ? makeBlob(bytes, alignment, std::move(rawOwner))
           : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignment);
+  // --weights=external reads these bytes from the same place at run time.
+  if (!externalRef.location.empty())
+    transformer::WeightProvenance::get(type.getContext())
+        .recordExternal(blob.getData().data(), externalRef.location,
+                        externalRef.offset, count, elementType);
   return cast<ElementsAttr>(
       DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
 }

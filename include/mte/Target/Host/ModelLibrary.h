@@ -29,11 +29,24 @@ struct ModelTensor {
   llvm::SmallVector<int64_t> shape;
 };
 
+/// Part of an external weight (mte_weight_source in ModelABI.h).
+struct ModelWeightSource {
+  std::string location;
+  uint64_t offset, chunkElements;
+  mlir::Type elementType;
+  uint32_t crc32;
+};
+
 /// A constant the forward function takes as an argument (CUDA models): the
-/// symbol of its data in the library and its size.
+/// symbol of its data in the library and its size, or, for an external
+/// weight, how the runtime builds it (no symbol).
 struct ModelWeight {
   std::string symbol;
   uint64_t numBytes;
+  mlir::Type elementType;
+  uint64_t outer = 1;
+  std::vector<ModelWeightSource> sources;
+  bool isExternal() const { return !sources.empty(); }
 };
 
 /// What model.so exports about the compiled function.
@@ -63,9 +76,16 @@ mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef cpu,
 /// C source defining mte_model_get_abi() for `signature`.
 std::string generateABISource(const ModelSignature &signature);
 
+/// For --weights=external: every weight argument of the lowered entry point
+/// whose data has a recipe (transformer::WeightProvenance) becomes an
+/// external weight of `signature`, and its global leaves `lowered`, so that
+/// neither LLVM nor model.so ever holds its bytes. Weights without a recipe
+/// (computed at compile time) stay embedded; their total size is returned.
+uint64_t externalizeWeights(mlir::ModuleOp lowered, ModelSignature &signature);
+
 /// Reads the weight arguments of the lowered entry point (arguments carrying
-/// `mte.weight = @symbol`, after mte-hoist-constants-to-arguments) and their
-/// sizes from the LLVM IR globals holding them.
+/// `mte.weight = @symbol`, after mte-hoist-constants-to-arguments) and the
+/// sizes of the embedded ones from the LLVM IR globals holding them.
 mlir::LogicalResult collectWeights(mlir::ModuleOp lowered,
                                    const llvm::Module &llvmModule,
                                    ModelSignature &signature,

@@ -18,6 +18,7 @@ using namespace mte::transformer;
 #include "mte/Dialect/Transformer/IR/TransformerAttrs.cpp.inc"
 
 void TransformerDialect::initialize() {
+  weightProvenance = std::make_unique<WeightProvenance>();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "mte/Dialect/Transformer/IR/TransformerAttrs.cpp.inc"

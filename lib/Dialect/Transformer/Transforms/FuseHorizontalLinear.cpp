@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/IR/WeightProvenance.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -92,6 +93,12 @@ FailureOr<ElementsAttr> concatConstants(ArrayRef<ElementsAttr> parts,
     AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
         total, std::max<size_t>(elementBytes, 1), /*dataIsMutable=*/true);
     fill(blob.getMutableData());
+    // --weights=external rebuilds the concatenation from the parts' files.
+    SmallVector<const void *> sources;
+    for (ElementsAttr part : parts)
+      sources.push_back(resourceData(part));
+    WeightProvenance::get(type.getContext())
+        .recordConcat(blob.getData().data(), sources, outer);
     return cast<ElementsAttr>(
         DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
   }

@@ -5,6 +5,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Dialect.h"
+#include "mte/Dialect/Transformer/IR/WeightProvenance.h"
+
+#include <memory>
 
 #include "mte/Dialect/Transformer/IR/TransformerDialect.h.inc"
 

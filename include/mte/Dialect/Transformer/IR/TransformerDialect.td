@@ -35,6 +35,13 @@ def Transformer_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// How `--weights=external` rebuilds weights (WeightProvenance.h).
+    WeightProvenance &getWeightProvenance() { return *weightProvenance; }
+
+  private:
+    std::unique_ptr<WeightProvenance> weightProvenance;
+  }];
 }
 
 #endif // MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERDIALECT_TD

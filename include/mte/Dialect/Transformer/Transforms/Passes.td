@@ -215,4 +215,34 @@ def FuseNormLinear : Pass<"mte-fuse-norm-linear", "::mlir::func::FuncOp"> {
   ];
 }
 
+def ConvertPrecision : Pass<"mte-convert-precision", "::mlir::func::FuncOp"> {
+  let summary = "Run a float32 model in bf16 or f16, weights converted at compile time";
+  let description = [{
+    Converts the float32 weights of a function (constants of at least
+    `min-weight-elements` elements) to `precision`, rounding to nearest even
+    at compile time, and lets the narrow type flow: an op with a narrow float
+    operand computes in the narrow type, its other f32 operands cast to it
+    (constants converted in place) and its f32 results retyped; an explicit
+    `cast` of a narrow value to f32 keeps it narrow. Values that meet no
+    weight keep f32: index arithmetic, rotary tables and masks built from
+    positions are computed in f32 and rounded only where they meet the
+    activations, as PyTorch's bf16 models do. The function's signature does
+    not change: f32 results are cast back at the return.
+
+    The lowering computes normalisations, softmax, attention and GEMM
+    accumulation in f32 internally whatever the storage type, so this
+    changes the storage (and rounding between ops), not the reductions.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "The narrow float type: bf16 or f16">,
+    Option<"minWeightElements", "min-weight-elements", "int64_t", "1024",
+           "Float32 constants with at least this many elements are weights">
+  ];
+  let statistics = [
+    Statistic<"numWeights", "weights", "Number of weights converted">,
+    Statistic<"numOps", "ops", "Number of ops that now compute narrow">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,81 @@
+//===- WeightProvenance.h - where the bytes of a weight come from -*- C++ -*-===//
+//
+// With `mte-compile --weights=external` a model library ships no weight
+// bytes: it describes how the runtime assembles each weight from the ONNX
+// external-data files when the model opens. The importer records every
+// initializer it maps from external data; passes that derive a weight from
+// others at compile time (horizontal fusion's concatenation, precision
+// conversion) record the derivation. Records are keyed by the address of the
+// resource blob's bytes, which stays the same from the import to the LLVM
+// global that holds the weight, so no attribute needs to survive lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_DIALECT_TRANSFORMER_IR_WEIGHTPROVENANCE_H
+#define MTE_DIALECT_TRANSFORMER_IR_WEIGHTPROVENANCE_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace mte::transformer {
+
+/// A weight as the runtime builds it: row-major, `outer` chunks, each chunk
+/// the parts' chunks in order (a concatenation along one axis); every part
+/// element converted from its source type to `elementType`.
+struct WeightRecipe {
+  struct Part {
+    std::string location;   // external-data file, relative to the model
+    uint64_t offset;        // of the part's first byte in that file
+    uint64_t chunkElements; // elements the part adds to each chunk
+    mlir::Type sourceType;  // element type stored in the file
+    /// The part's bytes as mapped at compile time (`outer` chunks), kept
+    /// alive by the context: what the runtime will read, checksummed.
+    llvm::ArrayRef<char> bytes;
+  };
+  mlir::Type elementType;
+  uint64_t outer = 1;
+  llvm::SmallVector<Part, 3> parts;
+
+  uint64_t numElements() const;
+};
+
+/// The recipes of a context's weights, keyed by blob data address.
+class WeightProvenance {
+public:
+  /// The registry of `ctx` (one per context, created on first use).
+  static WeightProvenance &get(mlir::MLIRContext *ctx);
+
+  /// `data` holds `numElements` of `type` read from `location` at `offset`.
+  void recordExternal(const void *data, llvm::StringRef location,
+                      uint64_t offset, uint64_t numElements, mlir::Type type);
+  /// `result` is `parts` concatenated in `outer` chunks (row-major concat
+  /// along an axis with `outer` = the product of the dims before it).
+  /// Recorded only when every part has a recipe that is one contiguous run
+  /// of its file (or when `outer` is 1, any recipe of one chunk).
+  void recordConcat(const void *result, llvm::ArrayRef<const void *> parts,
+                    uint64_t outer);
+  /// `result` is `source` converted element-wise to `type`.
+  void recordConversion(const void *result, const void *source,
+                        mlir::Type type);
+
+  std::optional<WeightRecipe> lookup(const void *data) const;
+  /// The recipe of a constant, when it is a resource blob with one.
+  std::optional<WeightRecipe> lookup(mlir::Attribute value) const;
+
+private:
+  mutable std::mutex mutex;
+  llvm::DenseMap<const void *, WeightRecipe> recipes;
+};
+
+/// The bytes of a resource-backed constant, or null.
+const void *resourceData(mlir::Attribute value);
+
+} // namespace mte::transformer
+
+#endif // MTE_DIALECT_TRANSFORMER_IR_WEIGHTPROVENANCE_H

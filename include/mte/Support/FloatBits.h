@@ -1,0 +1,52 @@
+//===- FloatBits.h - f32 to bf16 / f16 rounding on bit patterns -*- C++ -*-===//
+//
+// Round-to-nearest-even narrowing of f32 bit patterns, shared by the
+// compiler (weights converted at compile time) and the runtime (external
+// weights converted when a model opens), so both give the same bits. NaNs
+// stay quiet NaNs; overflow rounds to infinity, as IEEE narrowing does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_SUPPORT_FLOATBITS_H
+#define MTE_SUPPORT_FLOATBITS_H
+
+#include <cstdint>
+
+namespace mte {
+
+inline uint16_t f32BitsToBF16(uint32_t bits) {
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep the sign, quiet
+    return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  uint32_t roundingBias = 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>((bits + roundingBias) >> 16);
+}
+
+inline uint16_t f32BitsToF16(uint32_t bits) {
+  uint32_t sign = (bits >> 16) & 0x8000u;
+  uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) // NaN
+    return static_cast<uint16_t>(sign | 0x7e00u);
+  if (magnitude >= 0x477ff000u) // rounds to or past 65520: infinity
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (magnitude < 0x38800000u) { // below 2^-14: an f16 subnormal or zero
+    if (magnitude < 0x33000000u) // below half the smallest subnormal
+      return static_cast<uint16_t>(sign);
+    uint32_t exponent = magnitude >> 23;
+    uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - exponent; // 14..24 for this range
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (half & 1u)))
+      ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  // Normal: rebias the exponent (127 -> 15) and round 13 mantissa bits.
+  uint32_t rebased = magnitude - 0x38000000u;
+  uint32_t roundingBias = 0xfffu + ((rebased >> 13) & 1u);
+  return static_cast<uint16_t>(sign | ((rebased + roundingBias) >> 13));
+}
+
+} // namespace mte
+
+#endif // MTE_SUPPORT_FLOATBITS_H

@@ -1,0 +1,105 @@
+//===- WeightProvenance.cpp - where the bytes of a weight come from -------===//
+
+#include "mte/Dialect/Transformer/IR/WeightProvenance.h"
+#include "mte/Dialect/Transformer/IR/TransformerDialect.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+using namespace mlir;
+using namespace mte::transformer;
+
+uint64_t WeightRecipe::numElements() const {
+  uint64_t chunk = 0;
+  for (const Part &part : parts)
+    chunk += part.chunkElements;
+  return outer * chunk;
+}
+
+WeightProvenance &WeightProvenance::get(MLIRContext *ctx) {
+  return ctx->getOrLoadDialect<TransformerDialect>()->getWeightProvenance();
+}
+
+static uint64_t byteWidth(Type type) {
+  return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+void WeightProvenance::recordExternal(const void *data, StringRef location,
+                                      uint64_t offset, uint64_t numElements,
+                                      Type type) {
+  WeightRecipe recipe;
+  recipe.elementType = type;
+  recipe.parts.push_back(
+      {location.str(), offset, numElements, type,
+       ArrayRef<char>(static_cast<const char *>(data),
+                      numElements * byteWidth(type))});
+  std::lock_guard<std::mutex> guard(mutex);
+  recipes[data] = std::move(recipe);
+}
+
+void WeightProvenance::recordConcat(const void *result,
+                                    ArrayRef<const void *> parts,
+                                    uint64_t outer) {
+  std::lock_guard<std::mutex> guard(mutex);
+  WeightRecipe combined;
+  combined.outer = outer;
+  for (const void *data : parts) {
+    auto it = recipes.find(data);
+    if (it == recipes.end() || it->second.outer != 1)
+      return;
+    const WeightRecipe &part = it->second;
+    // A part split into chunks must be one contiguous run of its file.
+    if (outer != 1 && part.parts.size() != 1)
+      return;
+    if (combined.elementType && combined.elementType != part.elementType)
+      return;
+    combined.elementType = part.elementType;
+    for (const WeightRecipe::Part &p : part.parts) {
+      WeightRecipe::Part chunked = p;
+      if (p.chunkElements % outer != 0)
+        return;
+      chunked.chunkElements = p.chunkElements / outer;
+      combined.parts.push_back(std::move(chunked));
+    }
+  }
+  recipes[result] = std::move(combined);
+}
+
+void WeightProvenance::recordConversion(const void *result, const void *source,
+                                        Type type) {
+  std::lock_guard<std::mutex> guard(mutex);
+  auto it = recipes.find(source);
+  if (it == recipes.end())
+    return;
+  WeightRecipe converted = it->second;
+  converted.elementType = type;
+  recipes[result] = std::move(converted);
+}
+
+std::optional<WeightRecipe> WeightProvenance::lookup(const void *data) const {
+  std::lock_guard<std::mutex> guard(mutex);
+  auto it = recipes.find(data);
+  if (it == recipes.end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::optional<WeightRecipe> WeightProvenance::lookup(Attribute value) const {
+  const void *data = resourceData(value);
+  if (!data)
+    return std::nullopt;
+  std::optional<WeightRecipe> recipe = lookup(data);
+  // The blob must still be the whole weight (not, say, reinterpreted).
+  auto shaped = dyn_cast<ShapedType>(cast<TypedAttr>(value).getType());
+  if (!recipe || !shaped || recipe->elementType != shaped.getElementType() ||
+      recipe->numElements() != static_cast<uint64_t>(shaped.getNumElements()))
+    return std::nullopt;
+  return recipe;
+}
+
+const void *mte::transformer::resourceData(Attribute value) {
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value);
+  if (!resource)
+    return nullptr;
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  return blob ? blob->getData().data() : nullptr;
+}

@@ -1,0 +1,164 @@
+//===- ConvertPrecision.cpp - run an f32 model in bf16 or f16 -------------===//
+//
+// Converts a float32 function to a narrow float storage type: its weights at
+// compile time, and every op that the weights' data flow reaches. Values the
+// weights never reach (position arithmetic, rotary tables, masks) stay f32
+// until they meet a narrow value, where they are rounded once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/IR/WeightProvenance.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
+#include "mte/Support/FloatBits.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cstring>
+
+namespace mte::transformer {
+#define GEN_PASS_DEF_CONVERTPRECISION
+#include "mte/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace mte::transformer
+
+using namespace mlir;
+using namespace mte::transformer;
+
+namespace {
+
+bool hasElementType(Type type, Type element) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType() == element;
+}
+
+bool isFp8(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<Float8E4M3FNType, Float8E5M2Type>(tensor.getElementType());
+}
+
+/// `value`, an f32 constant, with its elements rounded to `narrow`.
+ElementsAttr convertConstant(ElementsAttr value, FloatType narrow) {
+  auto type = cast<ShapedType>(value.getType()).clone(narrow);
+  bool bf16 = narrow.isBF16();
+  auto round = [bf16](uint32_t bits) {
+    return bf16 ? mte::f32BitsToBF16(bits) : mte::f32BitsToF16(bits);
+  };
+  if (const void *data = resourceData(value)) {
+    auto resource = cast<DenseResourceElementsAttr>(value);
+    int64_t count = type.getNumElements();
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+        count * sizeof(uint16_t), alignof(uint16_t), /*dataIsMutable=*/true);
+    auto *out = reinterpret_cast<uint16_t *>(blob.getMutableData().data());
+    const char *in = static_cast<const char *>(data);
+    for (int64_t i = 0; i < count; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, in + 4 * i, sizeof(bits));
+      out[i] = round(bits);
+    }
+    // --weights=external converts the same file bytes when the model opens.
+    WeightProvenance::get(narrow.getContext())
+        .recordConversion(blob.getData().data(), data, narrow);
+    std::string name = (resource.getRawHandle().getKey() + "." +
+                        (bf16 ? "bf16" : "f16"))
+                           .str();
+    return cast<ElementsAttr>(
+        DenseResourceElementsAttr::get(type, name, std::move(blob)));
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense) // a resource whose bytes are not loaded
+    return nullptr;
+  return dense.mapValues(narrow, [&](const APFloat &v) {
+    return APInt(16, round(v.bitcastToAPInt().getZExtValue()));
+  });
+}
+
+struct ConvertPrecisionPass
+    : mte::transformer::impl::ConvertPrecisionBase<ConvertPrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    MLIRContext *ctx = &getContext();
+    FloatType narrow;
+    if (precision == "bf16")
+      narrow = BFloat16Type::get(ctx);
+    else if (precision == "f16")
+      narrow = Float16Type::get(ctx);
+    else {
+      func.emitError() << "unknown precision '" << precision
+                       << "' (expected bf16 or f16)";
+      return signalPassFailure();
+    }
+    f32 = Float32Type::get(ctx);
+    this->narrow = narrow;
+    Block &body = func.getBody().front();
+
+    // Weights first: they are where the narrow type starts.
+    for (auto constant : llvm::make_early_inc_range(body.getOps<arith::ConstantOp>())) {
+      auto value = dyn_cast<ElementsAttr>(constant.getValue());
+      if (!value || !hasElementType(value.getType(), f32) ||
+          value.getNumElements() < minWeightElements)
+        continue;
+      ElementsAttr converted = convertConstant(value, narrow);
+      if (!converted)
+        continue;
+      OpBuilder b(constant);
+      constant.replaceAllUsesWith(
+          arith::ConstantOp::create(b, constant.getLoc(),
+                                    cast<TypedAttr>(converted))
+              .getResult());
+      constant.erase();
+      ++numWeights;
+    }
+
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (isa<arith::ConstantOp, func::ReturnOp>(op))
+        continue;
+      bool narrowOperand = llvm::any_of(op.getOperandTypes(), [&](Type t) {
+        return hasElementType(t, narrow);
+      });
+      if (!narrowOperand || llvm::any_of(op.getOperandTypes(), isFp8) ||
+          llvm::any_of(op.getResultTypes(), isFp8))
+        continue;
+      // A cast up to f32 of a narrow value keeps it narrow: the activations
+      // stay in the storage type the precision asks for.
+      if (!isa<CastOp>(op))
+        for (OpOperand &operand : op.getOpOperands())
+          if (hasElementType(operand.get().getType(), f32))
+            operand.set(toNarrow(operand.get(), &op));
+      for (OpResult result : op.getResults())
+        if (hasElementType(result.getType(), f32))
+          result.setType(cast<RankedTensorType>(result.getType()).clone(narrow));
+      ++numOps;
+    }
+
+    // The signature stays: f32 results are rounded back up at the return.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder b(ret);
+    for (auto [operand, type] :
+         llvm::zip_equal(ret->getOpOperands(), func.getResultTypes()))
+      if (operand.get().getType() != type)
+        operand.set(CastOp::create(b, ret.getLoc(), type, operand.get()));
+  }
+
+  /// `value` (f32) in the narrow type, for `user`: constants converted,
+  /// anything else through a cast right before the user.
+  Value toNarrow(Value value, Operation *user) {
+    auto type = cast<RankedTensorType>(value.getType()).clone(narrow);
+    OpBuilder b(user);
+    ElementsAttr constant;
+    if (matchPattern(value, m_Constant(&constant)))
+      if (ElementsAttr converted = convertConstant(constant, narrow))
+        return arith::ConstantOp::create(b, value.getLoc(),
+                                         cast<TypedAttr>(converted));
+    return CastOp::create(b, value.getLoc(), type, value);
+  }
+
+  FloatType f32, narrow;
+};
+} // namespace
