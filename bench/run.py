@@ -500,6 +500,7 @@ def main(argv=None):
     for name in args.models:
         try:
             report["models"][name] = bench_model(bench, name, manifest)
+            log(table({name: report["models"][name]}))
         except Exception as error:  # noqa: BLE001 - the next model may still run
             traceback.print_exc()
             report["models"][name] = {"errors": {"benchmark": first_line(error)},
