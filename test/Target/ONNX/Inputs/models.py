@@ -30,7 +30,7 @@ model and --external-data file bit for bit.  Inputs
 have symbolic dims "batch" and "sequence": BERT takes input_ids,
 attention_mask, token_type_ids (int64); GPT-2 and Llama take input_ids only
 (causal mask, no padding mask).  The output is last_hidden_state, float32
-[batch, sequence, 64], after ln_f / the final norm.  Weights are seeded
+[batch, sequence, hidden], after ln_f / the final norm.  Weights are seeded
 float32 initializers under their Hugging Face state-dict names.
 
 --external-data NAME writes every float initializer of at least
@@ -114,7 +114,6 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-
 
 
 class Size(collections.namedtuple(
