@@ -4,11 +4,18 @@
 # The GPU tests run where no compiler is (see docs/cuda.md):
 #   make gpu-artifacts   here: compile the fixtures for CUDA, with references
 #   make check-gpu       on the GPU machine, with $(BUILD_DIR)/gpu-check carried
+# The benchmark (docs/performance.md):
+#   make bench-artifacts here: generate and compile the benchmark models
+#   make bench           on the GPU machine, with $(BUILD_DIR)/bench carried;
+#                        results to $(BENCH_JSON) ($OUT/bench.json when $OUT is set)
 BUILD_DIR ?= build
 CMAKE_BUILD_TYPE ?= Release
 NINJA := ninja -C $(BUILD_DIR)
 
-.PHONY: all deps configure build check demo clean gpu-artifacts check-gpu
+BENCH_JSON ?= $(if $(OUT),$(OUT),$(BUILD_DIR)/bench)/bench.json
+
+.PHONY: all deps configure build check demo clean gpu-artifacts check-gpu \
+	bench-artifacts bench
 
 all: build
 
@@ -38,6 +45,13 @@ check-gpu:
 	python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
 	cd $(BUILD_DIR)/gpu-check && LD_LIBRARY_PATH=. compute-sanitizer \
 	  --error-exitcode 1 --tool memcheck ./mte-run llama_dynamo.cuda.so
+
+bench-artifacts: build
+	bench/prepare.sh $(BUILD_DIR)
+
+bench:
+	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 run.py \
+	  --out $(abspath $(BENCH_JSON)) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR)

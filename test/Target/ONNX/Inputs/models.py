@@ -3,19 +3,42 @@
 two ONNX exporters, plus an independent float64 numpy reference.
 
     models.py --family {bert,gpt2,llama} --exporter {torchscript,dynamo}
-              [--layers 2] [--seed 0] -o OUT.onnx
+              [--size {tiny,gpt2-small,llama-4l}] [--layers N] [--seed 0]
+              -o OUT.onnx [--external-data NAME.data]
               [--reference-out REF.npz --batch 2 --seq 16] [--verbose]
     models.py --self-check [--verbose]   # all six: checker, shape inference,
                                          # onnx_numpy.py vs. the reference
 
-Configuration: hidden 64, 4 heads of 16, intermediate 128, vocab 100, 64
-positions, 2 layers.  LayerNorm eps: BERT 1e-12 (BertConfig's default), GPT-2
-1e-5.  Llama: 2 KV heads (GQA), RMSNorm eps 1e-6, rope theta 10000.  Inputs
+Configuration (--size tiny, the default, and the test fixtures): hidden 64,
+4 heads of 16, intermediate 128, vocab 100, 64 positions, 2 layers.
+LayerNorm eps: BERT 1e-12 (BertConfig's default), GPT-2 1e-5.  Llama: 2 KV
+heads (GQA), RMSNorm eps 1e-6, rope theta 10000.  Larger sizes (SIZES below;
+benchmark and compile-time models, bench/ and docs/performance.md):
+  gpt2-small  GPT-2 small: 12 layers, hidden 768, 12 heads of 64, MLP 3072,
+              vocab 50257, 1024 positions (Llama at this size: 4 KV heads).
+  llama-4l    the first 4 layers of a Mistral-7B-shaped Llama (which is
+              Llama-2-7B's vocab with Llama-3-8B's GQA and MLP): hidden 4096,
+              32 heads of 128, 8 KV heads, MLP 14336, vocab 32000, 4096
+              positions, RMSNorm eps 1e-5, rope theta 10000 (Llama 2's; the
+              kernels do not depend on it).  About 1.0e9 parameters, 4.0 GB
+              of float32 (no LM head: the output is last_hidden_state).
+Weights of the tiny size come from numpy's default_rng normal draws (the
+fixtures' bytes must not change); every other size draws them from the raw
+64-bit output of np.random.PCG64(seed) only (portable_uniform), which gives
+identical bytes under any numpy version, so two machines regenerate the same
+model and --external-data file bit for bit.  Inputs
 have symbolic dims "batch" and "sequence": BERT takes input_ids,
 attention_mask, token_type_ids (int64); GPT-2 and Llama take input_ids only
 (causal mask, no padding mask).  The output is last_hidden_state, float32
-[batch, sequence, 64], after ln_f / the final norm.  Weights are seeded
+[batch, sequence, hidden], after ln_f / the final norm.  Weights are seeded
 float32 initializers under their Hugging Face state-dict names.
+
+--external-data NAME writes every float initializer of at least
+EXTERNAL_MIN_BYTES bytes into the one file NAME beside the .onnx, in the
+order the graph first uses them, each at an offset aligned to 64 bytes
+(zero padding), as raw little-endian bytes with the TensorProto fields
+data_location = EXTERNAL and external_data location / offset / length set
+here (not by onnx.external_data_helper, whose layout varies by release).
 
 "torchscript": torch.onnx.export(dynamo=False), opset 17, over the eager
 Hugging Face code of the transformers 4.3x-4.4x era.  Names are module scopes
@@ -92,11 +115,40 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HIDDEN, HEADS, HEAD_DIM, INTERMEDIATE = 64, 4, 16, 128
-VOCAB, MAX_POS, TYPE_VOCAB = 100, 64, 2
-KV_HEADS = 2
-EPS = {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-6}
-ROPE_THETA = 10000.0
+
+class Size(collections.namedtuple(
+        "Size", "name hidden heads head_dim intermediate vocab max_pos kv_heads "
+                "layers eps rope_theta")):
+    """One model size; set_size() makes it the module's configuration."""
+
+
+SIZES = {
+    "tiny": Size("tiny", 64, 4, 16, 128, 100, 64, 2, 2,
+                 {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-6}, 10000.0),
+    "gpt2-small": Size("gpt2-small", 768, 12, 64, 3072, 50257, 1024, 4, 12,
+                       {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-6}, 10000.0),
+    "llama-4l": Size("llama-4l", 4096, 32, 128, 14336, 32000, 4096, 8, 4,
+                     {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-5}, 10000.0),
+}
+TYPE_VOCAB = 2
+EXTERNAL_MIN_BYTES = 1024       # --external-data: smaller float tensors stay inline
+EXTERNAL_ALIGN = 64
+
+
+def set_size(name):
+    """Makes SIZES[name] the configuration every builder and the reference
+    read (the module constants HIDDEN, HEADS, ..., EPS, ROPE_THETA)."""
+    global SIZE, HIDDEN, HEADS, HEAD_DIM, INTERMEDIATE, VOCAB, MAX_POS, KV_HEADS
+    global EPS, ROPE_THETA
+    SIZE = SIZES[name]
+    HIDDEN, HEADS, HEAD_DIM, INTERMEDIATE = (SIZE.hidden, SIZE.heads, SIZE.head_dim,
+                                             SIZE.intermediate)
+    VOCAB, MAX_POS, KV_HEADS = SIZE.vocab, SIZE.max_pos, SIZE.kv_heads
+    EPS, ROPE_THETA = dict(SIZE.eps), SIZE.rope_theta
+    return SIZE
+
+
+set_size("tiny")
 FMIN = float(np.finfo(np.float32).min)        # -3.4028234663852886e+38
 INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 FAMILIES = ("bert", "gpt2", "llama")
@@ -107,17 +159,55 @@ I64, F32 = np.int64, np.float32
 
 # ---------------------------------------------------------------- weights
 
+def portable_uniform(bits, shape, std, mean=0.0):
+    """float32 values uniform in [mean - std*sqrt(3), mean + std*sqrt(3)) (so of
+    standard deviation `std`) from the raw output of the bit generator `bits`
+    alone: bit generators' streams are stable across numpy releases, the
+    distribution methods' are not.  Each value takes 32 bits (the low, then
+    the high half of each 64-bit draw, on a little-endian machine), keeps the
+    top 24 as an integer in [-2^23, 2^23), converted exactly to float32 and
+    scaled by one float32 multiply: every step is exact or one IEEE rounding,
+    so the bytes do not depend on numpy's version or SIMD paths."""
+    n = int(np.prod(shape, dtype=np.int64))
+    raw = bits.random_raw((n + 1) // 2)
+    ints = (raw.view(np.uint32)[:n] >> np.uint32(8)).astype(np.int32)
+    ints -= 1 << 23
+    out = ints.astype(F32)
+    del ints
+    out *= F32(std * math.sqrt(3.0) / 2.0**23)
+    if mean:
+        out += F32(mean)
+    return out.reshape(shape)
+
+
 def make_weights(family, layers=2, seed=0):
     """Random float32 parameters under their Hugging Face state-dict names,
-    in PyTorch layout (nn.Linear [out, in]; GPT-2 Conv1D [in, out])."""
-    rng = np.random.default_rng(seed)
+    in PyTorch layout (nn.Linear [out, in]; GPT-2 Conv1D [in, out]).
+    Normal draws (std 0.02, norm gains 1 + 0.1 N) for the tiny size; uniform
+    draws of the same standard deviations from PCG64(seed)'s raw bits for the
+    others (portable_uniform), in the same order."""
     w = {}
+    if SIZE.name == "tiny":
+        rng = np.random.default_rng(seed)
 
-    def normal(name, *shape):
-        w[name] = (0.02 * rng.standard_normal(shape)).astype(F32)
+        def normal(name, *shape):
+            w[name] = (0.02 * rng.standard_normal(shape)).astype(F32)
+
+        def gain(name):
+            w[name] = (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(F32)
+    else:
+        if sys.byteorder != "little":
+            raise RuntimeError("portable weights assume a little-endian machine")
+        bits = np.random.PCG64(seed)
+
+        def normal(name, *shape):
+            w[name] = portable_uniform(bits, shape, 0.02)
+
+        def gain(name):
+            w[name] = portable_uniform(bits, (HIDDEN,), 0.1, mean=1.0)
 
     def norm(name, bias=True):
-        w[name + ".weight"] = (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(F32)
+        gain(name + ".weight")
         if bias:
             normal(name + ".bias", HIDDEN)
 
@@ -230,8 +320,10 @@ class GraphBuilder:
         return outs[0] if outputs == 1 else outs
 
     def initializer(self, name, array):
+        """Records a constant; its TensorProto is made by model(), so that a
+        transposed weight is copied only when it is written."""
         if name not in self.initializers:
-            self.initializers[name] = numpy_helper.from_array(np.asarray(array), name)
+            self.initializers[name] = np.asarray(array)
         return name
 
     def param(self, leaf):
@@ -265,18 +357,75 @@ class GraphBuilder:
         self.inputs.append(helper.make_tensor_value_info(name, elem_type, ["batch", "sequence"]))
         return name
 
-    def model(self, family, result, doc):
+    def model(self, family, result, doc, external=None):
+        """The ModelProto; with `external` (an ExternalData), its large float
+        initializers refer to that file instead of holding their bytes."""
         for node in self.nodes:                        # name the graph output
             node.output[:] = ["last_hidden_state" if o == result else o for o in node.output]
         out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
                                             ["batch", "sequence", HIDDEN])
+        tensors = []
+        for name, array in self.initializers.items():
+            if external is not None and external.takes(array):
+                tensors.append(external.add(name, array))
+            else:
+                if not array.flags.c_contiguous:
+                    array = np.ascontiguousarray(array)
+                tensors.append(numpy_helper.from_array(array, name))
         graph = helper.make_graph(self.nodes, "main_graph", self.inputs, [out],
-                                  initializer=list(self.initializers.values()))
+                                  initializer=tensors)
         model = helper.make_model(graph, ir_version=8, producer_name="mte-test-models",
                                   producer_version=f"{family}-{self.exporter}",
                                   opset_imports=[helper.make_opsetid("", self.opset)])
         model.doc_string = doc
         return model
+
+
+class ExternalData:
+    """One external data file: add() gives each tensor the next offset that
+    is a multiple of EXTERNAL_ALIGN and returns its TensorProto (location,
+    offset, length; no bytes); write() then writes the file in that order,
+    zero-padded between tensors."""
+
+    TYPES = {np.dtype(np.float32): TensorProto.FLOAT,
+             np.dtype(np.float16): TensorProto.FLOAT16,
+             np.dtype(np.float64): TensorProto.DOUBLE}
+
+    def __init__(self, location):
+        if os.path.basename(location) != location or location in ("", ".", ".."):
+            raise ValueError(f"--external-data takes a file name, not a path: {location!r}")
+        self.location = location
+        self.entries = []               # (name, offset, array)
+        self.size = 0
+
+    def takes(self, array):
+        return array.dtype in self.TYPES and array.nbytes >= EXTERNAL_MIN_BYTES
+
+    def add(self, name, array):
+        if sys.byteorder != "little":
+            raise RuntimeError("external data is written little-endian")
+        offset = -(-self.size // EXTERNAL_ALIGN) * EXTERNAL_ALIGN
+        self.entries.append((name, offset, array))
+        self.size = offset + array.nbytes
+        tensor = TensorProto()
+        tensor.name = name
+        tensor.data_type = self.TYPES[array.dtype]
+        tensor.dims.extend(array.shape)
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", self.location), ("offset", str(offset)),
+                           ("length", str(array.nbytes))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        return tensor
+
+    def write(self, directory):
+        """Writes the file into `directory`; returns [(name, offset, length)]."""
+        with open(os.path.join(directory, self.location), "wb") as f:
+            for name, offset, array in self.entries:
+                f.write(bytes(offset - f.tell()))
+                contiguous = np.ascontiguousarray(array)
+                f.write(contiguous.reshape(-1).view(np.uint8).data)
+        return [(name, offset, array.nbytes) for name, offset, array in self.entries]
 
 
 # ------------------------------------------------------- shared patterns
@@ -343,7 +492,7 @@ def linear(g, path, x, bias=True):
     dynamo MatMul(x, val_n) + Add(y, bias) with the transpose folded."""
     with g.scope(path):
         name = path.replace("/", ".")
-        wt = np.ascontiguousarray(g.w[name + ".weight"].T)
+        wt = g.w[name + ".weight"].T           # made contiguous when written
         if g.ts:
             y = g.op("MatMul", x, g.folded(wt, "MatMul"))
             return g.op("Add", g.param("bias"), y) if bias else y
@@ -775,13 +924,41 @@ def build_llama(g, layers):
 BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "llama": build_llama}
 
 
-def build_model(family, exporter, layers=2, seed=0):
+def build_model(family, exporter, layers=2, seed=0, external=None):
+    """(ModelProto, weights) at the current size; with `external` (an
+    ExternalData) the large float initializers go to that file, to be
+    written with external.write() (save_model does both)."""
     weights = make_weights(family, layers, seed)
     g = GraphBuilder(exporter, weights)
     result = BUILDERS[family](g, layers)
-    doc = (f"Tiny {family} ({layers} layers, seed {seed}) in the node patterns of "
+    size = "Tiny" if SIZE.name == "tiny" else SIZE.name
+    doc = (f"{size} {family} ({layers} layers, seed {seed}) in the node patterns of "
            f"torch.onnx.export ({exporter}); generated by test/Target/ONNX/Inputs/models.py")
-    return g.model(family, result, doc), weights
+    return g.model(family, result, doc, external), weights
+
+
+def save_model(model, path, external=None):
+    """Writes the .onnx (and, with `external`, its data file beside it)."""
+    if external is None:
+        onnx.save(model, path)
+        return
+    external.write(os.path.dirname(os.path.abspath(path)))
+    with open(path, "wb") as f:         # not onnx.save: it would handle the
+        f.write(model.SerializeToString())   # external tensors itself
+
+
+def generate(family, exporter, output, size="tiny", layers=None, seed=0,
+             external_data=None, check=True):
+    """What the command line does without --reference-out: sets the size,
+    builds the model, validates it and writes it (and NAME beside it when
+    external_data is NAME).  Returns (model, weights, note)."""
+    set_size(size)
+    layers = SIZE.layers if layers is None else layers
+    external = ExternalData(external_data) if external_data else None
+    model, weights = build_model(family, exporter, layers, seed, external)
+    note = validate(model) if check else "not checked"
+    save_model(model, output, external)
+    return model, weights, note
 
 
 # --------------------------------------------------------------- validation
@@ -792,12 +969,12 @@ def opset17_view(model):
     release that stops at opset 17 can still check everything else."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
-    consts = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    consts = {t.name: t for t in m.graph.initializer}
     extra = []
     for node in m.graph.node:
         attrs = {a.name: a for a in node.attribute}
         if node.op_type == "ReduceMean" and len(node.input) > 1:
-            axes = consts[node.input[1]].tolist()
+            axes = numpy_helper.to_array(consts[node.input[1]]).tolist()
             del node.input[1:]
             node.attribute.append(helper.make_attribute("axes", axes))
         if node.op_type == "Split" and "num_outputs" in attrs:
@@ -816,13 +993,34 @@ def opset17_view(model):
     return m
 
 
+def without_external_data(model):
+    """A copy whose external initializers are graph inputs of the same type
+    and shape: what the checker and shape inference see is the same, and the
+    data file need not exist (nor be looked up relative to the cwd)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    kept = []
+    for t in m.graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            m.graph.input.append(helper.make_tensor_value_info(t.name, t.data_type,
+                                                               list(t.dims)))
+        else:
+            kept.append(t)
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(kept)
+    return m
+
+
 def validate(model):
     """onnx.checker (full) and strict shape inference; returns a note on what
     was checked."""
     target = model
     note = "checked as is"
+    if any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer):
+        target = without_external_data(model)
+        note = "external initializers checked as graph inputs"
     if model.opset_import[0].version > onnx.defs.onnx_opset_version():
-        target = opset17_view(model)
+        target = opset17_view(target)
         note = (f"onnx {onnx.__version__} knows opset {onnx.defs.onnx_opset_version()}: "
                 "checked the opset-17 view of the ReduceMean/Split nodes")
     onnx.checker.check_model(target, full_check=True)
@@ -1001,37 +1199,43 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--family", choices=FAMILIES)
     ap.add_argument("--exporter", choices=EXPORTERS)
-    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--size", choices=list(SIZES), default="tiny",
+                    help="tiny (the test fixtures): hidden 64, 4 heads; "
+                         "gpt2-small: GPT-2 small's dimensions; llama-4l: 4 "
+                         "layers of a Mistral-7B-shaped Llama (see above)")
+    ap.add_argument("--layers", type=int,
+                    help="default: the size's (tiny 2, gpt2-small 12, llama-4l 4)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("-o", "--output")
+    ap.add_argument("--external-data", metavar="NAME",
+                    help="write the float initializers of at least "
+                         f"{EXTERNAL_MIN_BYTES} bytes to the file NAME beside "
+                         "the .onnx (64-byte aligned, deterministic)")
     ap.add_argument("--reference-out")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--self-check", action="store_true",
                     help="build all six models and compare onnx_numpy.py with the reference")
-    ap.add_argument("--size", choices=["tiny", "gpt2-small"], default="tiny",
-                    help="tiny: hidden 64, 4 heads; gpt2-small: hidden 768, "
-                         "12 heads, intermediate 3072, 1024 positions (for "
-                         "compile-time and benchmark models)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
-    if args.size == "gpt2-small":
-        global HIDDEN, HEADS, HEAD_DIM, INTERMEDIATE, MAX_POS, KV_HEADS
-        HIDDEN, HEADS, HEAD_DIM, INTERMEDIATE = 768, 12, 64, 3072
-        MAX_POS, KV_HEADS = 1024, 4
+    set_size(args.size)
+    layers = SIZE.layers if args.layers is None else args.layers
     if args.self_check:
-        return self_check(args.layers, args.seed, args.batch, args.seq, args.verbose)
+        return self_check(layers, args.seed, args.batch, args.seq, args.verbose)
     if not (args.family and args.exporter and args.output):
         ap.error("--family, --exporter and -o are required (or --self-check)")
-    if args.layers < 1 or args.batch < 1 or not 1 <= args.seq <= MAX_POS:
+    if layers < 1 or args.batch < 1 or not 1 <= args.seq <= MAX_POS:
         ap.error(f"need --layers >= 1, --batch >= 1 and 1 <= --seq <= {MAX_POS}")
-    model, weights = build_model(args.family, args.exporter, args.layers, args.seed)
-    note = validate(model)
-    onnx.save(model, args.output)
+    try:
+        model, weights, note = generate(args.family, args.exporter, args.output,
+                                        args.size, layers, args.seed,
+                                        args.external_data)
+    except ValueError as error:
+        ap.error(str(error))
     if args.verbose:
         print(f"{args.output}: {len(model.graph.node)} nodes {op_counts(model)} [{note}]")
     if args.reference_out:
-        write_reference(args.reference_out, args.family, weights, args.layers,
+        write_reference(args.reference_out, args.family, weights, layers,
                         args.batch, args.seq, args.seed)
     return 0
 

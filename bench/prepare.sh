@@ -1,0 +1,68 @@
+#!/bin/sh
+# Builds, on the compile machine, the folder the benchmark runs from on the
+# GPU machine (docs/performance.md):
+#
+#   bench/prepare.sh [BUILD_DIR]          # default: build; or make bench-artifacts
+#
+# For each benchmark model (bench/common.py): models.py writes NAME.onnx and
+# its external weights NAME.data into BUILD_DIR/bench, mte-compile builds
+# NAME.so from them (--target=cuda --precision=bf16 --weights=external, the
+# static input shape), the data file's size and CRC32 go to manifest.json,
+# and NAME.data is deleted: run.py regenerates it, bit for bit, beside
+# NAME.so.  Then libmte_runtime, the mte package, bench/*.py and models.py
+# are copied in, so that BUILD_DIR/bench alone (a few MiB) runs with
+#
+#   cd BUILD_DIR/bench && LD_LIBRARY_PATH=. python3 run.py --out bench.json
+#
+# Environment: MTE_COMPILE (default BUILD_DIR/bin/mte-compile),
+# MTE_COMPILE_FLAGS (more mte-compile options, e.g. --gpu=sm_90a),
+# BENCH_MODELS (default "gpt2-small llama-4l"), PYTHON (default
+# /usr/bin/python3).
+set -euf     # -f: the argument lists below are split on spaces, never globbed
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+COMPILE=${MTE_COMPILE:-$BUILD/bin/mte-compile}
+PY=${PYTHON:-/usr/bin/python3}
+OUT=$BUILD/bench
+MODELS_PY=$ROOT/test/Target/ONNX/Inputs/models.py
+COMMON=$ROOT/bench/common.py
+
+if [ ! -x "$COMPILE" ]; then
+  echo "prepare.sh: no mte-compile at $COMPILE (build first, or set MTE_COMPILE)" >&2
+  exit 1
+fi
+rm -rf "$OUT"
+mkdir -p "$OUT"
+for name in ${BENCH_MODELS:-gpt2-small llama-4l}; do
+  margs=$("$PY" "$COMMON" models-args "$name" | tr '\n' ' ')
+  cargs=$("$PY" "$COMMON" compile-args "$name" | tr '\n' ' ')
+  echo "== $name: models.py $margs"
+  start=$(date +%s)
+  # shellcheck disable=SC2086  # split on purpose: the lists hold no spaces
+  (cd "$OUT" && "$PY" "$MODELS_PY" $margs)
+  echo "   generated in $(( $(date +%s) - start )) s"
+  echo "== $name: mte-compile $name.onnx -o $name.so $cargs${MTE_COMPILE_FLAGS:-}"
+  start=$(date +%s)
+  # shellcheck disable=SC2086
+  (cd "$OUT" && "$COMPILE" "$name.onnx" -o "$name.so" $cargs ${MTE_COMPILE_FLAGS:-})
+  echo "   compiled in $(( $(date +%s) - start )) s"
+  "$PY" "$COMMON" record "$name" "$OUT"
+  rm -f "$OUT/$name.data"
+done
+
+set +f
+for lib in "$BUILD"/lib/libmte_runtime.so*; do
+  cp -L "$lib" "$OUT/"
+done
+mkdir -p "$OUT/mte"
+cp "$ROOT"/python/mte/*.py "$OUT/mte/"
+cp "$ROOT"/bench/*.py "$MODELS_PY" "$OUT/"
+
+bytes=$(du -sb "$OUT" | cut -f1)
+echo "== $OUT: $((bytes / 1024)) KiB"
+if [ "$bytes" -gt $((60 * 1024 * 1024)) ]; then
+  echo "prepare.sh: $OUT is over 60 MiB; it must stay under 64 MiB to be carried" >&2
+  exit 1
+fi
+echo "On the GPU machine: cd $OUT && LD_LIBRARY_PATH=. python3 run.py --out bench.json"
