@@ -8,7 +8,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-onnx python3-numpy libonnx-testdata
-  valgrind python3-pip binutils
+  valgrind python3-pip binutils zlib1g-dev
 )
 
 missing=()

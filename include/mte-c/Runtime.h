@@ -175,6 +175,25 @@ MTE_RUNTIME_API mte_status mte_model_run(mte_model *model, size_t num_inputs,
                                          size_t num_outputs,
                                          void *const *outputs);
 
+/* Runs a CUDA model on device buffers, on the caller's stream. `inputs` and
+ * `outputs` hold one CUDA device pointer per model input and output, in
+ * order, to dense row-major buffers of the model's types and shapes;
+ * `stream` is a CUstream (cudaStream_t), NULL for the legacy default
+ * stream. The run is ordered after the work already enqueued on `stream`,
+ * and work the caller enqueues on `stream` afterwards is ordered after the
+ * run; the call returns once the run is enqueued, without waiting for it.
+ * The inputs are copied into the model's own buffers and the outputs out of
+ * them on the device, so the captured CUDA graph stays valid whatever
+ * pointers are passed. Host models: MTE_ERROR_INVALID_ARGUMENT. Errors the
+ * GPU reports while the run executes surface on the stream (and in the
+ * next call). */
+MTE_RUNTIME_API mte_status mte_model_run_device(mte_model *model,
+                                                size_t num_inputs,
+                                                const void *const *inputs,
+                                                size_t num_outputs,
+                                                void *const *outputs,
+                                                void *stream);
+
 /* A named tensor passed to mte_model_run_tensors: a dense, row-major buffer
  * with its element type and shape. */
 typedef struct mte_tensor {

@@ -270,6 +270,30 @@ bool mte::cuda::copyToHost(void *host, const void *device, size_t bytes,
                "cuMemcpyDtoH", error);
 }
 
+bool mte::cuda::copyOnDevice(void *to, const void *from, size_t bytes,
+                             void *stream, std::string &error) {
+  return check(state().driver.cuMemcpyAsync(
+                   reinterpret_cast<CUdeviceptr>(to),
+                   reinterpret_cast<CUdeviceptr>(from), bytes, stream),
+               "cuMemcpyAsync", error);
+}
+
+bool mte::cuda::orderStreams(void *producer, void *waiting,
+                             std::string &error) {
+  const Driver &d = state().driver;
+  constexpr unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
+  CUevent event = nullptr;
+  bool ok = check(d.cuEventCreate(&event, kDisableTiming), "cuEventCreate",
+                  error) &&
+            check(d.cuEventRecord(event, producer), "cuEventRecord", error) &&
+            check(d.cuStreamWaitEvent(waiting, event, 0), "cuStreamWaitEvent",
+                  error);
+  // Destroying a recorded event is safe: its resources go once it completes.
+  if (event)
+    d.cuEventDestroy(event);
+  return ok;
+}
+
 void mte::cuda::setStream(void *stream) { threadStream = stream; }
 
 bool mte::cuda::synchronize(std::string &error) {

@@ -38,6 +38,15 @@ bool copyToDevice(void *device, const void *host, size_t bytes,
 bool copyToHost(void *host, const void *device, size_t bytes,
                 std::string &error);
 
+/// Device-to-device copy enqueued on `stream`.
+bool copyOnDevice(void *to, const void *from, size_t bytes, void *stream,
+                  std::string &error);
+
+/// Makes work enqueued on `waiting` from now on wait for what is enqueued on
+/// `producer` so far (an event recorded on one, waited on by the other),
+/// without blocking the host.
+bool orderStreams(void *producer, void *waiting, std::string &error);
+
 /// The stream the mgpu* entry points enqueue on (null: the legacy default
 /// stream), for the calling thread.
 void setStream(void *stream);

@@ -11,6 +11,7 @@
 #include "mte-c/Runtime.h"
 
 #include "CudaDevice.h"
+#include "mte/Support/FloatBits.h"
 
 #include <cerrno>
 #include <cstdarg>
@@ -24,7 +25,10 @@
 #include <vector>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 //===----------------------------------------------------------------------===//
 // Status and messages
@@ -193,6 +197,131 @@ static void releaseDeviceBuffers(mte_model *model) {
   }
 }
 
+namespace {
+/// The files external weights are read from, each opened once per model.
+class WeightFiles {
+public:
+  explicit WeightFiles(std::string directory) : directory(std::move(directory)) {}
+  WeightFiles(const WeightFiles &) = delete;
+  WeightFiles &operator=(const WeightFiles &) = delete;
+  ~WeightFiles() {
+    for (auto &entry : files)
+      ::close(entry.second);
+  }
+
+  /// Reads `bytes.size()` bytes of `location` from `offset`.
+  bool read(const std::string &location, uint64_t offset,
+            std::vector<char> &bytes, std::string &error) {
+    std::string path = directory + "/" + location;
+    auto it = files.find(location);
+    if (it == files.end()) {
+      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        error = "cannot open its weights file '" + path +
+                "': " + std::strerror(errno);
+        return false;
+      }
+      it = files.emplace(location, fd).first;
+    }
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::pread(it->second, bytes.data() + done, bytes.size() - done,
+                          static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        error = "weights file '" + path + "' is too short: " +
+                std::to_string(bytes.size()) + " bytes needed at offset " +
+                std::to_string(offset) +
+                (n < 0 ? std::string(": ") + std::strerror(errno) : "");
+        return false;
+      }
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+private:
+  std::string directory;
+  std::map<std::string, int> files;
+};
+
+/// Converts `count` elements from `from` to `to` (mte_dtype codes): a copy,
+/// or f32 narrowed to bf16/f16 with the compiler's rounding.
+bool convertElements(const char *in, int32_t from, char *out, int32_t to,
+                     uint64_t count) {
+  if (from == to) {
+    std::memcpy(out, in, count * mte_dtype_size(from));
+    return true;
+  }
+  if (from != MTE_DTYPE_F32 || (to != MTE_DTYPE_BF16 && to != MTE_DTYPE_F16))
+    return false;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, in + 4 * i, sizeof(bits));
+    uint16_t narrow = to == MTE_DTYPE_BF16 ? mte::f32BitsToBF16(bits)
+                                           : mte::f32BitsToF16(bits);
+    std::memcpy(out + 2 * i, &narrow, sizeof(narrow));
+  }
+  return true;
+}
+
+/// Builds external weight `index` of `model` in `bytes`: its sources read,
+/// checked against the CRC-32 the compiler recorded, converted and
+/// interleaved in `outer` chunks.
+mte_status buildExternalWeight(const char *path, const mte_weight_info &weight,
+                               uint32_t index, WeightFiles &files,
+                               std::vector<char> &bytes) {
+  size_t elementSize = mte_dtype_size(weight.dtype);
+  uint64_t chunkElements = 0;
+  for (uint32_t s = 0; s < weight.num_sources; ++s)
+    chunkElements += weight.sources[s].chunk_elements;
+  if (!elementSize || !weight.sources ||
+      weight.outer * chunkElements * elementSize != weight.num_bytes)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: external weight %u", path,
+                index);
+  bytes.resize(weight.num_bytes);
+  uint64_t chunkOffset = 0; // elements into a chunk
+  std::vector<char> raw;
+  for (uint32_t s = 0; s < weight.num_sources; ++s) {
+    const mte_weight_source &source = weight.sources[s];
+    size_t sourceSize = mte_dtype_size(source.dtype);
+    if (!source.location || !sourceSize)
+      return fail(MTE_ERROR_NOT_A_MODEL,
+                  "'%s' has a malformed model table: external weight %u", path,
+                  index);
+    raw.resize(weight.outer * source.chunk_elements * sourceSize);
+    std::string error;
+    if (!files.read(source.location, source.offset, raw, error))
+      return fail(MTE_ERROR_IO, "'%s': %s", path, error.c_str());
+    uint32_t crc = static_cast<uint32_t>(
+        ::crc32(::crc32(0, nullptr, 0),
+                reinterpret_cast<const Bytef *>(raw.data()), raw.size()));
+    if (crc != source.crc32)
+      return fail(MTE_ERROR_IO,
+                  "'%s': the weights in '%s' at offset %llu are not the ones "
+                  "the model was compiled with (CRC-32 %08x, expected %08x)",
+                  path, source.location,
+                  static_cast<unsigned long long>(source.offset), crc,
+                  source.crc32);
+    for (uint64_t o = 0; o < weight.outer; ++o)
+      if (!convertElements(
+              raw.data() + o * source.chunk_elements * sourceSize,
+              source.dtype,
+              bytes.data() + (o * chunkElements + chunkOffset) * elementSize,
+              weight.dtype, source.chunk_elements))
+        return fail(MTE_ERROR_NOT_A_MODEL,
+                    "'%s': external weight %u converts %s to %s, which this "
+                    "runtime cannot do",
+                    path, index, mte_dtype_name(source.dtype),
+                    mte_dtype_name(weight.dtype));
+    chunkOffset += source.chunk_elements;
+  }
+  return MTE_OK;
+}
+} // namespace
+
 /// Opens the GPU for a CUDA model, uploads its weights and allocates its
 /// staging buffers.
 static mte_status prepareDevice(mte_model *model) {
@@ -215,14 +344,27 @@ static mte_status prepareDevice(mte_model *model) {
                 "'%s' has a malformed model table: %u weights but no weight "
                 "array",
                 path, abi->num_weights);
+  // External weights come from files beside the model library.
+  std::string directory = model->path;
+  size_t slash = directory.rfind('/');
+  directory = slash == std::string::npos ? "." : directory.substr(0, slash);
+  WeightFiles files(directory.empty() ? "/" : directory);
+  std::vector<char> external;
   for (uint32_t i = 0; i < abi->num_weights; ++i) {
     const mte_weight_info &weight = abi->weights[i];
+    const void *data = weight.data;
+    if (!data) {
+      if (mte_status status =
+              buildExternalWeight(path, weight, i, files, external))
+        return status;
+      data = external.data();
+    }
     void *device = mte::cuda::allocate(weight.num_bytes, error);
     if (!device)
       return fail(MTE_ERROR_DEVICE, "'%s': cannot allocate weight %u: %s", path,
                   i, error.c_str());
     model->deviceWeights.push_back(device);
-    if (!mte::cuda::copyToDevice(device, weight.data, weight.num_bytes, error))
+    if (!mte::cuda::copyToDevice(device, data, weight.num_bytes, error))
       return fail(MTE_ERROR_DEVICE, "'%s': cannot upload weight %u: %s", path,
                   i, error.c_str());
   }
@@ -444,20 +586,11 @@ static void *allocateBuffer(size_t numBytes) {
   return data;
 }
 
-/// Runs a CUDA model on host buffers: inputs up, a run on the default
-/// stream, outputs down.
-static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
-                                void *const *outputs) {
-  const char *path = model->path.c_str();
-  std::lock_guard<std::mutex> guard(*model->runLock);
-  std::string error;
-  if (!mte::cuda::initialize(error))
-    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
-  for (size_t i = 0; i < model->inputs.size(); ++i)
-    if (!mte::cuda::copyToDevice(model->deviceInputs[i], inputs[i],
-                                 model->inputs[i].numBytes, error))
-      return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
-                  model->inputs[i].name.c_str(), error.c_str());
+/// Enqueues a CUDA model's forward on its stream, over its staging buffers:
+/// eagerly on the first run, captured as a CUDA graph on the second (if
+/// capture works), replayed after. Returns the run function's result; a
+/// driver failure is left in `error` or recorded (mte::cuda::takeError).
+static int32_t enqueueCudaForward(mte_model *model, std::string &error) {
   mte::cuda::setStream(model->stream);
   auto forward = [&] {
     return model->abi->run(model->deviceInputs.data(),
@@ -488,6 +621,24 @@ static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
     result = forward();
   }
   ++model->runs;
+  return result;
+}
+
+/// Runs a CUDA model on host buffers: inputs up, the forward on the model's
+/// stream, outputs down.
+static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
+                                void *const *outputs) {
+  const char *path = model->path.c_str();
+  std::lock_guard<std::mutex> guard(*model->runLock);
+  std::string error;
+  if (!mte::cuda::initialize(error))
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  for (size_t i = 0; i < model->inputs.size(); ++i)
+    if (!mte::cuda::copyToDevice(model->deviceInputs[i], inputs[i],
+                                 model->inputs[i].numBytes, error))
+      return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
+                  model->inputs[i].name.c_str(), error.c_str());
+  int32_t result = enqueueCudaForward(model, error);
   if (error.empty())
     error = mte::cuda::takeError();
   if (error.empty())
@@ -713,6 +864,67 @@ mte_status mte_model_run(mte_model *model, size_t num_inputs,
                   "'%s': the buffer of output %zu ('%s') is null", path, i,
                   model->outputs[i].name.c_str());
   return invokeRun(model, inputs, outputs);
+}
+
+mte_status mte_model_run_device(mte_model *model, size_t num_inputs,
+                                const void *const *inputs, size_t num_outputs,
+                                void *const *outputs, void *stream) {
+  if (!model)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "mte_model_run_device: model is null");
+  const char *path = model->path.c_str();
+  if (!model->cuda)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "'%s' is a host model; mte_model_run_device runs CUDA models",
+                path);
+  if (num_inputs != model->inputs.size() ||
+      num_outputs != model->outputs.size())
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "'%s' takes %zu inputs and produces %zu outputs; %zu and %zu "
+                "buffers given",
+                path, model->inputs.size(), model->outputs.size(), num_inputs,
+                num_outputs);
+  if ((num_inputs && !inputs) || (num_outputs && !outputs))
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "mte_model_run_device: the %s array is null",
+                num_inputs && !inputs ? "input" : "output");
+  for (size_t i = 0; i < num_inputs + num_outputs; ++i) {
+    bool isInput = i < num_inputs;
+    size_t j = isInput ? i : i - num_inputs;
+    if (!(isInput ? inputs[j] : outputs[j]))
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "'%s': the buffer of %s %zu ('%s') is null", path,
+                  isInput ? "input" : "output", j,
+                  (isInput ? model->inputs : model->outputs)[j].name.c_str());
+  }
+  std::lock_guard<std::mutex> guard(*model->runLock);
+  std::string error;
+  if (!mte::cuda::initialize(error))
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  // The caller's stream -> the model's stream -> the caller's stream.
+  bool ok = mte::cuda::orderStreams(stream, model->stream, error);
+  for (size_t i = 0; ok && i < num_inputs; ++i)
+    ok = mte::cuda::copyOnDevice(model->deviceInputs[i], inputs[i],
+                                 model->inputs[i].numBytes, model->stream,
+                                 error);
+  int32_t result = ok ? enqueueCudaForward(model, error) : 0;
+  if (error.empty())
+    error = mte::cuda::takeError();
+  ok = error.empty() && result == 0;
+  for (size_t i = 0; ok && i < num_outputs; ++i)
+    ok = mte::cuda::copyOnDevice(outputs[i], model->deviceOutputs[i],
+                                 model->outputs[i].numBytes, model->stream,
+                                 error);
+  if (ok)
+    ok = mte::cuda::orderStreams(model->stream, stream, error);
+  if (!error.empty())
+    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
+                error.c_str());
+  if (result != 0)
+    return fail(MTE_ERROR_RUN_FAILED,
+                "'%s' failed to run: its run function returned %d", path,
+                result);
+  return succeed();
 }
 
 mte_status mte_model_run_tensors(mte_model *model, size_t num_inputs,

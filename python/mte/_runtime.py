@@ -155,6 +155,11 @@ def _runtime():
         "mte_model_num_outputs": (c_size, [c_model]),
         "mte_model_input": (ctypes.POINTER(_TensorInfo), [c_model, c_size]),
         "mte_model_output": (ctypes.POINTER(_TensorInfo), [c_model, c_size]),
+        "mte_model_run_device": (
+            ctypes.c_int,
+            [c_model, c_size, ctypes.POINTER(ctypes.c_void_p), c_size,
+             ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p],
+        ),
         "mte_model_run_tensors": (
             ctypes.c_int,
             [c_model, c_size, ctypes.POINTER(_Tensor), c_size, ctypes.POINTER(_Tensor)],
@@ -285,6 +290,21 @@ class Model:
                 raise Error(f"input '{name}' given twice")
             feeds[name] = value
         return self.run(feeds)
+
+    def run_device(self, inputs, outputs, stream=0):
+        """Enqueues a run of a CUDA model on device buffers: `inputs` and
+        `outputs` are device addresses (ints, e.g. ``tensor.data_ptr()``) in
+        the order of ``inputs`` and ``outputs``, dense, of the model's types
+        and shapes; `stream` is a CUstream handle (``torch.cuda.Stream``'s
+        ``cuda_stream``; 0 for the legacy default stream). The run is
+        ordered on that stream and this returns without waiting for it."""
+        if self._handle is None:
+            raise Error(f"'{self.path}' is closed")
+        c_inputs = (ctypes.c_void_p * max(len(inputs), 1))(*inputs)
+        c_outputs = (ctypes.c_void_p * max(len(outputs), 1))(*outputs)
+        _check(self._lib, self._lib.mte_model_run_device(
+            self._handle, len(inputs), c_inputs, len(outputs), c_outputs,
+            ctypes.c_void_p(stream or None)))
 
     def run(self, feeds):
         """Runs the model on `feeds`, a mapping from input name to array

@@ -3,9 +3,13 @@
 the GPU machine runs models without a compiler (as deployments do).
 
 For each BERT / GPT-2 / Llama fixture (both exporters' node patterns):
-the ONNX model, its CUDA model.so (mte-compile --target=cuda), seeded inputs
+the ONNX model with its weights in an external-data file, its CUDA model.so
+(mte-compile --target=cuda, weights embedded), a bf16 one reading the
+weights from that file (--precision=bf16 --weights=external), seeded inputs
 with the independent float64 numpy reference output (models.py), and the
-host backend's output for the same inputs. Also copies libmte_runtime.
+host backend's outputs (fp32 and bf16) for the same inputs. Also copies
+libmte_runtime, and sets up broken copies of one external-weight model: a
+data file that differs, and none at all.
 
 With --node-tests, also every ONNX backend node test the host backend runs
 (test/Integration/host_node_tests.py), compiled for CUDA, with its inputs
@@ -119,7 +123,8 @@ def main():
             stem = os.path.join(args.outdir, name)
             subprocess.run([sys.executable, MODELS, "--family", family,
                             "--exporter", exporter, "--seed", str(args.seed),
-                            "-o", stem + ".onnx", "--reference-out",
+                            "-o", stem + ".onnx", "--external-data",
+                            name + ".data", "--reference-out",
                             stem + ".npz", "--batch", str(args.batch),
                             "--seq", str(args.seq)], check=True)
             reference = dict(np.load(stem + ".npz"))
@@ -135,7 +140,29 @@ def main():
             host = mte.load(stem + ".host.so")(**inputs)["last_hidden_state"]
             np.savez(stem + ".npz", host_output=host, **reference)
             os.remove(stem + ".host.so")
+            # bf16, weights read from NAME.data when the model opens.
+            subprocess.run([args.compile, stem + ".onnx", "-o",
+                            stem + ".bf16.cuda.so", "--target=cuda",
+                            f"--gpu={args.gpu}", "--precision=bf16",
+                            "--weights=external"] + shapes, check=True)
+            subprocess.run([args.compile, stem + ".onnx", "-o",
+                            stem + ".host.so", "--precision=bf16"] + shapes,
+                           check=True)
+            host = mte.load(stem + ".host.so")(**inputs)["last_hidden_state"]
+            np.savez(stem + ".bf16.npz", host_output=host, **reference)
+            os.remove(stem + ".host.so")
             print(f"prepared {name}")
+    # External weights that do not match, or are missing.
+    for case in ["corrupt", "missing"]:
+        os.makedirs(os.path.join(args.outdir, case), exist_ok=True)
+        shutil.copy(os.path.join(args.outdir, "gpt2_dynamo.bf16.cuda.so"),
+                    os.path.join(args.outdir, case, "model.so"))
+    with open(os.path.join(args.outdir, "gpt2_dynamo.data"), "rb") as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0x40
+    with open(os.path.join(args.outdir, "corrupt", "gpt2_dynamo.data"),
+              "wb") as f:
+        f.write(data)
     # A model for another architecture: opening it must fail with a message.
     subprocess.run([args.compile, os.path.join(args.outdir, "gpt2_dynamo.onnx"),
                     "-o", os.path.join(args.outdir, "wrong_arch.so"),
