@@ -60,7 +60,8 @@ typedef enum mte_status {
   /* A null pointer, a count that does not match the model, an input given
    * twice or not at all. */
   MTE_ERROR_INVALID_ARGUMENT = 1,
-  /* The model file does not exist or cannot be read. */
+  /* The model file, or the file of its external weights, does not exist or
+   * cannot be read, or the weights differ from the compiled ones. */
   MTE_ERROR_IO = 2,
   /* The dynamic loader rejected the file: not a shared library for this
    * machine, or one of its dependencies is missing. */
