@@ -53,8 +53,8 @@ struct RowMapping {
   int64_t gridSize() const { return llvm::divideCeil(rows, rowsPerBlock); }
 };
 
-/// The mapping of [rows, length] rows whose widest element type is
-/// `elementType`, or nothing when a row is too long to keep in registers.
+/// The mapping of [rows, length] rows of `elementType` (which sets the
+/// vector width), or nothing when a row is too long to keep in registers.
 std::optional<RowMapping> planRows(int64_t rows, int64_t length,
                                    Type elementType) {
   if (rows <= 0 || length <= 0)
@@ -155,6 +155,37 @@ public:
         elseBuilder, loc, vectorType, elseBuilder.getZeroAttr(vectorType));
     scf::YieldOp::create(elseBuilder, loc, zeros);
     return guard.getResult(0);
+  }
+
+  /// `count` consecutive elements of the 1-D `buffer` from `first` on, one
+  /// scalar load each, or zeros where `valid` is false.
+  SmallVector<Value> loadEach(Value buffer, Value first, int64_t count,
+                              Value valid) {
+    Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+    auto emitLoads = [&](OpBuilder &nb) {
+      SmallVector<Value> elements;
+      for (int64_t l = 0; l < count; ++l) {
+        Value at = l == 0 ? first
+                          : arith::AddIOp::create(
+                                nb, loc, first,
+                                arith::ConstantIndexOp::create(nb, loc, l));
+        elements.push_back(memref::LoadOp::create(nb, loc, buffer, at));
+      }
+      return elements;
+    };
+    if (!valid)
+      return emitLoads(b);
+    auto guard = scf::IfOp::create(
+        b, loc, SmallVector<Type>(count, elementType), valid,
+        /*withElseRegion=*/true);
+    OpBuilder thenBuilder = guard.getThenBodyBuilder();
+    scf::YieldOp::create(thenBuilder, loc, emitLoads(thenBuilder));
+    OpBuilder elseBuilder = guard.getElseBodyBuilder();
+    Value zero = arith::ConstantOp::create(elseBuilder, loc, elementType,
+                                           elseBuilder.getZeroAttr(elementType));
+    scf::YieldOp::create(elseBuilder, loc,
+                         SmallVector<Value>(count, zero));
+    return SmallVector<Value>(guard.getResults());
   }
 
   /// `lanes` elements of `buffer` at `indices`, converted to f32.
@@ -462,6 +493,16 @@ void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
             b, loc, maskRow,
             arith::MulIOp::create(b, loc, position, k.index(stride)));
   }
+  // A mask that does not vary along the keys is one element per row.
+  bool maskIsBool =
+      mask && cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
+  bool maskAlongKeys = mask && maskStrides[3] != 0;
+  Value rowMask;
+  if (mask && !maskAlongKeys) {
+    rowMask = k.loadEach(mask, maskRow, 1, k.rowInRange).front();
+    if (!maskIsBool && !rowMask.getType().isF32())
+      rowMask = arith::ExtFOp::create(b, loc, b.getF32Type(), rowMask);
+  }
   // Causal: key j is visible to query i iff j <= i + (Skv - Sq).
   Value lastVisible;
   if (kernel.causal)
@@ -479,37 +520,23 @@ void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
     for (Value &si : s)
       si = arith::MulFOp::create(b, loc, si, scale);
     if (mask) {
-      Type maskElement =
-          cast<MemRefType>(mask.getType()).getElementType();
-      bool alongKeys = maskStrides[3] != 0;
-      Value first = alongKeys ? arith::AddIOp::create(b, loc, maskRow, offset)
-                              : maskRow;
       SmallVector<Value> maskLanes;
-      if (maskElement.isInteger(1)) {
+      if (!maskAlongKeys) {
+        maskLanes.assign(m.lanes, rowMask);
+      } else if (maskIsBool) {
         // i1 vectors are bit-packed in LLVM; the buffer holds a byte each.
-        for (int64_t l = 0; l < m.lanes; ++l) {
-          if (!alongKeys && l > 0) {
-            maskLanes.push_back(maskLanes.front());
-            continue;
-          }
-          Value at = l == 0 ? first
-                            : arith::AddIOp::create(b, loc, first, k.index(l));
-          maskLanes.push_back(memref::LoadOp::create(b, loc, mask, at));
-        }
-        for (auto [si, keep] : llvm::zip(s, maskLanes))
-          si = arith::SelectOp::create(b, loc, keep, si, negInf);
+        maskLanes = k.loadEach(
+            mask, arith::AddIOp::create(b, loc, maskRow, offset), m.lanes,
+            isValid);
       } else {
-        if (alongKeys) {
-          maskLanes = k.loadF32(mask, first, isValid);
-        } else {
-          Value x = memref::LoadOp::create(b, loc, mask, first);
-          if (!x.getType().isF32())
-            x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
-          maskLanes.assign(m.lanes, x);
-        }
-        for (auto [si, add] : llvm::zip(s, maskLanes))
-          si = arith::AddFOp::create(b, loc, si, add);
+        maskLanes = k.loadF32(
+            mask, arith::AddIOp::create(b, loc, maskRow, offset).getResult(),
+            isValid);
       }
+      for (auto [si, maskLane] : llvm::zip(s, maskLanes))
+        si = maskIsBool ? arith::SelectOp::create(b, loc, maskLane, si, negInf)
+                              .getResult()
+                        : arith::AddFOp::create(b, loc, si, maskLane);
     }
     if (kernel.causal)
       for (int64_t l = 0; l < m.lanes; ++l) {
