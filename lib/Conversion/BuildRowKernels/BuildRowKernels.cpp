@@ -78,9 +78,8 @@ std::optional<RowMapping> planRows(int64_t rows, int64_t length,
     m.threadsPerRow =
         std::min<int64_t>(llvm::alignTo(threads, kWarpSize), kMaxThreadsPerRow);
   }
-  m.rowsPerBlock = m.threadsPerRow <= kWarpSize
-                       ? kSmallRowsBlockSize / m.threadsPerRow
-                       : 1;
+  m.rowsPerBlock =
+      m.threadsPerRow <= kWarpSize ? kSmallRowsBlockSize / m.threadsPerRow : 1;
   m.vectorsPerThread = llvm::divideCeil(m.vectors, m.threadsPerRow);
   if (m.vectorsPerThread > kMaxVectorsPerThread)
     return std::nullopt;
@@ -98,16 +97,17 @@ public:
         reductionBuffers(launch.getWorkgroupAttributions()) {
     thread = launch.getThreadIds().x;
     Value inRow = index(m.threadsPerRow);
-    row = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                                      index(m.rowsPerBlock)),
-        arith::DivUIOp::create(b, loc, thread, inRow));
+    row = arith::AddIOp::create(b, loc,
+                                arith::MulIOp::create(b, loc,
+                                                      launch.getBlockIds().x,
+                                                      index(m.rowsPerBlock)),
+                                arith::DivUIOp::create(b, loc, thread, inRow));
     threadInRow = arith::RemUIOp::create(b, loc, thread, inRow);
     // The last block may reach past the last row; its extra threads still
     // take part in the shuffles, with nothing to load or store.
     if (m.rows % m.rowsPerBlock != 0)
-      rowInRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         row, index(m.rows));
+      rowInRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                         index(m.rows));
   }
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -118,8 +118,8 @@ public:
   /// The element offset in the row of this thread's `k`-th vector and
   /// whether that vector exists (null: always).
   std::pair<Value, Value> vector(int64_t k) {
-    Value position = arith::AddIOp::create(b, loc, threadInRow,
-                                           index(k * m.threadsPerRow));
+    Value position =
+        arith::AddIOp::create(b, loc, threadInRow, index(k * m.threadsPerRow));
     Value offset = arith::MulIOp::create(b, loc, position, index(m.lanes));
     Value valid = rowInRange;
     if ((k + 1) * m.threadsPerRow > m.vectors) {
@@ -130,8 +130,8 @@ public:
     return {offset, valid};
   }
 
-  /// `lanes` consecutive elements of `buffer` at `indices` (the last one
-  /// the first element), or zeros where `valid` is false.
+  /// `lanes` consecutive elements of `buffer` from `indices` on along its
+  /// last dimension, or zeros where `valid` is false.
   Value load(Value buffer, ValueRange indices, Value valid) {
     Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
     auto vectorType = VectorType::get({m.lanes}, elementType);
@@ -175,16 +175,15 @@ public:
     };
     if (!valid)
       return emitLoads(b);
-    auto guard = scf::IfOp::create(
-        b, loc, SmallVector<Type>(count, elementType), valid,
-        /*withElseRegion=*/true);
+    auto guard =
+        scf::IfOp::create(b, loc, SmallVector<Type>(count, elementType), valid,
+                          /*withElseRegion=*/true);
     OpBuilder thenBuilder = guard.getThenBodyBuilder();
     scf::YieldOp::create(thenBuilder, loc, emitLoads(thenBuilder));
     OpBuilder elseBuilder = guard.getElseBodyBuilder();
-    Value zero = arith::ConstantOp::create(elseBuilder, loc, elementType,
-                                           elseBuilder.getZeroAttr(elementType));
-    scf::YieldOp::create(elseBuilder, loc,
-                         SmallVector<Value>(count, zero));
+    Value zero = arith::ConstantOp::create(
+        elseBuilder, loc, elementType, elseBuilder.getZeroAttr(elementType));
+    scf::YieldOp::create(elseBuilder, loc, SmallVector<Value>(count, zero));
     return SmallVector<Value>(guard.getResults());
   }
 
@@ -193,6 +192,7 @@ public:
     return toF32(load(buffer, indices, valid));
   }
 
+  /// The lanes of `vec` as f32 scalars.
   SmallVector<Value> toF32(Value vec) {
     SmallVector<Value> lanes;
     for (int64_t l = 0; l < m.lanes; ++l) {
@@ -244,8 +244,8 @@ public:
     Value warpSize = index(kWarpSize);
     Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
     Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
-    Value isFirstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              lane, index(0));
+    Value isFirstLane =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0));
     {
       OpBuilder::InsertionGuard insertion(b);
       b.setInsertionPointToStart(
@@ -262,8 +262,8 @@ public:
     if (warps < kWarpSize) {
       Value isPartial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                               lane, index(warps));
-      partial = arith::SelectOp::create(b, loc, isPartial, partial,
-                                        identity(isMax));
+      partial =
+          arith::SelectOp::create(b, loc, isPartial, partial, identity(isMax));
     }
     return reduceInWarp(partial, kWarpSize, isMax);
   }
@@ -320,10 +320,10 @@ private:
 /// Defines `func` as one gpu.launch of `mapping`: `buildBody` gets the
 /// inputs (the first `numInputs` arguments, buffers and scalars) and the
 /// output buffers (the rest).
-void defineKernel(func::FuncOp func, unsigned numInputs,
-                  const RowMapping &mapping, unsigned reductions,
-                  function_ref<void(RowKernelBuilder &, ValueRange, ValueRange)>
-                      buildBody) {
+void defineKernel(
+    func::FuncOp func, unsigned numInputs, const RowMapping &mapping,
+    unsigned reductions,
+    function_ref<void(RowKernelBuilder &, ValueRange, ValueRange)> buildBody) {
   MLIRContext *ctx = func.getContext();
   Location loc = func.getLoc();
   OpBuilder b = OpBuilder::atBlockBegin(func.addEntryBlock());
@@ -506,8 +506,8 @@ void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
   // Causal: key j is visible to query i iff j <= i + (Skv - Sq).
   Value lastVisible;
   if (kernel.causal)
-    lastVisible = arith::AddIOp::create(
-        b, loc, query, k.index(kernel.keys - kernel.queries));
+    lastVisible = arith::AddIOp::create(b, loc, query,
+                                        k.index(kernel.keys - kernel.queries));
 
   SmallVector<SmallVector<Value>> values;
   SmallVector<Value> offsets, valid;
@@ -525,9 +525,9 @@ void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
         maskLanes.assign(m.lanes, rowMask);
       } else if (maskIsBool) {
         // i1 vectors are bit-packed in LLVM; the buffer holds a byte each.
-        maskLanes = k.loadEach(
-            mask, arith::AddIOp::create(b, loc, maskRow, offset), m.lanes,
-            isValid);
+        maskLanes =
+            k.loadEach(mask, arith::AddIOp::create(b, loc, maskRow, offset),
+                       m.lanes, isValid);
       } else {
         maskLanes = k.loadF32(
             mask, arith::AddIOp::create(b, loc, maskRow, offset).getResult(),
@@ -541,8 +541,8 @@ void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
     if (kernel.causal)
       for (int64_t l = 0; l < m.lanes; ++l) {
         Value key = arith::AddIOp::create(b, loc, offset, k.index(l));
-        Value visible = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::sle, key, lastVisible);
+        Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                              key, lastVisible);
         s[l] = arith::SelectOp::create(b, loc, visible, s[l], negInf);
       }
     max = arith::MaximumFOp::create(b, loc, max,
@@ -586,8 +586,8 @@ LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
     return fail("its first argument must be a static [rows, length] buffer");
   int64_t numRows = rows.getDimSize(0), length = rows.getDimSize(1);
 
-  if (kind && (kind.getValue() == "layer_norm" ||
-               kind.getValue() == "rms_norm")) {
+  if (kind &&
+      (kind.getValue() == "layer_norm" || kind.getValue() == "rms_norm")) {
     NormKernel kernel;
     kernel.isLayerNorm = kind.getValue() == "layer_norm";
     kernel.hasBias = kernel.isLayerNorm && spec.contains("bias");
@@ -627,8 +627,8 @@ LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
       if (kernel.maskShape.size() > 4)
         return fail("a mask has at most 4 dimensions");
     }
-    if (types.size() != 3u + kernel.hasMask ||
-        !rows.getElementType().isF32() || !types[1 + kernel.hasMask].isF32())
+    if (types.size() != 3u + kernel.hasMask || !rows.getElementType().isF32() ||
+        !types[1 + kernel.hasMask].isF32())
       return fail("wrong number of arguments, or no f32 scores and scale");
     std::optional<RowMapping> mapping =
         planRows(numRows, length, rows.getElementType());

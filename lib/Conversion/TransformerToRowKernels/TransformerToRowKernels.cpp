@@ -42,8 +42,8 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getShape() == shape)
     return value;
-  auto flatType = RankedTensorType::get({type.getNumElements()},
-                                        type.getElementType());
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
   auto all = [](int64_t rank) {
     ReassociationIndices group;
     for (int64_t d = 0; d < rank; ++d)
@@ -51,8 +51,7 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
     return SmallVector<ReassociationIndices>(rank ? 1 : 0, group);
   };
   if (type.getRank() > 1)
-    value =
-        tensor::CollapseShapeOp::create(b, loc, value, all(type.getRank()));
+    value = tensor::CollapseShapeOp::create(b, loc, value, all(type.getRank()));
   else if (type.getRank() == 0)
     value = tensor::ExpandShapeOp::create(b, loc, flatType, value,
                                           ArrayRef<ReassociationIndices>{});
@@ -91,12 +90,11 @@ SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
   SmallVector<Value> operands, outputs;
   for (Value input : inputs) {
     auto tensorType = dyn_cast<RankedTensorType>(input.getType());
-    operands.push_back(
-        tensorType ? bufferization::ToBufferOp::create(
-                         b, loc, bufferType(tensorType), input,
-                         /*read_only=*/true)
-                         .getResult()
-                   : input);
+    operands.push_back(tensorType ? bufferization::ToBufferOp::create(
+                                        b, loc, bufferType(tensorType), input,
+                                        /*read_only=*/true)
+                                        .getResult()
+                                  : input);
   }
   for (RankedTensorType t : resultTypes)
     outputs.push_back(memref::AllocOp::create(b, loc, bufferType(t)));
@@ -185,8 +183,7 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
                     resultTypes, moduleBuilder, symbols);
   for (auto [result, original] : llvm::zip(results, op->getResults()))
     original.replaceAllUsesWith(reshapeTo(
-        b, loc, result,
-        cast<RankedTensorType>(original.getType()).getShape()));
+        b, loc, result, cast<RankedTensorType>(original.getType()).getShape()));
   op->erase();
 }
 
@@ -197,9 +194,8 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
 bool hasSoftmaxKernel(AttentionOp op) {
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType();
   Value mask = op.getMask();
-  return q.hasStaticShape() && k.hasStaticShape() &&
-         q.getNumElements() != 0 && k.getNumElements() != 0 &&
-         isKernelFloat(q.getElementType()) &&
+  return q.hasStaticShape() && k.hasStaticShape() && q.getNumElements() != 0 &&
+         k.getNumElements() != 0 && isKernelFloat(q.getElementType()) &&
          (!mask || cast<RankedTensorType>(mask.getType()).hasStaticShape()) &&
          mte::canBuildRowKernel(k.getDimSize(1),
                                 Float32Type::get(op.getContext()));

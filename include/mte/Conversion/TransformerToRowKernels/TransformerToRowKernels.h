@@ -1,4 +1,4 @@
-//===- TransformerToRowKernels.h - norms and softmax as GPU kernels -*- C++ -*-===//
+//===- TransformerToRowKernels.h - norms, softmax as kernels ----*- C++ -*-===//
 
 #ifndef MTE_CONVERSION_TRANSFORMERTOROWKERNELS_TRANSFORMERTOROWKERNELS_H
 #define MTE_CONVERSION_TRANSFORMERTOROWKERNELS_TRANSFORMERTOROWKERNELS_H
