@@ -145,9 +145,13 @@ void mte::buildHostPipeline(OpPassManager &pm,
 
 void mte::buildCudaPipeline(OpPassManager &pm,
                             const CudaPipelineOptions &options) {
+  // Norms and attention's softmax become calls of row kernels, defined once
+  // buffers exist; the rest goes through the reference lowering.
+  pm.addPass(createConvertTransformerToRowKernels());
   buildLinalgLowering(pm, options.fuseElementwise, /*namedMatmul=*/true);
   pm.addPass(createHoistConstantsToArguments());
   buildBufferization(pm);
+  pm.addPass(createBuildRowKernels());
   pm.addPass(createConvertMemRefCopyToLinalg());
   // GEMMs go to cuBLASLt; everything else becomes a kernel.
   pm.addPass(createMatmulToLibraryCall());

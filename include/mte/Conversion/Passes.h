@@ -3,6 +3,7 @@
 #ifndef MTE_CONVERSION_PASSES_H
 #define MTE_CONVERSION_PASSES_H
 
+#include "mte/Conversion/BuildRowKernels/BuildRowKernels.h"
 #include "mte/Conversion/ExpandFP8Conversions/ExpandFP8Conversions.h"
 #include "mte/Conversion/FuseElementwise/FuseElementwise.h"
 #include "mte/Conversion/HoistConstantsToArguments/HoistConstantsToArguments.h"
@@ -11,6 +12,7 @@
 #include "mte/Conversion/MemRefCopyToLinalg/MemRefCopyToLinalg.h"
 #include "mte/Conversion/ParallelLoopsToGPU/ParallelLoopsToGPU.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
+#include "mte/Conversion/TransformerToRowKernels/TransformerToRowKernels.h"
 
 namespace mte {
 

@@ -27,6 +27,76 @@ def ConvertTransformerToLinalg : Pass<"mte-convert-transformer-to-linalg"> {
   ];
 }
 
+def ConvertTransformerToRowKernels
+    : Pass<"mte-convert-transformer-to-row-kernels", "::mlir::ModuleOp"> {
+  let summary = "Compute norms and attention's softmax with GPU row kernels";
+  let description = [{
+    The CUDA backend's row operations, chosen on tensors before the
+    reference lowering. Each `transformer.layer_norm` and
+    `transformer.rms_norm` becomes a call of a private function
+    `@mte_row_{layer_norm,rms_norm}_<rows>x<length>x<type>...` on the
+    [rows, length] view of its operands; each `transformer.attention` is
+    lowered as `mte-convert-transformer-to-linalg{named-matmul}` lowers it,
+    except that its scale + mask + causal mask + softmax is a call of
+    `@mte_attention_softmax_<B>x<H>x<Sq>x<Skv>...` on the f32 scores.
+
+    The functions are declarations on buffers in destination-passing style
+    (inputs, scalars, then outputs) carrying a `mte.row_kernel` dictionary
+    that `mte-build-row-kernels` turns into their bodies after
+    bufferization: a kernel's `gpu.launch` cannot go through buffer
+    deallocation. The call reads its operands through
+    `bufferization.to_buffer read_only` and writes fresh allocations that
+    `bufferization.to_tensor restrict writable` hands back, so one-shot
+    bufferization copies nothing.
+
+    An op is left to the reference lowering when a shape is dynamic, an
+    element type is not f16, bf16 or f32, or a row is longer than 1024
+    threads keep in registers (8 vectors each).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
+  let summary = "Give the row kernels' declarations their gpu.launch bodies";
+  let description = [{
+    Defines every private function declaration carrying `mte.row_kernel`
+    (as mte-convert-transformer-to-row-kernels creates them) as one
+    `gpu.launch`, which gpu-kernel-outlining then outlines like every other
+    kernel (one kernel per distinct shape). The dictionary's `kind` selects
+    the kernel and its operands:
+
+    - `"layer_norm"` (`bias`, `residual` unit entries), `"rms_norm"`
+      (`residual`): input [R, N], scale [N], (bias [N]), (residual [R, N]),
+      epsilon (f32), output [R, N], (the residual sum [R, N], in the input
+      type). f16/bf16 inputs round the residual sum to their type before
+      the statistics, as the reference lowering does.
+    - `"attention_softmax"` (`heads`, `queries`, `causal`, `mask_shape`):
+      scores [R = B * H * Sq, Skv] (f32), (the mask, flattened; it
+      broadcasts from `mask_shape` to [B, H, Sq, Skv]), scale (f32),
+      probabilities [R, Skv] (f32). Causal masking keeps key j for query i
+      iff j <= i + Skv - Sq; a query that sees no key gets zeros.
+
+    Each row gets a group of threads: a power of two up to a warp for rows
+    of up to 32 vectors (several rows to a 128-thread block), a warp for up
+    to 128 vectors, else a block of up to 1024 threads (one row each). A
+    thread loads its vectors of the row once (16-byte `vector.load`s where
+    the row length allows: 4 lanes of f32, 8 of f16/bf16), keeps them in
+    registers and stores each output vector once. The f32 sums and maxima
+    combine with `gpu.shuffle xor` butterflies and, across the warps of a
+    block, through workgroup memory and one `gpu.barrier` per reduction.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def ConvertMemRefCopyToLinalg : Pass<"mte-convert-memref-copy-to-linalg"> {
   let summary = "Rewrite memref.copy as linalg.copy";
   let description = [{

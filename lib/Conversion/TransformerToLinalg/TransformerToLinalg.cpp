@@ -1125,10 +1125,58 @@ Value batchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
+/// Attention's probabilities from its scores [B, H, Sq, Skv] (Q·Kᵀ, in the
+/// compute type): scale, mask, causal mask and softmax, a query that sees no
+/// key giving zeros.
+Value scaleMaskSoftmax(OpBuilder &b, Location loc, AttentionOp op,
+                       Value scores) {
+  auto scoreType = cast<RankedTensorType>(scores.getType());
+  Type c = scoreType.getElementType();
+  int64_t sq = scoreType.getDimSize(2), skv = scoreType.getDimSize(3);
+  float scale = op.getScale().convertToFloat();
+  bool causal = op.getCausal();
+  Value mask = op.getMask();
+  SmallVector<Value> maskInputs = {scores};
+  if (mask)
+    maskInputs.push_back(mask);
+  Type maskElt =
+      mask ? cast<RankedTensorType>(mask.getType()).getElementType() : Type();
+  Value masked = elementwise(
+      b, loc, scoreType, maskInputs,
+      [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+        Value s =
+            arith::MulFOp::create(bb, l, a[0], constantOf(bb, l, c, scale));
+        Value negInf =
+            constantOf(bb, l, c, -std::numeric_limits<double>::infinity());
+        if (mask) {
+          if (maskElt.isInteger(1))
+            s = arith::SelectOp::create(bb, l, a[1], s, negInf);
+          else
+            s = arith::AddFOp::create(bb, l, s,
+                                      convertScalar(bb, l, a[1], maskElt, c));
+        }
+        if (causal) {
+          // The last query sees every key: j <= i + (skv - sq).
+          Value row = linalg::IndexOp::create(bb, l, 2);
+          Value col = linalg::IndexOp::create(bb, l, 3);
+          Value limit = arith::AddIOp::create(
+              bb, l, row, arith::ConstantIndexOp::create(bb, l, skv - sq));
+          Value visible = arith::CmpIOp::create(
+              bb, l, arith::CmpIPredicate::sle, col, limit);
+          s = arith::SelectOp::create(bb, l, visible, s, negInf);
+        }
+        return s;
+      });
+  return softmaxLast(b, loc, masked, /*zeroEmptyRows=*/true);
+}
+
 struct AttentionPattern : OpRewritePattern<AttentionOp> {
-  AttentionPattern(MLIRContext *ctx, bool namedMatmul)
-      : OpRewritePattern(ctx), namedMatmul(namedMatmul) {}
+  AttentionPattern(MLIRContext *ctx, bool namedMatmul,
+                   mte::AttentionSoftmaxFn softmax = scaleMaskSoftmax)
+      : OpRewritePattern(ctx), namedMatmul(namedMatmul),
+        softmax(std::move(softmax)) {}
   bool namedMatmul;
+  mte::AttentionSoftmaxFn softmax;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -1201,43 +1249,7 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
                    .getResult(0);
     }
 
-    // Scale, mask and causal mask.
-    float scale = op.getScale().convertToFloat();
-    bool causal = op.getCausal();
-    Value mask = op.getMask();
-    SmallVector<Value> maskInputs = {scores};
-    if (mask)
-      maskInputs.push_back(mask);
-    auto scoreType = RankedTensorType::get(scoreShape, c);
-    Type maskElt =
-        mask ? cast<RankedTensorType>(mask.getType()).getElementType() : Type();
-    Value masked = elementwise(
-        rewriter, loc, scoreType, maskInputs,
-        [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
-          Value s =
-              arith::MulFOp::create(bb, l, a[0], constantOf(bb, l, c, scale));
-          Value negInf =
-              constantOf(bb, l, c, -std::numeric_limits<double>::infinity());
-          if (mask) {
-            if (maskElt.isInteger(1))
-              s = arith::SelectOp::create(bb, l, a[1], s, negInf);
-            else
-              s = arith::AddFOp::create(bb, l, s,
-                                        convertScalar(bb, l, a[1], maskElt, c));
-          }
-          if (causal) {
-            // The last query sees every key: j <= i + (skv - sq).
-            Value row = linalg::IndexOp::create(bb, l, 2);
-            Value col = linalg::IndexOp::create(bb, l, 3);
-            Value limit = arith::AddIOp::create(
-                bb, l, row, arith::ConstantIndexOp::create(bb, l, skv - sq));
-            Value visible = arith::CmpIOp::create(
-                bb, l, arith::CmpIPredicate::sle, col, limit);
-            s = arith::SelectOp::create(bb, l, visible, s, negInf);
-          }
-          return s;
-        });
-    Value probs = softmaxLast(rewriter, loc, masked, /*zeroEmptyRows=*/true);
+    Value probs = softmax(rewriter, loc, op, scores);
 
     // out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h / g, e].
     SmallVector<AffineMap> outMaps = {
@@ -1688,4 +1700,11 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
                QuantizePattern, DequantizePattern>(patterns.getContext());
   patterns.add<LinearPattern, AttentionPattern>(patterns.getContext(),
                                                 namedMatmul);
+}
+
+void mte::populateAttentionToLinalgPatterns(RewritePatternSet &patterns,
+                                            bool namedMatmul,
+                                            AttentionSoftmaxFn softmax) {
+  patterns.add<AttentionPattern>(patterns.getContext(), namedMatmul,
+                                 std::move(softmax));
 }

@@ -3,8 +3,12 @@
 #ifndef MTE_CONVERSION_TRANSFORMERTOLINALG_TRANSFORMERTOLINALG_H
 #define MTE_CONVERSION_TRANSFORMERTOLINALG_TRANSFORMERTOLINALG_H
 
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
+
+#include <functional>
 
 namespace mte {
 
@@ -16,6 +20,20 @@ namespace mte {
 /// the [M, K] view of the input (a library call for the CUDA backend).
 void populateTransformerToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                          bool namedMatmul = false);
+
+/// Builds attention's probabilities [B, H, Sq, Skv] from its scores Q·Kᵀ
+/// (same shape, f32 or f64, neither scaled nor masked): the op's scale, mask
+/// and causal mask, then softmax over the keys, zeros for a query that sees
+/// no key.
+using AttentionSoftmaxFn = std::function<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, transformer::AttentionOp, mlir::Value)>;
+
+/// The lowering of transformer.attention alone, as
+/// populateTransformerToLinalgPatterns does it, with the softmax step built
+/// by `softmax` (the CUDA backend's row kernel).
+void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                       bool namedMatmul,
+                                       AttentionSoftmaxFn softmax);
 
 } // namespace mte
 

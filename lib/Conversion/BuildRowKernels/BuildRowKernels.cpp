@@ -1,0 +1,664 @@
+//===- BuildRowKernels.cpp - bodies of the row kernels --------------------===//
+//
+// LayerNorm, RMSNorm and attention's softmax reduce along rows. The generic
+// CUDA path runs such a reduction in one thread per row; here each row gets
+// a group of threads that read it once with vector loads, keep it in
+// registers, combine their partial results with warp shuffles and write the
+// result once. The kernels are defined after bufferization, on the buffers
+// of their declarations, each as one gpu.launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Conversion/BuildRowKernels/BuildRowKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+namespace mte {
+#define GEN_PASS_DEF_BUILDROWKERNELS
+#include "mte/Conversion/Passes.h.inc"
+} // namespace mte
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+/// Threads of a block whose rows are a warp or less long.
+constexpr int64_t kSmallRowsBlockSize = 128;
+constexpr int64_t kMaxThreadsPerRow = 1024;
+/// Vectors a thread keeps in registers; longer rows are not matched.
+constexpr int64_t kMaxVectorsPerThread = 8;
+/// Vectors a thread aims at before rows take more threads.
+constexpr int64_t kTargetVectorsPerThread = 4;
+
+/// How a kernel maps the rows of a [rows, length] view onto threads: a row
+/// is `vectors` vectors of `lanes` elements; `threadsPerRow` threads take
+/// every `threadsPerRow`-th vector, `rowsPerBlock` rows share a block.
+struct RowMapping {
+  int64_t rows, length, lanes, vectors;
+  int64_t threadsPerRow, rowsPerBlock, vectorsPerThread;
+
+  int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
+  int64_t gridSize() const { return llvm::divideCeil(rows, rowsPerBlock); }
+};
+
+/// The mapping of [rows, length] rows of `elementType` (which sets the
+/// vector width), or nothing when a row is too long to keep in registers.
+std::optional<RowMapping> planRows(int64_t rows, int64_t length,
+                                   Type elementType) {
+  if (rows <= 0 || length <= 0)
+    return std::nullopt;
+  // 16-byte vectors where every row starts 16-byte aligned, else the widest
+  // power of two that divides the length.
+  int64_t lanes = 128 / elementType.getIntOrFloatBitWidth();
+  while (length % lanes != 0)
+    lanes /= 2;
+  RowMapping m;
+  m.rows = rows;
+  m.length = length;
+  m.lanes = lanes;
+  m.vectors = length / lanes;
+  if (m.vectors <= kWarpSize) {
+    m.threadsPerRow = llvm::PowerOf2Ceil(m.vectors);
+  } else if (m.vectors <= kWarpSize * kTargetVectorsPerThread) {
+    m.threadsPerRow = kWarpSize;
+  } else {
+    int64_t threads = llvm::divideCeil(m.vectors, kTargetVectorsPerThread);
+    m.threadsPerRow =
+        std::min<int64_t>(llvm::alignTo(threads, kWarpSize), kMaxThreadsPerRow);
+  }
+  m.rowsPerBlock =
+      m.threadsPerRow <= kWarpSize ? kSmallRowsBlockSize / m.threadsPerRow : 1;
+  m.vectorsPerThread = llvm::divideCeil(m.vectors, m.threadsPerRow);
+  if (m.vectorsPerThread > kMaxVectorsPerThread)
+    return std::nullopt;
+  return m;
+}
+
+/// Builds the body of a row kernel inside its gpu.launch: which row and
+/// which vectors of it a thread owns, vector loads and stores of a row, and
+/// reductions over the threads of a row.
+class RowKernelBuilder {
+public:
+  RowKernelBuilder(OpBuilder &b, Location loc, const RowMapping &mapping,
+                   gpu::LaunchOp launch)
+      : b(b), loc(loc), m(mapping),
+        reductionBuffers(launch.getWorkgroupAttributions()) {
+    thread = launch.getThreadIds().x;
+    Value inRow = index(m.threadsPerRow);
+    row = arith::AddIOp::create(b, loc,
+                                arith::MulIOp::create(b, loc,
+                                                      launch.getBlockIds().x,
+                                                      index(m.rowsPerBlock)),
+                                arith::DivUIOp::create(b, loc, thread, inRow));
+    threadInRow = arith::RemUIOp::create(b, loc, thread, inRow);
+    // The last block may reach past the last row; its extra threads still
+    // take part in the shuffles, with nothing to load or store.
+    if (m.rows % m.rowsPerBlock != 0)
+      rowInRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                         index(m.rows));
+  }
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+
+  /// The element offset in the row of this thread's `k`-th vector and
+  /// whether that vector exists (null: always).
+  std::pair<Value, Value> vector(int64_t k) {
+    Value position =
+        arith::AddIOp::create(b, loc, threadInRow, index(k * m.threadsPerRow));
+    Value offset = arith::MulIOp::create(b, loc, position, index(m.lanes));
+    Value valid = rowInRange;
+    if ((k + 1) * m.threadsPerRow > m.vectors) {
+      Value inRow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          position, index(m.vectors));
+      valid = valid ? arith::AndIOp::create(b, loc, valid, inRow) : inRow;
+    }
+    return {offset, valid};
+  }
+
+  /// `lanes` consecutive elements of `buffer` from `indices` on along its
+  /// last dimension, or zeros where `valid` is false.
+  Value load(Value buffer, ValueRange indices, Value valid) {
+    Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+    auto vectorType = VectorType::get({m.lanes}, elementType);
+    auto emitLoad = [&](OpBuilder &nb) -> Value {
+      if (m.lanes == 1)
+        return vector::BroadcastOp::create(
+            nb, loc, vectorType,
+            memref::LoadOp::create(nb, loc, buffer, indices));
+      return vector::LoadOp::create(nb, loc, vectorType, buffer, indices,
+                                    /*nontemporal=*/false,
+                                    alignment(elementType));
+    };
+    if (!valid)
+      return emitLoad(b);
+    auto guard = scf::IfOp::create(b, loc, vectorType, valid,
+                                   /*withElseRegion=*/true);
+    OpBuilder thenBuilder = guard.getThenBodyBuilder();
+    scf::YieldOp::create(thenBuilder, loc, emitLoad(thenBuilder));
+    OpBuilder elseBuilder = guard.getElseBodyBuilder();
+    Value zeros = arith::ConstantOp::create(
+        elseBuilder, loc, vectorType, elseBuilder.getZeroAttr(vectorType));
+    scf::YieldOp::create(elseBuilder, loc, zeros);
+    return guard.getResult(0);
+  }
+
+  /// `count` consecutive elements of the 1-D `buffer` from `first` on, one
+  /// scalar load each, or zeros where `valid` is false.
+  SmallVector<Value> loadEach(Value buffer, Value first, int64_t count,
+                              Value valid) {
+    Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+    auto emitLoads = [&](OpBuilder &nb) {
+      SmallVector<Value> elements;
+      for (int64_t l = 0; l < count; ++l) {
+        Value at = l == 0 ? first
+                          : arith::AddIOp::create(
+                                nb, loc, first,
+                                arith::ConstantIndexOp::create(nb, loc, l));
+        elements.push_back(memref::LoadOp::create(nb, loc, buffer, at));
+      }
+      return elements;
+    };
+    if (!valid)
+      return emitLoads(b);
+    auto guard =
+        scf::IfOp::create(b, loc, SmallVector<Type>(count, elementType), valid,
+                          /*withElseRegion=*/true);
+    OpBuilder thenBuilder = guard.getThenBodyBuilder();
+    scf::YieldOp::create(thenBuilder, loc, emitLoads(thenBuilder));
+    OpBuilder elseBuilder = guard.getElseBodyBuilder();
+    Value zero = arith::ConstantOp::create(
+        elseBuilder, loc, elementType, elseBuilder.getZeroAttr(elementType));
+    scf::YieldOp::create(elseBuilder, loc, SmallVector<Value>(count, zero));
+    return SmallVector<Value>(guard.getResults());
+  }
+
+  /// `lanes` elements of `buffer` at `indices`, converted to f32.
+  SmallVector<Value> loadF32(Value buffer, ValueRange indices, Value valid) {
+    return toF32(load(buffer, indices, valid));
+  }
+
+  /// The lanes of `vec` as f32 scalars.
+  SmallVector<Value> toF32(Value vec) {
+    SmallVector<Value> lanes;
+    for (int64_t l = 0; l < m.lanes; ++l) {
+      Value x = vector::ExtractOp::create(b, loc, vec, l);
+      if (!x.getType().isF32())
+        x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+      lanes.push_back(x);
+    }
+    return lanes;
+  }
+
+  /// Stores the f32 `lanes`, rounded to the buffer's element type, at
+  /// `indices` if `valid`.
+  void store(ArrayRef<Value> lanes, Value buffer, ValueRange indices,
+             Value valid) {
+    OpBuilder::InsertionGuard insertion(b);
+    if (valid)
+      b.setInsertionPointToStart(
+          &scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false)
+               .getThenRegion()
+               .front());
+    Type elementType = cast<MemRefType>(buffer.getType()).getElementType();
+    SmallVector<Value> rounded;
+    for (Value x : lanes)
+      rounded.push_back(x.getType() == elementType
+                            ? x
+                            : arith::TruncFOp::create(b, loc, elementType, x));
+    if (m.lanes == 1) {
+      memref::StoreOp::create(b, loc, rounded[0], buffer, indices);
+      return;
+    }
+    Value vec = vector::FromElementsOp::create(
+        b, loc, VectorType::get({m.lanes}, elementType), rounded);
+    vector::StoreOp::create(b, loc, vec, buffer, indices,
+                            /*nontemporal=*/false, alignment(elementType));
+  }
+
+  /// The sum (or maximum) of `x` over the threads of this row, in every one
+  /// of them. `reduction` picks the workgroup buffer rows longer than a warp
+  /// exchange their warps' partial results through; each reduction of a
+  /// kernel uses its own, so no barrier is needed between them.
+  Value reduceRow(Value x, bool isMax, unsigned reduction) {
+    x = reduceInWarp(x, std::min(m.threadsPerRow, kWarpSize), isMax);
+    if (m.threadsPerRow <= kWarpSize)
+      return x;
+    // One block per row: warp w's lane 0 writes partial w, then each warp
+    // reduces all partials.
+    Value buffer = reductionBuffers[reduction];
+    Value warpSize = index(kWarpSize);
+    Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
+    Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
+    Value isFirstLane =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0));
+    {
+      OpBuilder::InsertionGuard insertion(b);
+      b.setInsertionPointToStart(
+          &scf::IfOp::create(b, loc, isFirstLane, /*withElseRegion=*/false)
+               .getThenRegion()
+               .front());
+      memref::StoreOp::create(b, loc, x, buffer, warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    int64_t warps = m.threadsPerRow / kWarpSize;
+    Value partial = memref::LoadOp::create(
+        b, loc, buffer,
+        ValueRange{arith::MinUIOp::create(b, loc, lane, index(warps - 1))});
+    if (warps < kWarpSize) {
+      Value isPartial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              lane, index(warps));
+      partial =
+          arith::SelectOp::create(b, loc, isPartial, partial, identity(isMax));
+    }
+    return reduceInWarp(partial, kWarpSize, isMax);
+  }
+
+  Value combine(Value x, Value y, bool isMax) {
+    if (isMax)
+      return arith::MaximumFOp::create(b, loc, x, y);
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+
+  Value identity(bool isMax) {
+    return f32(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+  }
+
+  /// The sum (or maximum) of `lanes`, or the identity if the vector does
+  /// not exist.
+  Value reduceLanes(ArrayRef<Value> lanes, Value valid, bool isMax) {
+    Value x = lanes.front();
+    for (Value lane : lanes.drop_front())
+      x = combine(x, lane, isMax);
+    if (valid)
+      x = arith::SelectOp::create(b, loc, valid, x, identity(isMax));
+    return x;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const RowMapping &m;
+  ArrayRef<BlockArgument> reductionBuffers;
+  Value thread, row, threadInRow;
+  /// Whether the thread's row exists (null: always).
+  Value rowInRange;
+
+private:
+  /// Butterfly over aligned groups of `width` lanes: every lane ends with
+  /// its group's result. The shuffles span the whole warp, so every lane
+  /// must reach them.
+  Value reduceInWarp(Value x, int64_t width, bool isMax) {
+    for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
+      auto shuffle = gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
+                                            gpu::ShuffleMode::XOR);
+      x = combine(x, shuffle.getShuffleResult(), isMax);
+    }
+    return x;
+  }
+
+  /// A vector's alignment: rows start at multiples of `lanes` elements
+  /// from a device allocation's base.
+  llvm::MaybeAlign alignment(Type elementType) {
+    return llvm::Align(m.lanes * elementType.getIntOrFloatBitWidth() / 8);
+  }
+};
+
+/// Defines `func` as one gpu.launch of `mapping`: `buildBody` gets the
+/// inputs (the first `numInputs` arguments, buffers and scalars) and the
+/// output buffers (the rest).
+void defineKernel(
+    func::FuncOp func, unsigned numInputs, const RowMapping &mapping,
+    unsigned reductions,
+    function_ref<void(RowKernelBuilder &, ValueRange, ValueRange)> buildBody) {
+  MLIRContext *ctx = func.getContext();
+  Location loc = func.getLoc();
+  OpBuilder b = OpBuilder::atBlockBegin(func.addEntryBlock());
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  // Rows longer than a warp exchange partial results through workgroup
+  // memory, one float per warp for each reduction.
+  SmallVector<Type> workgroupBuffers;
+  if (mapping.threadsPerRow > kWarpSize)
+    workgroupBuffers.assign(
+        reductions,
+        MemRefType::get({kWarpSize}, b.getF32Type(), AffineMap(),
+                        gpu::AddressSpaceAttr::get(
+                            ctx, gpu::GPUDialect::getWorkgroupAddressSpace())));
+  auto launch = gpu::LaunchOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, mapping.gridSize()), one,
+      one, arith::ConstantIndexOp::create(b, loc, mapping.blockSize()), one,
+      one, /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, workgroupBuffers);
+  {
+    OpBuilder body = OpBuilder::atBlockBegin(&launch.getBody().front());
+    RowKernelBuilder kernel(body, loc, mapping, launch);
+    ValueRange args = func.getArguments();
+    buildBody(kernel, args.take_front(numInputs), args.drop_front(numInputs));
+    gpu::TerminatorOp::create(body, loc);
+  }
+  func::ReturnOp::create(b, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNorm and RMSNorm
+//===----------------------------------------------------------------------===//
+
+struct NormKernel {
+  bool isLayerNorm, hasBias, hasResidual;
+  Type inputType;
+};
+
+void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
+                   ValueRange args, ValueRange results) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const RowMapping &m = k.m;
+  Value input = args[0], scale = args[1];
+  unsigned next = 2;
+  Value bias = kernel.hasBias ? args[next++] : Value();
+  Value residual = kernel.hasResidual ? args[next++] : Value();
+  Value epsilon = args[next];
+  Value output = results[0];
+  Value residualSum = kernel.hasResidual ? results[1] : Value();
+
+  // The row, read once: x (+ residual, rounded to the input type as the
+  // reference lowering does).
+  SmallVector<SmallVector<Value>> values;
+  SmallVector<Value> offsets, valid;
+  Value sum = k.f32(0);
+  for (int64_t v = 0; v < m.vectorsPerThread; ++v) {
+    auto [offset, isValid] = k.vector(v);
+    offsets.push_back(offset);
+    valid.push_back(isValid);
+    SmallVector<Value> x = k.loadF32(input, {k.row, offset}, isValid);
+    if (residual) {
+      SmallVector<Value> r = k.loadF32(residual, {k.row, offset}, isValid);
+      for (auto [xi, ri] : llvm::zip(x, r)) {
+        xi = arith::AddFOp::create(b, loc, xi, ri);
+        if (!kernel.inputType.isF32())
+          xi = arith::ExtFOp::create(
+              b, loc, b.getF32Type(),
+              arith::TruncFOp::create(b, loc, kernel.inputType, xi)
+                  .getResult());
+      }
+      k.store(x, residualSum, {k.row, offset}, isValid);
+    }
+    if (kernel.isLayerNorm)
+      sum = arith::AddFOp::create(b, loc, sum,
+                                  k.reduceLanes(x, isValid, /*isMax=*/false));
+    values.push_back(std::move(x));
+  }
+
+  Value length = k.f32(m.length);
+  unsigned reduction = 0;
+  if (kernel.isLayerNorm) {
+    Value mean = arith::DivFOp::create(
+        b, loc, k.reduceRow(sum, /*isMax=*/false, reduction++), length);
+    for (SmallVector<Value> &x : values)
+      for (Value &xi : x)
+        xi = arith::SubFOp::create(b, loc, xi, mean);
+  }
+  Value squares = k.f32(0);
+  for (auto [x, isValid] : llvm::zip(values, valid)) {
+    SmallVector<Value> sq;
+    for (Value xi : x)
+      sq.push_back(arith::MulFOp::create(b, loc, xi, xi));
+    squares = arith::AddFOp::create(b, loc, squares,
+                                    k.reduceLanes(sq, isValid, false));
+  }
+  Value variance = arith::DivFOp::create(
+      b, loc, k.reduceRow(squares, /*isMax=*/false, reduction), length);
+  Value inverse = math::RsqrtOp::create(
+      b, loc, arith::AddFOp::create(b, loc, variance, epsilon));
+
+  for (auto [x, offset, isValid] : llvm::zip(values, offsets, valid)) {
+    SmallVector<Value> gamma = k.loadF32(scale, offset, isValid);
+    SmallVector<Value> beta;
+    if (bias)
+      beta = k.loadF32(bias, offset, isValid);
+    SmallVector<Value> y;
+    for (int64_t l = 0; l < m.lanes; ++l) {
+      Value yl = arith::MulFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x[l], inverse), gamma[l]);
+      if (bias)
+        yl = arith::AddFOp::create(b, loc, yl, beta[l]);
+      y.push_back(yl);
+    }
+    k.store(y, output, {k.row, offset}, isValid);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Attention's scale + mask + softmax
+//===----------------------------------------------------------------------===//
+
+struct SoftmaxKernel {
+  int64_t heads, queries, keys;
+  bool causal, hasMask;
+  /// The mask's shape before flattening; it broadcasts to [B, H, Sq, Skv].
+  SmallVector<int64_t> maskShape;
+};
+
+void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
+                      ValueRange args, ValueRange results) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const RowMapping &m = k.m;
+  Value scores = args[0];
+  Value mask = kernel.hasMask ? args[1] : Value();
+  Value scale = args.back();
+  Value probs = results[0];
+  Value negInf = k.identity(/*isMax=*/true);
+
+  // The mask broadcasts to [B, H, Sq, Skv]: its strides there, 0 along the
+  // dimensions it repeats. Every nonzero stride is a multiple of Skv when
+  // the mask varies along the keys, so its rows are vector-aligned too.
+  SmallVector<int64_t> maskStrides(4, 0);
+  if (mask) {
+    ArrayRef<int64_t> shape = kernel.maskShape;
+    int64_t stride = 1;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      if (shape[d] != 1)
+        maskStrides[4 - shape.size() + d] = stride;
+      stride *= shape[d];
+    }
+  }
+  // row = (b * H + h) * Sq + i.
+  Value query = arith::RemUIOp::create(b, loc, k.row, k.index(kernel.queries));
+  Value maskRow;
+  if (mask) {
+    Value head = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, k.row, k.index(kernel.queries)),
+        k.index(kernel.heads));
+    Value batch = arith::DivUIOp::create(
+        b, loc, k.row, k.index(kernel.heads * kernel.queries));
+    maskRow = k.index(0);
+    Value positions[] = {batch, head, query};
+    for (auto [position, stride] : llvm::zip(positions, maskStrides))
+      if (stride != 0)
+        maskRow = arith::AddIOp::create(
+            b, loc, maskRow,
+            arith::MulIOp::create(b, loc, position, k.index(stride)));
+  }
+  // A mask that does not vary along the keys is one element per row.
+  bool maskIsBool =
+      mask && cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
+  bool maskAlongKeys = mask && maskStrides[3] != 0;
+  Value rowMask;
+  if (mask && !maskAlongKeys) {
+    rowMask = k.loadEach(mask, maskRow, 1, k.rowInRange).front();
+    if (!maskIsBool && !rowMask.getType().isF32())
+      rowMask = arith::ExtFOp::create(b, loc, b.getF32Type(), rowMask);
+  }
+  // Causal: key j is visible to query i iff j <= i + (Skv - Sq).
+  Value lastVisible;
+  if (kernel.causal)
+    lastVisible = arith::AddIOp::create(b, loc, query,
+                                        k.index(kernel.keys - kernel.queries));
+
+  SmallVector<SmallVector<Value>> values;
+  SmallVector<Value> offsets, valid;
+  Value max = negInf;
+  for (int64_t v = 0; v < m.vectorsPerThread; ++v) {
+    auto [offset, isValid] = k.vector(v);
+    offsets.push_back(offset);
+    valid.push_back(isValid);
+    SmallVector<Value> s = k.loadF32(scores, {k.row, offset}, isValid);
+    for (Value &si : s)
+      si = arith::MulFOp::create(b, loc, si, scale);
+    if (mask) {
+      SmallVector<Value> maskLanes;
+      if (!maskAlongKeys) {
+        maskLanes.assign(m.lanes, rowMask);
+      } else if (maskIsBool) {
+        // i1 vectors are bit-packed in LLVM; the buffer holds a byte each.
+        maskLanes =
+            k.loadEach(mask, arith::AddIOp::create(b, loc, maskRow, offset),
+                       m.lanes, isValid);
+      } else {
+        maskLanes = k.loadF32(
+            mask, arith::AddIOp::create(b, loc, maskRow, offset).getResult(),
+            isValid);
+      }
+      for (auto [si, maskLane] : llvm::zip(s, maskLanes))
+        si = maskIsBool ? arith::SelectOp::create(b, loc, maskLane, si, negInf)
+                              .getResult()
+                        : arith::AddFOp::create(b, loc, si, maskLane);
+    }
+    if (kernel.causal)
+      for (int64_t l = 0; l < m.lanes; ++l) {
+        Value key = arith::AddIOp::create(b, loc, offset, k.index(l));
+        Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                              key, lastVisible);
+        s[l] = arith::SelectOp::create(b, loc, visible, s[l], negInf);
+      }
+    max = arith::MaximumFOp::create(b, loc, max,
+                                    k.reduceLanes(s, isValid, /*isMax=*/true));
+    values.push_back(std::move(s));
+  }
+  max = k.reduceRow(max, /*isMax=*/true, 0);
+
+  Value sum = k.f32(0);
+  for (auto [s, isValid] : llvm::zip(values, valid)) {
+    for (Value &si : s)
+      si = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, si, max));
+    sum = arith::AddFOp::create(b, loc, sum,
+                                k.reduceLanes(s, isValid, /*isMax=*/false));
+  }
+  sum = k.reduceRow(sum, /*isMax=*/false, 1);
+  // A query that sees no key has max = -inf and a NaN sum: zeros.
+  Value seesAKey =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, k.f32(0));
+  for (auto [s, offset, isValid] : llvm::zip(values, offsets, valid)) {
+    SmallVector<Value> p;
+    for (Value si : s)
+      p.push_back(arith::SelectOp::create(
+          b, loc, seesAKey, arith::DivFOp::create(b, loc, si, sum), k.f32(0)));
+    k.store(p, probs, {k.row, offset}, isValid);
+  }
+}
+
+/// Defines `func` from its `mte.row_kernel` dictionary, or says why not.
+LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
+  auto kind = spec.getAs<StringAttr>("kind");
+  ArrayRef<Type> types = func.getArgumentTypes();
+  auto bufferType = [&](unsigned i) -> MemRefType {
+    return i < types.size() ? dyn_cast<MemRefType>(types[i]) : MemRefType();
+  };
+  auto fail = [&](const Twine &message) {
+    return func.emitOpError("is not a valid row kernel: ") << message;
+  };
+  MemRefType rows = bufferType(0);
+  if (!rows || rows.getRank() != 2 || !rows.hasStaticShape())
+    return fail("its first argument must be a static [rows, length] buffer");
+  int64_t numRows = rows.getDimSize(0), length = rows.getDimSize(1);
+
+  if (kind &&
+      (kind.getValue() == "layer_norm" || kind.getValue() == "rms_norm")) {
+    NormKernel kernel;
+    kernel.isLayerNorm = kind.getValue() == "layer_norm";
+    kernel.hasBias = kernel.isLayerNorm && spec.contains("bias");
+    kernel.hasResidual = spec.contains("residual");
+    kernel.inputType = rows.getElementType();
+    unsigned numInputs = 3 + kernel.hasBias + kernel.hasResidual;
+    if (types.size() != numInputs + 1 + kernel.hasResidual ||
+        !types[numInputs - 1].isF32())
+      return fail("wrong number of arguments or no f32 epsilon");
+    std::optional<RowMapping> mapping =
+        planRows(numRows, length, kernel.inputType);
+    if (!mapping)
+      return fail("rows too long");
+    defineKernel(func, numInputs, *mapping, kernel.isLayerNorm ? 2 : 1,
+                 [&](RowKernelBuilder &k, ValueRange args, ValueRange results) {
+                   buildNormBody(k, kernel, args, results);
+                 });
+    return success();
+  }
+
+  if (kind && kind.getValue() == "attention_softmax") {
+    SoftmaxKernel kernel;
+    auto heads = spec.getAs<IntegerAttr>("heads");
+    auto queries = spec.getAs<IntegerAttr>("queries");
+    if (!heads || !queries || heads.getInt() <= 0 || queries.getInt() <= 0 ||
+        numRows % (heads.getInt() * queries.getInt()) != 0)
+      return fail("needs heads and queries that divide the rows");
+    kernel.heads = heads.getInt();
+    kernel.queries = queries.getInt();
+    kernel.keys = length;
+    kernel.causal = spec.contains("causal");
+    auto maskShape = spec.getAs<DenseI64ArrayAttr>("mask_shape");
+    kernel.hasMask = static_cast<bool>(maskShape);
+    if (maskShape) {
+      kernel.maskShape.assign(maskShape.asArrayRef().begin(),
+                              maskShape.asArrayRef().end());
+      if (kernel.maskShape.size() > 4)
+        return fail("a mask has at most 4 dimensions");
+    }
+    if (types.size() != 3u + kernel.hasMask || !rows.getElementType().isF32() ||
+        !types[1 + kernel.hasMask].isF32())
+      return fail("wrong number of arguments, or no f32 scores and scale");
+    std::optional<RowMapping> mapping =
+        planRows(numRows, length, rows.getElementType());
+    if (!mapping)
+      return fail("rows too long");
+    defineKernel(func, 2 + kernel.hasMask, *mapping, /*reductions=*/2,
+                 [&](RowKernelBuilder &k, ValueRange args, ValueRange results) {
+                   buildSoftmaxBody(k, kernel, args, results);
+                 });
+    return success();
+  }
+  return fail("unknown kind");
+}
+
+struct BuildRowKernelsPass
+    : mte::impl::BuildRowKernelsBase<BuildRowKernelsPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      auto spec = func->getAttrOfType<DictionaryAttr>(mte::kRowKernelAttrName);
+      if (!spec || !func.isExternal())
+        continue;
+      if (failed(defineRowKernel(func, spec)))
+        return signalPassFailure();
+      func->removeAttr(mte::kRowKernelAttrName);
+    }
+  }
+};
+
+} // namespace
+
+bool mte::canBuildRowKernel(int64_t length, Type elementType) {
+  return planRows(/*rows=*/1, length, elementType).has_value();
+}

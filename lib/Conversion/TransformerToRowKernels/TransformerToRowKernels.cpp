@@ -1,0 +1,281 @@
+//===- TransformerToRowKernels.cpp - norms and softmax as row kernels -----===//
+//
+// Chooses the CUDA backend's row kernels on tensors, where the norms and
+// attention are still single ops: each becomes a call of a kernel
+// declaration on buffers, which mte-build-row-kernels defines after
+// bufferization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Conversion/TransformerToRowKernels/TransformerToRowKernels.h"
+
+#include "mte/Conversion/BuildRowKernels/BuildRowKernels.h"
+#include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mte {
+#define GEN_PASS_DEF_CONVERTTRANSFORMERTOROWKERNELS
+#include "mte/Conversion/Passes.h.inc"
+} // namespace mte
+
+using namespace mlir;
+using namespace mte::transformer;
+
+namespace {
+
+bool isKernelFloat(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+
+/// `value` reshaped to `shape` through its 1-D view (a no-op when the shapes
+/// agree); both are contiguous, so the reshapes bufferize to views.
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return value;
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  auto all = [](int64_t rank) {
+    ReassociationIndices group;
+    for (int64_t d = 0; d < rank; ++d)
+      group.push_back(d);
+    return SmallVector<ReassociationIndices>(rank ? 1 : 0, group);
+  };
+  if (type.getRank() > 1)
+    value = tensor::CollapseShapeOp::create(b, loc, value, all(type.getRank()));
+  else if (type.getRank() == 0)
+    value = tensor::ExpandShapeOp::create(b, loc, flatType, value,
+                                          ArrayRef<ReassociationIndices>{});
+  if (shape.size() > 1)
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        all(shape.size()));
+  if (shape.empty())
+    return tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({}, type.getElementType()), value,
+        ArrayRef<ReassociationIndices>{});
+  return value;
+}
+
+/// `<d0>x<d1>...`, then `x<type>` if given: a kernel name's shape part.
+std::string mangle(ArrayRef<int64_t> shape, Type elementType = {}) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  llvm::interleave(shape, os, "x");
+  if (elementType)
+    os << (shape.empty() ? "" : "x") << elementType;
+  return name;
+}
+
+/// Calls the row kernel `name` (declaring it with `spec` on first use) on
+/// `inputs` (tensors are read through their buffers, scalars passed as they
+/// are); returns the tensors of `resultTypes` it writes.
+SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
+                                 DictionaryAttr spec, ValueRange inputs,
+                                 ArrayRef<RankedTensorType> resultTypes,
+                                 OpBuilder &moduleBuilder,
+                                 SymbolTable &symbols) {
+  auto bufferType = [](RankedTensorType t) {
+    return MemRefType::get(t.getShape(), t.getElementType());
+  };
+  SmallVector<Value> operands, outputs;
+  for (Value input : inputs) {
+    auto tensorType = dyn_cast<RankedTensorType>(input.getType());
+    operands.push_back(tensorType ? bufferization::ToBufferOp::create(
+                                        b, loc, bufferType(tensorType), input,
+                                        /*read_only=*/true)
+                                        .getResult()
+                                  : input);
+  }
+  for (RankedTensorType t : resultTypes)
+    outputs.push_back(memref::AllocOp::create(b, loc, bufferType(t)));
+  operands.append(outputs);
+
+  auto func = symbols.lookup<func::FuncOp>(name);
+  if (!func) {
+    func = func::FuncOp::create(
+        moduleBuilder, loc, name,
+        b.getFunctionType(TypeRange(ValueRange(operands)), {}));
+    func.setPrivate();
+    func->setAttr(mte::kRowKernelAttrName, spec);
+    symbols.insert(func);
+  }
+  func::CallOp::create(b, loc, func, operands);
+
+  SmallVector<Value> results;
+  for (auto [t, output] : llvm::zip(resultTypes, outputs))
+    results.push_back(bufferization::ToTensorOp::create(
+        b, loc, t, output, /*restrict=*/true, /*writable=*/true));
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNorm and RMSNorm
+//===----------------------------------------------------------------------===//
+
+/// Replaces a norm by a call of its kernel, when it has one.
+template <typename NormOp>
+void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
+  constexpr bool isLayerNorm = std::is_same_v<NormOp, LayerNormOp>;
+  RankedTensorType type = op.getInput().getType();
+  Type inputType = type.getElementType();
+  Type outputType = op.getOutput().getType().getElementType();
+  if (!type.hasStaticShape() || type.getNumElements() == 0 ||
+      !isKernelFloat(inputType) || !isKernelFloat(outputType))
+    return;
+  int64_t axis = *normalizeAxis(op.getAxis(), type.getRank());
+  int64_t rows = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    rows *= type.getDimSize(d);
+  int64_t length = type.getNumElements() / rows;
+  // The input type sets the vector width; an f32 output of a 16-bit input
+  // stores 32-byte vectors, which LLVM splits.
+  if (!mte::canBuildRowKernel(length, inputType))
+    return;
+
+  Value bias;
+  if constexpr (isLayerNorm)
+    bias = op.getBias();
+  Value residual = op.getResidual();
+  MLIRContext *ctx = op.getContext();
+  Builder attrs(ctx);
+  SmallVector<NamedAttribute> spec = {attrs.getNamedAttr(
+      "kind", attrs.getStringAttr(isLayerNorm ? "layer_norm" : "rms_norm"))};
+  std::string name = isLayerNorm ? "mte_row_layer_norm_" : "mte_row_rms_norm_";
+  name += mangle({rows, length}, inputType);
+  if (outputType != inputType)
+    name += "_to_" + mangle({}, outputType);
+  if (bias) {
+    name += "_bias";
+    spec.push_back(attrs.getNamedAttr("bias", attrs.getUnitAttr()));
+  }
+  if (residual) {
+    name += "_residual";
+    spec.push_back(attrs.getNamedAttr("residual", attrs.getUnitAttr()));
+  }
+
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  SmallVector<Value> inputs = {reshapeTo(b, loc, op.getInput(), {rows, length}),
+                               reshapeTo(b, loc, op.getScale(), {length})};
+  if (bias)
+    inputs.push_back(reshapeTo(b, loc, bias, {length}));
+  if (residual)
+    inputs.push_back(reshapeTo(b, loc, residual, {rows, length}));
+  inputs.push_back(arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(op.getEpsilon().convertToFloat())));
+  SmallVector<RankedTensorType> resultTypes = {
+      RankedTensorType::get({rows, length}, outputType)};
+  if (residual)
+    resultTypes.push_back(RankedTensorType::get({rows, length}, inputType));
+
+  SmallVector<Value> results =
+      callRowKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs,
+                    resultTypes, moduleBuilder, symbols);
+  for (auto [result, original] : llvm::zip(results, op->getResults()))
+    original.replaceAllUsesWith(reshapeTo(
+        b, loc, result, cast<RankedTensorType>(original.getType()).getShape()));
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention's scale + mask + softmax
+//===----------------------------------------------------------------------===//
+
+bool hasSoftmaxKernel(AttentionOp op) {
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType();
+  Value mask = op.getMask();
+  return q.hasStaticShape() && k.hasStaticShape() && q.getNumElements() != 0 &&
+         k.getNumElements() != 0 && isKernelFloat(q.getElementType()) &&
+         (!mask || cast<RankedTensorType>(mask.getType()).hasStaticShape()) &&
+         mte::canBuildRowKernel(k.getDimSize(1),
+                                Float32Type::get(op.getContext()));
+}
+
+/// The softmax step of attention's lowering, on its f32 scores
+/// [B, H, Sq, Skv], as a call of a row kernel.
+Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
+                        Value scores, OpBuilder &moduleBuilder,
+                        SymbolTable &symbols) {
+  auto scoresType = cast<RankedTensorType>(scores.getType());
+  ArrayRef<int64_t> shape = scoresType.getShape();
+  int64_t rows = shape[0] * shape[1] * shape[2], keys = shape[3];
+  MLIRContext *ctx = op.getContext();
+  Builder attrs(ctx);
+  SmallVector<NamedAttribute> spec = {
+      attrs.getNamedAttr("kind", attrs.getStringAttr("attention_softmax")),
+      attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(shape[1])),
+      attrs.getNamedAttr("queries", attrs.getI64IntegerAttr(shape[2]))};
+  std::string name = "mte_attention_softmax_" + mangle(shape);
+  SmallVector<Value> inputs = {reshapeTo(b, loc, scores, {rows, keys})};
+  if (op.getCausal()) {
+    name += "_causal";
+    spec.push_back(attrs.getNamedAttr("causal", attrs.getUnitAttr()));
+  }
+  if (Value mask = op.getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    name += "_mask_" + mangle(maskType.getShape(), maskType.getElementType());
+    spec.push_back(attrs.getNamedAttr(
+        "mask_shape", attrs.getDenseI64ArrayAttr(maskType.getShape())));
+    inputs.push_back(reshapeTo(b, loc, mask, {maskType.getNumElements()}));
+  }
+  inputs.push_back(arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(op.getScale().convertToFloat())));
+  Value probs =
+      callRowKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs,
+                    {RankedTensorType::get({rows, keys}, b.getF32Type())},
+                    moduleBuilder, symbols)
+          .front();
+  return reshapeTo(b, loc, probs, shape);
+}
+
+struct ConvertTransformerToRowKernelsPass
+    : mte::impl::ConvertTransformerToRowKernelsBase<
+          ConvertTransformerToRowKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    // Kernel declarations go after the model's functions.
+    auto moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+
+    SmallVector<Operation *> norms, attentions;
+    module.walk([&](Operation *op) {
+      if (isa<LayerNormOp, RMSNormOp>(op))
+        norms.push_back(op);
+      else if (auto attention = dyn_cast<AttentionOp>(op))
+        if (hasSoftmaxKernel(attention))
+          attentions.push_back(op);
+    });
+    for (Operation *op : norms) {
+      if (auto layerNorm = dyn_cast<LayerNormOp>(op))
+        convertNorm(layerNorm, moduleBuilder, symbols);
+      else
+        convertNorm(cast<RMSNormOp>(op), moduleBuilder, symbols);
+    }
+
+    RewritePatternSet patterns(&getContext());
+    mte::populateAttentionToLinalgPatterns(
+        patterns, /*namedMatmul=*/true,
+        [&](OpBuilder &b, Location loc, AttentionOp op, Value scores) {
+          return callSoftmaxKernel(b, loc, op, scores, moduleBuilder, symbols);
+        });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    bool allRewritten = false;
+    if (failed(applyOpPatternsGreedily(attentions, std::move(patterns), config,
+                                       /*changed=*/nullptr, &allRewritten)) ||
+        !allRewritten)
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,77 @@
+// RUN: mte-opt %s -split-input-file -mte-convert-transformer-to-row-kernels | FileCheck %s
+
+// A LayerNorm with bias and residual over the last dimension: the call reads
+// the [rows, length] views through their buffers and writes two fresh
+// allocations (output and residual sum). A second norm of the same shape
+// calls the same declaration.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x768xf32>, %[[G:.*]]: tensor<768xf32>, %[[B:.*]]: tensor<768xf32>, %[[R:.*]]: tensor<2x8x768xf32>)
+// CHECK: %[[XR:.*]] = tensor.expand_shape %{{.*}} output_shape [16, 768]
+// CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[XB:.*]] = bufferization.to_buffer %[[XR]] read_only : tensor<16x768xf32> to memref<16x768xf32>
+// CHECK: %[[GB:.*]] = bufferization.to_buffer %[[G]] read_only
+// CHECK: %[[BB:.*]] = bufferization.to_buffer %[[B]] read_only
+// CHECK: %[[RB:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<16x768xf32> to memref<16x768xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<16x768xf32>
+// CHECK: %[[SUM:.*]] = memref.alloc() : memref<16x768xf32>
+// CHECK: call @mte_row_layer_norm_16x768xf32_bias_residual(%[[XB]], %[[GB]], %[[BB]], %[[RB]], %[[EPS]], %[[OUT]], %[[SUM]])
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<16x768xf32> to tensor<16x768xf32>
+// CHECK: bufferization.to_tensor %[[SUM]] restrict writable
+// CHECK: call @mte_row_layer_norm_16x768xf32_bias_residual(
+// CHECK-NOT: transformer.layer_norm
+// CHECK: func.func private @mte_row_layer_norm_16x768xf32_bias_residual(memref<16x768xf32>, memref<768xf32>, memref<768xf32>, memref<16x768xf32>, f32, memref<16x768xf32>, memref<16x768xf32>) attributes {mte.row_kernel = {bias, kind = "layer_norm", residual}}
+// CHECK-NOT: func.func private @mte_row_layer_norm
+func.func @layer_norm(%x: tensor<2x8x768xf32>, %g: tensor<768xf32>, %b: tensor<768xf32>, %r: tensor<2x8x768xf32>) -> (tensor<2x8x768xf32>, tensor<2x8x768xf32>) {
+  %0, %1 = transformer.layer_norm %x, %g bias %b residual %r {epsilon = 1.0e-5 : f32} : (tensor<2x8x768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<2x8x768xf32>) -> (tensor<2x8x768xf32>, tensor<2x8x768xf32>)
+  %2, %3 = transformer.layer_norm %0, %g bias %b residual %1 {epsilon = 1.0e-5 : f32} : (tensor<2x8x768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<2x8x768xf32>) -> (tensor<2x8x768xf32>, tensor<2x8x768xf32>)
+  return %2, %3 : tensor<2x8x768xf32>, tensor<2x8x768xf32>
+}
+
+// -----
+
+// A bf16 RMSNorm that writes f32, normalising the last two dimensions.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: call @mte_row_rms_norm_4x256xbf16_to_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x256xbf16>, memref<256xbf16>, f32, memref<4x256xf32>) -> ()
+// CHECK: func.func private @mte_row_rms_norm_4x256xbf16_to_f32({{.*}}) attributes {mte.row_kernel = {kind = "rms_norm"}}
+func.func @rms_norm(%x: tensor<4x16x16xbf16>, %g: tensor<16x16xbf16>) -> tensor<4x16x16xf32> {
+  %0 = transformer.rms_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-6 : f32} : (tensor<4x16x16xbf16>, tensor<16x16xbf16>) -> tensor<4x16x16xf32>
+  return %0 : tensor<4x16x16xf32>
+}
+
+// -----
+
+// Attention is lowered with named matmuls; between Q·Kᵀ and P·V the scores
+// [B * H * Sq, Skv] go through the softmax kernel with the boolean mask as
+// given (flattened) and the scale.
+// CHECK-LABEL: func.func @attention
+// CHECK: linalg.batch_matmul
+// CHECK: %[[S:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<32x4xf32> to memref<32x4xf32>
+// CHECK: %[[M:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<8xi1> to memref<8xi1>
+// CHECK: %[[P:.*]] = memref.alloc() : memref<32x4xf32>
+// CHECK: call @mte_attention_softmax_2x4x4x4_causal_mask_2x1x1x4xi1(%[[S]], %[[M]], %{{.*}}, %[[P]])
+// CHECK: bufferization.to_tensor %[[P]] restrict writable
+// CHECK: linalg.batch_matmul
+// CHECK-NOT: transformer.attention
+// CHECK: func.func private @mte_attention_softmax_2x4x4x4_causal_mask_2x1x1x4xi1(memref<32x4xf32>, memref<8xi1>, f32, memref<32x4xf32>) attributes {mte.row_kernel = {causal, heads = 4 : i64, kind = "attention_softmax", mask_shape = array<i64: 2, 1, 1, 4>, queries = 4 : i64}}
+func.func @attention(%q: tensor<2x4x32xf32>, %k: tensor<2x4x16xf32>, %v: tensor<2x4x16xf32>, %m: tensor<2x1x1x4xi1>) -> tensor<2x4x32xf32> {
+  %0 = transformer.attention %q, %k, %v mask %m {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.35 : f32, causal} : (tensor<2x4x32xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x1x1x4xi1>) -> tensor<2x4x32xf32>
+  return %0 : tensor<2x4x32xf32>
+}
+
+// -----
+
+// Not matched: f64 (no f64 kernels), a row of 32771 elements (a prime: one
+// element a vector, more than 1024 threads x 8 vectors), a softmax over
+// 40000 keys.
+// CHECK-LABEL: func.func @not_matched
+// CHECK: transformer.layer_norm
+// CHECK: transformer.rms_norm
+// CHECK: transformer.attention
+// CHECK-NOT: call
+// CHECK-NOT: mte.row_kernel
+func.func @not_matched(%x: tensor<2x64xf64>, %g: tensor<64xf64>, %y: tensor<1x32771xf32>, %h: tensor<32771xf32>, %q: tensor<1x1x16xf32>, %k: tensor<1x40000x16xf32>) -> (tensor<2x64xf64>, tensor<1x32771xf32>, tensor<1x1x16xf32>) {
+  %0 = transformer.layer_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<2x64xf64>, tensor<64xf64>) -> tensor<2x64xf64>
+  %1 = transformer.rms_norm %y, %h {epsilon = 1.0e-5 : f32} : (tensor<1x32771xf32>, tensor<32771xf32>) -> tensor<1x32771xf32>
+  %2 = transformer.attention %q, %k, %k {num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 0.25 : f32} : (tensor<1x1x16xf32>, tensor<1x40000x16xf32>, tensor<1x40000x16xf32>) -> tensor<1x1x16xf32>
+  return %0, %1, %2 : tensor<2x64xf64>, tensor<1x32771xf32>, tensor<1x1x16xf32>
+}
