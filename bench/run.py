@@ -411,12 +411,22 @@ def record_accuracy(result, outs, ref, k):
 
 
 def finish_accuracy(result, tol):
-    check = result["accuracy"].get("mte vs eager")
+    """mte passes when its error against the float32 PyTorch forward is at
+    most max(tol, 1.5 x eager bf16's own error against it): two bf16
+    implementations round differently, and at Llama-4l's width PyTorch's own
+    bf16 forward is ~3e-2 away from float32. Without the float32 forward,
+    mte against eager bf16 within tol."""
+    check = result["accuracy"].get("mte vs fp32")
+    eager = result["accuracy"].get("eager vs fp32")
+    if check is not None and eager is not None:
+        bound = max(tol, 1.5 * eager["rel_rms"])
+    else:
+        check, bound = result["accuracy"].get("mte vs eager"), tol
     if check is None:
         result["passed"] = None
         return
-    check["tol"] = tol
-    result["passed"] = bool(check["finite"] and check["rel_rms"] <= tol)
+    check["tol"] = bound
+    result["passed"] = bool(check["finite"] and check["rel_rms"] <= bound)
 
 
 # ------------------------------------------------------------------ report
@@ -448,8 +458,8 @@ def table(results):
     for name, r in results.items():
         for key, e in r.get("accuracy", {}).items():
             verdict = ""
-            if key == "mte vs eager":
-                verdict = f"  tol {e.get('tol', DEFAULT_TOL):g} -> " + \
+            if "tol" in e and key.startswith("mte vs"):
+                verdict = f"  tol {e['tol']:.3g} -> " + \
                     ("PASS" if r.get("passed") else "FAIL")
             lines.append(f"{name:11s} accuracy {key:32s} rel_rms {e['rel_rms']:.3e} "
                          f"max_abs {e['max_abs']:.3e} (ref rms {e['ref_rms']:.3e})"

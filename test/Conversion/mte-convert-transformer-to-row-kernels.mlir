@@ -48,14 +48,29 @@ func.func @rms_norm(%x: tensor<4x16x16xbf16>, %g: tensor<16x16xbf16>) -> tensor<
 // CHECK: %[[S:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<32x4xf32> to memref<32x4xf32>
 // CHECK: %[[M:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<8xi1> to memref<8xi1>
 // CHECK: %[[P:.*]] = memref.alloc() : memref<32x4xf32>
-// CHECK: call @mte_attention_softmax_2x4x4x4_causal_mask_2x1x1x4xi1(%[[S]], %[[M]], %{{.*}}, %[[P]])
+// CHECK: call @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(%[[S]], %[[M]], %{{.*}}, %[[P]])
 // CHECK: bufferization.to_tensor %[[P]] restrict writable
 // CHECK: linalg.batch_matmul
 // CHECK-NOT: transformer.attention
-// CHECK: func.func private @mte_attention_softmax_2x4x4x4_causal_mask_2x1x1x4xi1(memref<32x4xf32>, memref<8xi1>, f32, memref<32x4xf32>) attributes {mte.row_kernel = {causal, heads = 4 : i64, kind = "attention_softmax", mask_shape = array<i64: 2, 1, 1, 4>, queries = 4 : i64}}
+// CHECK: func.func private @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(memref<32x4xf32>, memref<8xi1>, f32, memref<32x4xf32>) attributes {mte.row_kernel = {causal, heads = 4 : i64, kind = "attention_softmax", mask_shape = array<i64: 2, 1, 1, 4>, queries = 4 : i64}}
 func.func @attention(%q: tensor<2x4x32xf32>, %k: tensor<2x4x16xf32>, %v: tensor<2x4x16xf32>, %m: tensor<2x1x1x4xi1>) -> tensor<2x4x32xf32> {
   %0 = transformer.attention %q, %k, %v mask %m {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.35 : f32, causal} : (tensor<2x4x32xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x1x1x4xi1>) -> tensor<2x4x32xf32>
   return %0 : tensor<2x4x32xf32>
+}
+
+// -----
+
+// bf16 attention: the kernel reads the f32 scores and writes the
+// probabilities in bf16, which P·V reads (rounded once, no cast kernel).
+// CHECK-LABEL: func.func @attention_bf16
+// CHECK: %[[P:.*]] = memref.alloc() : memref<32x4xbf16>
+// CHECK: call @mte_attention_softmax_2x4x4x4xbf16_causal(%{{.*}}, %{{.*}}, %[[P]])
+// CHECK-NOT: arith.truncf
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<4x8x4xbf16>, tensor<4x4x8xbf16>) outs(%{{.*}} : tensor<4x8x8xf32>)
+// CHECK: func.func private @mte_attention_softmax_2x4x4x4xbf16_causal(memref<32x4xf32>, f32, memref<32x4xbf16>)
+func.func @attention_bf16(%q: tensor<2x4x32xbf16>, %k: tensor<2x4x16xbf16>, %v: tensor<2x4x16xbf16>) -> tensor<2x4x32xbf16> {
+  %0 = transformer.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.35 : f32, causal} : (tensor<2x4x32xbf16>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>) -> tensor<2x4x32xbf16>
+  return %0 : tensor<2x4x32xbf16>
 }
 
 // -----

@@ -1129,7 +1129,7 @@ Value batchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
 /// compute type): scale, mask, causal mask and softmax, a query that sees no
 /// key giving zeros.
 Value scaleMaskSoftmax(OpBuilder &b, Location loc, AttentionOp op,
-                       Value scores) {
+                       Value scores, Type /*probsType*/) {
   auto scoreType = cast<RankedTensorType>(scores.getType());
   Type c = scoreType.getElementType();
   int64_t sq = scoreType.getDimSize(2), skv = scoreType.getDimSize(3);
@@ -1249,7 +1249,8 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
                    .getResult(0);
     }
 
-    Value probs = softmax(rewriter, loc, op, scores);
+    // The batched product reads P in V's type; the loop nest in c.
+    Value probs = softmax(rewriter, loc, op, scores, batched ? t : c);
 
     // out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h / g, e].
     SmallVector<AffineMap> outMaps = {

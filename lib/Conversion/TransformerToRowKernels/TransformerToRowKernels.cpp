@@ -202,9 +202,10 @@ bool hasSoftmaxKernel(AttentionOp op) {
 }
 
 /// The softmax step of attention's lowering, on its f32 scores
-/// [B, H, Sq, Skv], as a call of a row kernel.
+/// [B, H, Sq, Skv], as a call of a row kernel that writes the probabilities
+/// in `probsType` (V's type: rounded once, half the bytes for bf16).
 Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
-                        Value scores, OpBuilder &moduleBuilder,
+                        Value scores, Type probsType, OpBuilder &moduleBuilder,
                         SymbolTable &symbols) {
   auto scoresType = cast<RankedTensorType>(scores.getType());
   ArrayRef<int64_t> shape = scoresType.getShape();
@@ -215,7 +216,7 @@ Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
       attrs.getNamedAttr("kind", attrs.getStringAttr("attention_softmax")),
       attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(shape[1])),
       attrs.getNamedAttr("queries", attrs.getI64IntegerAttr(shape[2]))};
-  std::string name = "mte_attention_softmax_" + mangle(shape);
+  std::string name = "mte_attention_softmax_" + mangle(shape, probsType);
   SmallVector<Value> inputs = {reshapeTo(b, loc, scores, {rows, keys})};
   if (op.getCausal()) {
     name += "_causal";
@@ -232,7 +233,7 @@ Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
       b, loc, b.getF32FloatAttr(op.getScale().convertToFloat())));
   Value probs =
       callRowKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs,
-                    {RankedTensorType::get({rows, keys}, b.getF32Type())},
+                    {RankedTensorType::get({rows, keys}, probsType)},
                     moduleBuilder, symbols)
           .front();
   return reshapeTo(b, loc, probs, shape);
@@ -265,8 +266,10 @@ struct ConvertTransformerToRowKernelsPass
     RewritePatternSet patterns(&getContext());
     mte::populateAttentionToLinalgPatterns(
         patterns, /*namedMatmul=*/true,
-        [&](OpBuilder &b, Location loc, AttentionOp op, Value scores) {
-          return callSoftmaxKernel(b, loc, op, scores, moduleBuilder, symbols);
+        [&](OpBuilder &b, Location loc, AttentionOp op, Value scores,
+            Type probsType) {
+          return callSoftmaxKernel(b, loc, op, scores, probsType, moduleBuilder,
+                                   symbols);
         });
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingOps);

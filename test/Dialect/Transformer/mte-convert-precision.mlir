@@ -1,9 +1,8 @@
-// RUN: mte-opt %s -split-input-file -mte-convert-precision="min-weight-elements=16" | FileCheck %s
-// RUN: mte-opt %s -split-input-file -mte-convert-precision="precision=f16 min-weight-elements=16" | FileCheck %s --check-prefix=F16
+// RUN: mte-opt %s -split-input-file -mte-convert-precision | FileCheck %s
+// RUN: mte-opt %s -split-input-file -mte-convert-precision="precision=f16" | FileCheck %s --check-prefix=F16
 // RUN: not mte-opt %s -split-input-file -mte-convert-precision="precision=fp8" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// A linear whose weight is large enough to be a weight: the weight is
-// rounded at compile time (1 + 2^-9 is 1.0 in bf16, exact in f16), the
+// A linear's weight is a weight: it is rounded at compile time (1 + 2^-9 is 1.0 in bf16, exact in f16), the
 // f32 input is cast, the linear writes bf16 and the return casts back.
 // CHECK-LABEL: func @linear
 // CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>) -> tensor<2x8xf32>
@@ -68,11 +67,33 @@ func.func @casts_up_stay_narrow(%ids: tensor<4xi64>) -> (tensor<4x4xf32>, tensor
 
 // -----
 
-// Below the weight threshold nothing starts the narrow flow.
+// Constants that are no parameter start no narrow flow.
 // CHECK-LABEL: func @no_weights
 // CHECK-NOT: bf16
 func.func @no_weights(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %b = arith.constant dense<1.0> : tensor<4xf32>
   %y = transformer.add %x, %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// Positions and inverse frequencies stay f32 however many there are: a
+// rotary table of 2048 positions in bf16 would be wrong past position 256.
+// Only the linear's weight and the gathered table are rounded.
+// CHECK-LABEL: func @large_constants_that_are_not_weights
+// CHECK: %[[P:.*]] = arith.constant dense<{{.*}}> : tensor<1x1x300xf32>
+// CHECK: %[[I:.*]] = arith.constant dense<{{.*}}> : tensor<1x4x1xf32>
+// CHECK: transformer.matmul %[[I]], %[[P]] : (tensor<1x4x1xf32>, tensor<1x1x300xf32>) -> tensor<1x4x300xf32>
+// CHECK: transformer.gather {{.*}} : (tensor<16x4xbf16>, tensor<300xi64>) -> tensor<300x4xbf16>
+// CHECK: transformer.linear {{.*}} : (tensor<300x4xbf16>, tensor<4x4xbf16>) -> tensor<300x4xbf16>
+func.func @large_constants_that_are_not_weights(%ids: tensor<300xi64>) -> (tensor<1x4x300xf32>, tensor<300x4xf32>) {
+  %pos = arith.constant dense<299.0> : tensor<1x1x300xf32>
+  %inv = arith.constant dense<0.5> : tensor<1x4x1xf32>
+  %angles = transformer.matmul %inv, %pos : (tensor<1x4x1xf32>, tensor<1x1x300xf32>) -> tensor<1x4x300xf32>
+  %table = arith.constant dense<0.25> : tensor<16x4xf32>
+  %e = transformer.gather %table[%ids] : (tensor<16x4xf32>, tensor<300xi64>) -> tensor<300x4xf32>
+  %w = arith.constant dense<0.125> : tensor<4x4xf32>
+  %y = transformer.linear %e, %w layout <nk> : (tensor<300x4xf32>, tensor<4x4xf32>) -> tensor<300x4xf32>
+  return %angles, %y : tensor<1x4x300xf32>, tensor<300x4xf32>
 }

@@ -24,9 +24,12 @@ void populateTransformerToLinalgPatterns(mlir::RewritePatternSet &patterns,
 /// Builds attention's probabilities [B, H, Sq, Skv] from its scores Q·Kᵀ
 /// (same shape, f32 or f64, neither scaled nor masked): the op's scale, mask
 /// and causal mask, then softmax over the keys, zeros for a query that sees
-/// no key.
+/// no key. The last argument is the element type the second product reads
+/// (V's); a builder may return the probabilities in it, rounded once, or in
+/// the scores' type (the lowering then casts them).
 using AttentionSoftmaxFn = std::function<mlir::Value(
-    mlir::OpBuilder &, mlir::Location, transformer::AttentionOp, mlir::Value)>;
+    mlir::OpBuilder &, mlir::Location, transformer::AttentionOp, mlir::Value,
+    mlir::Type)>;
 
 /// The lowering of transformer.attention alone, as
 /// populateTransformerToLinalgPatterns does it, with the softmax step built

@@ -39,6 +39,25 @@ bool isFp8(Type type) {
   return tensor && isa<Float8E4M3FNType, Float8E5M2Type>(tensor.getElementType());
 }
 
+/// Whether `use` reads a model parameter: a GEMM's weight or bias, a norm's
+/// gain or bias, an embedding table. Other constants (position ranges,
+/// inverse frequencies, mask fills) are not weights, whatever their size:
+/// they stay f32 until they meet a narrow value.
+bool isWeightUse(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto linear = dyn_cast<LinearOp>(user))
+    return &use == &linear.getWeightMutable() ||
+           (linear.getBias() && use.get() == linear.getBias());
+  if (auto norm = dyn_cast<LayerNormOp>(user))
+    return use.get() == norm.getScale() ||
+           (norm.getBias() && use.get() == norm.getBias());
+  if (auto norm = dyn_cast<RMSNormOp>(user))
+    return use.get() == norm.getScale();
+  if (auto gather = dyn_cast<GatherOp>(user))
+    return use.getOperandNumber() == 0;
+  return false;
+}
+
 /// `value`, an f32 constant, with its elements rounded to `narrow`.
 ElementsAttr convertConstant(ElementsAttr value, FloatType narrow) {
   auto type = cast<ShapedType>(value.getType()).clone(narrow);
@@ -102,7 +121,7 @@ struct ConvertPrecisionPass
     for (auto constant : llvm::make_early_inc_range(body.getOps<arith::ConstantOp>())) {
       auto value = dyn_cast<ElementsAttr>(constant.getValue());
       if (!value || !hasElementType(value.getType(), f32) ||
-          value.getNumElements() < minWeightElements)
+          !llvm::any_of(constant->getUses(), isWeightUse))
         continue;
       ElementsAttr converted = convertConstant(value, narrow);
       if (!converted)

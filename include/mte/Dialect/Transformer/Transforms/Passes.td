@@ -218,16 +218,18 @@ def FuseNormLinear : Pass<"mte-fuse-norm-linear", "::mlir::func::FuncOp"> {
 def ConvertPrecision : Pass<"mte-convert-precision", "::mlir::func::FuncOp"> {
   let summary = "Run a float32 model in bf16 or f16, weights converted at compile time";
   let description = [{
-    Converts the float32 weights of a function (constants of at least
-    `min-weight-elements` elements) to `precision`, rounding to nearest even
-    at compile time, and lets the narrow type flow: an op with a narrow float
-    operand computes in the narrow type, its other f32 operands cast to it
-    (constants converted in place) and its f32 results retyped; an explicit
-    `cast` of a narrow value to f32 keeps it narrow. Values that meet no
-    weight keep f32: index arithmetic, rotary tables and masks built from
-    positions are computed in f32 and rounded only where they meet the
-    activations, as PyTorch's bf16 models do. The function's signature does
-    not change: f32 results are cast back at the return.
+    Converts the float32 weights of a function (constants a `linear` reads
+    as weight or bias, a norm as gain or bias, a `gather` as its table) to
+    `precision`, rounding to nearest even at compile time, and lets the
+    narrow type flow: an op with a narrow float operand computes in the
+    narrow type, its other f32 operands cast to it (constants converted in
+    place) and its f32 results retyped; an explicit `cast` of a narrow value
+    to f32 keeps it narrow. Values that meet no weight keep f32: index
+    arithmetic, rotary tables and masks built from positions (whatever the
+    size of their constants: positions past 256 are not integers in bf16)
+    are computed in f32 and rounded only where they meet the activations,
+    as PyTorch's bf16 models do. The function's signature does not change:
+    f32 results are cast back at the return.
 
     The lowering computes normalisations, softmax, attention and GEMM
     accumulation in f32 internally whatever the storage type, so this
@@ -235,9 +237,7 @@ def ConvertPrecision : Pass<"mte-convert-precision", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"precision", "precision", "std::string", "\"bf16\"",
-           "The narrow float type: bf16 or f16">,
-    Option<"minWeightElements", "min-weight-elements", "int64_t", "1024",
-           "Float32 constants with at least this many elements are weights">
+           "The narrow float type: bf16 or f16">
   ];
   let statistics = [
     Statistic<"numWeights", "weights", "Number of weights converted">,
