@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -44,6 +45,10 @@ constexpr int kR16BF = 14;           // CUDA_R_16BF
 constexpr int kCompute32F = 68;      // CUBLAS_COMPUTE_32F: fp32 accumulation
 constexpr int kDescTransA = 3;       // CUBLASLT_MATMUL_DESC_TRANSA
 constexpr int kDescTransB = 4;       // CUBLASLT_MATMUL_DESC_TRANSB
+constexpr int kDescEpilogue = 7;     // CUBLASLT_MATMUL_DESC_EPILOGUE
+constexpr int kDescBiasPointer = 8;  // CUBLASLT_MATMUL_DESC_BIAS_POINTER
+constexpr int kDescBiasType = 26;    // CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE
+constexpr uint32_t kEpilogueBias = 4; // CUBLASLT_EPILOGUE_BIAS bit
 constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
 constexpr int kLayoutBatchCount = 5; // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT
 constexpr int kLayoutBatchStride = 6; // ..._STRIDED_BATCH_OFFSET
@@ -69,9 +74,12 @@ struct Plan {
   MatmulDesc desc;
   Layout a, b, c;
   Algo algo;
+  std::mutex biasMutex; // the bias pointer is set on the descriptor per call
 };
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int>;
+/// batch, m, n, k, transB, A/B type, D type, epilogue.
+using PlanKey =
+    std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int, int, uint32_t>;
 
 struct Gemm {
   std::once_flag once;
@@ -80,7 +88,7 @@ struct Gemm {
   Handle handle = nullptr;
   void *workspace = nullptr;
   std::mutex plansMutex;
-  std::map<PlanKey, Plan> plans;
+  std::map<PlanKey, std::unique_ptr<Plan>> plans;
 };
 
 Gemm &gemm() {
@@ -170,74 +178,105 @@ bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
 /// The plan of a row-major [m, k] x W -> [m, n] product, W being [k, n]
 /// (kn) or [n, k] (nk). cuBLASLt is column-major: it computes the transposed
 /// product D (n x m) = op(W) (n x k) . X (k x m).
-/// A and B are `inputType` (a cudaDataType), the output f32; with f32
-/// inputs the product is exact fp32, with bf16/f16 it runs on tensor cores.
-const Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k,
-                    bool nk, int inputType, std::string &error) {
+/// A and B are `inputType`, C and D `outputType` (cudaDataTypes), the
+/// accumulation f32 (exact fp32 for f32 inputs, tensor cores for bf16/f16);
+/// `epilogue` is a cublasLtEpilogue_t (bias of D's type).
+Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k, bool nk,
+              int inputType, int outputType, uint32_t epilogue,
+              std::string &error) {
   std::lock_guard<std::mutex> guard(g.plansMutex);
-  PlanKey key{batch, m, n, k, nk, inputType};
+  PlanKey key{batch, m, n, k, nk, inputType, outputType, epilogue};
   if (auto it = g.plans.find(key); it != g.plans.end())
-    return &it->second;
+    return it->second.get();
   const Library &l = g.lib;
-  Plan plan = {};
+  auto plan = std::make_unique<Plan>();
   int32_t transA = nk ? kOpT : kOpN, transB = kOpN;
   Preference preference = nullptr;
   uint64_t workspace = kWorkspaceBytes;
   HeuristicResult result = {};
   int found = 0;
-  if (l.descCreate(&plan.desc, kCompute32F, kR32F) != 0 ||
-      l.descSetAttribute(plan.desc, kDescTransA, &transA, sizeof(transA)) ||
-      l.descSetAttribute(plan.desc, kDescTransB, &transB, sizeof(transB)) ||
-      l.layoutCreate(&plan.a, inputType, nk ? k : n, nk ? n : k,
+  if (l.descCreate(&plan->desc, kCompute32F, kR32F) != 0 ||
+      l.descSetAttribute(plan->desc, kDescTransA, &transA, sizeof(transA)) ||
+      l.descSetAttribute(plan->desc, kDescTransB, &transB, sizeof(transB)) ||
+      l.descSetAttribute(plan->desc, kDescEpilogue, &epilogue,
+                         sizeof(epilogue)) ||
+      ((epilogue & kEpilogueBias) &&
+       l.descSetAttribute(plan->desc, kDescBiasType, &outputType,
+                          sizeof(outputType))) ||
+      l.layoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k,
                      nk ? k : n) ||
-      l.layoutCreate(&plan.b, inputType, k, m, k) ||
-      l.layoutCreate(&plan.c, kR32F, n, m, n) ||
-      !setBatch(l, plan.a, batch, n * k) ||
-      !setBatch(l, plan.b, batch, k * m) ||
-      !setBatch(l, plan.c, batch, n * m) || l.preferenceCreate(&preference) ||
+      l.layoutCreate(&plan->b, inputType, k, m, k) ||
+      l.layoutCreate(&plan->c, outputType, n, m, n) ||
+      !setBatch(l, plan->a, batch, n * k) ||
+      !setBatch(l, plan->b, batch, k * m) ||
+      !setBatch(l, plan->c, batch, n * m) || l.preferenceCreate(&preference) ||
       l.preferenceSetAttribute(preference, kPrefMaxWorkspace, &workspace,
                                sizeof(workspace)) ||
-      l.heuristic(g.handle, plan.desc, plan.a, plan.b, plan.c, plan.c,
+      l.heuristic(g.handle, plan->desc, plan->a, plan->b, plan->c, plan->c,
                   preference, 1, &result, &found) ||
       found == 0) {
     error = "cuBLASLt has no algorithm for a GEMM of m=" + std::to_string(m) +
             " n=" + std::to_string(n) + " k=" + std::to_string(k) +
-            " (input type " + std::to_string(inputType) + ")";
+            " (types " + std::to_string(inputType) + " -> " +
+            std::to_string(outputType) + ", epilogue " +
+            std::to_string(epilogue) + ")";
     return nullptr;
   }
-  plan.algo = result.algo;
-  return &g.plans.emplace(key, plan).first->second;
+  plan->algo = result.algo;
+  return g.plans.emplace(key, std::move(plan)).first->second.get();
+}
+
+/// The cudaDataType of an mte_dtype GEMM operand, or -1.
+int cudaType(int32_t dtype) {
+  return dtype == 1 ? kR32F : dtype == 2 ? kR16F : dtype == 3 ? kR16BF : -1;
 }
 } // namespace
 
-/// out[b, m, n] = beta * out + x[b, m, k] . W[b], with W[b] [k, n]
-/// (transB = 0) or [n, k] (transB = 1), for b < batch; x and W of `dtype`
-/// (mte_dtype: f32, f16 or bf16), out f32; row-major, densely packed,
-/// device pointers.
+/// out[b, m, n] = epilogue(x[b, m, k] . W[b] + beta * C), with W[b] [k, n]
+/// (transB = 0) or [n, k] (transB = 1), for b < batch, and C = `residual`
+/// when given, else `out`. x and W are of `dtype`, out and C of `outDtype`
+/// (mte_dtype: f32, f16 or bf16); `epilogue` is a cublasLtEpilogue_t whose
+/// bias (when it has one) is `bias`, [n] of outDtype. Row-major, densely
+/// packed, device pointers.
 extern "C" __attribute__((visibility("default"))) void
 mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out, int64_t batch, int64_t m,
-              int64_t n, int64_t k, int32_t transB, float beta, int32_t dtype) {
+              int64_t n, int64_t k, int32_t transB, float beta, int32_t dtype,
+              int32_t outDtype, int32_t epilogue, uint64_t bias,
+              uint64_t residual) {
   Gemm &g = gemm();
   std::string error;
   if (!initialize(g, error)) {
     mte::cuda::recordError(error);
     return;
   }
-  int inputType = dtype == 1 ? kR32F : dtype == 2 ? kR16F : dtype == 3 ? kR16BF : -1;
-  if (inputType < 0) {
-    mte::cuda::recordError("mte_cuda_gemm: unsupported element type " +
-                           std::to_string(dtype));
+  int inputType = cudaType(dtype), outputType = cudaType(outDtype);
+  if (inputType < 0 || outputType < 0) {
+    mte::cuda::recordError("mte_cuda_gemm: unsupported element types " +
+                           std::to_string(dtype) + " -> " +
+                           std::to_string(outDtype));
     return;
   }
-  const Plan *plan = planFor(g, batch, m, n, k, transB != 0, inputType, error);
+  Plan *plan = planFor(g, batch, m, n, k, transB != 0, inputType, outputType,
+                       static_cast<uint32_t>(epilogue), error);
   if (!plan) {
     mte::cuda::recordError(error);
     return;
   }
   float alpha = 1.0f;
   void *output = reinterpret_cast<void *>(out);
+  void *c = residual ? reinterpret_cast<void *>(residual) : output;
+  std::unique_lock<std::mutex> biasGuard(plan->biasMutex, std::defer_lock);
+  if (epilogue & kEpilogueBias) {
+    biasGuard.lock();
+    void *biasPointer = reinterpret_cast<void *>(bias);
+    if (g.lib.descSetAttribute(plan->desc, kDescBiasPointer, &biasPointer,
+                               sizeof(biasPointer)) != 0) {
+      mte::cuda::recordError("cuBLASLt rejected a bias pointer");
+      return;
+    }
+  }
   if (g.lib.matmul(g.handle, plan->desc, &alpha, reinterpret_cast<void *>(w),
-                   plan->a, reinterpret_cast<void *>(x), plan->b, &beta, output,
+                   plan->a, reinterpret_cast<void *>(x), plan->b, &beta, c,
                    plan->c, output, plan->c, &plan->algo, g.workspace,
                    kWorkspaceBytes, mte::cuda::currentStream()) != 0)
     mte::cuda::recordError("cublasLtMatmul failed for m=" + std::to_string(m) +

@@ -1,11 +1,12 @@
-// RUN: mte-opt %s -mte-matmul-to-library-call | FileCheck %s
+// RUN: mte-opt %s -split-input-file -mte-matmul-to-library-call | FileCheck %s
 
 // Matmuls on dense buffers whose A and B share a type (f32, bf16 or f16)
 // and which accumulate into f32 become cuBLASLt calls: pointers as i64, the
 // shape, transB for [N, K] weights, beta = 0 when a zero fill of the output
 // right before is dropped (beta = 1 otherwise: linalg.matmul accumulates),
-// and the mte_dtype code of A and B (1 f32, 2 f16, 3 bf16).
-// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, i32)
+// the mte_dtype codes of A and B and of the output (1 f32, 2 f16, 3 bf16),
+// cuBLASLt's epilogue (1: none) and the bias and C pointers (0: none).
+// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, i32, i32, i32, i64, i64)
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: linalg.fill
 // CHECK: %[[X:.*]] = memref.extract_aligned_pointer_as_index %arg0
@@ -18,20 +19,20 @@
 // CHECK-DAG: %[[NK:.*]] = arith.constant 0 : i32
 // CHECK-DAG: %[[BETA0:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[F32:.*]] = arith.constant 1 : i32
-// CHECK: call @mte_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[M]], %[[N]], %[[K]], %[[NK]], %[[BETA0]], %[[F32]])
+// CHECK: call @mte_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[M]], %[[N]], %[[K]], %[[NK]], %[[BETA0]], %[[F32]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: %[[T:.*]] = arith.constant 1 : i32
 // CHECK: %[[BETA1:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK: call @mte_cuda_gemm({{.*}}, %[[T]], %[[BETA1]], %{{.*}})
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[T]], %[[BETA1]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: %[[F16:.*]] = arith.constant 2 : i32
-// CHECK: call @mte_cuda_gemm({{.*}}, %[[F16]])
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[F16]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: %[[BF16:.*]] = arith.constant 3 : i32
-// CHECK: call @mte_cuda_gemm({{.*}}, %[[BF16]])
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[BF16]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // Batched (attention's products): the batch count leads the shape.
 // CHECK-DAG: %[[B3:.*]] = arith.constant 3 : i64
 // CHECK-DAG: %[[M5:.*]] = arith.constant 5 : i64
 // CHECK-DAG: %[[N7:.*]] = arith.constant 7 : i64
 // CHECK-DAG: %[[K2:.*]] = arith.constant 2 : i64
-// CHECK: call @mte_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[B3]], %[[M5]], %[[N7]], %[[K2]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: call @mte_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[B3]], %[[M5]], %[[N7]], %[[K2]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // Not for the library: a narrow accumulator, mixed A and B types.
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<6x8xf16>, memref<8x4xf16>) outs(%{{.*}} : memref<6x4xf16>)
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<6x8xf32>, memref<8x4xbf16>)
@@ -51,5 +52,75 @@ func.func @forward(%x: memref<6x8xf32>, %w: memref<8x4xf32>, %wt: memref<4x8xf32
   linalg.batch_matmul ins(%bx, %bw : memref<3x5x2xf32>, memref<3x2x7xf32>) outs(%bo : memref<3x5x7xf32>)
   linalg.matmul ins(%xh, %wh : memref<6x8xf16>, memref<8x4xf16>) outs(%oh16 : memref<6x4xf16>)
   linalg.matmul ins(%x, %wb : memref<6x8xf32>, memref<8x4xbf16>) outs(%om : memref<6x4xf32>)
+  return
+}
+
+// -----
+
+// A linear's epilogue (tagged by the lowering) runs in cuBLASLt: bias and
+// GELU (36 = GELU_BIAS) writing bf16, the product's f32 buffer unused; with
+// a residual, C is the residual and beta = 1 (4 = BIAS). An untagged
+// elementwise op after a GEMM stays a kernel.
+// CHECK-LABEL: func.func @epilogues
+// CHECK: memref.extract_aligned_pointer_as_index %arg3
+// CHECK: %[[BF16A:.*]] = arith.constant 3 : i32
+// CHECK: %[[BF16D:.*]] = arith.constant 3 : i32
+// CHECK: %[[GELU_BIAS:.*]] = arith.constant 36 : i32
+// CHECK: memref.extract_aligned_pointer_as_index %arg2
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[BF16A]], %[[BF16D]], %[[GELU_BIAS]], %{{.*}}, %{{.*}})
+// CHECK-NOT: linalg.generic
+// CHECK: %[[BETA1:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[BIAS:.*]] = arith.constant 4 : i32
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[BETA1]], %{{.*}}, %{{.*}}, %[[BIAS]], %{{.*}}, %{{.*}})
+// CHECK: linalg.generic
+// CHECK-NOT: mte.gemm_epilogue
+func.func @epilogues(%x: memref<6x8xbf16>, %w: memref<4x8xbf16>, %b: memref<4xbf16>,
+                     %y: memref<2x3x4xbf16>, %r: memref<6x4xbf16>, %z: memref<6x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<6x4xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<6x4xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<6x8xbf16>, memref<4x8xbf16>) outs(%tmp : memref<6x4xf32>)
+  %view = memref.expand_shape %tmp [[0, 1], [2]] output_shape [2, 3, 4] : memref<6x4xf32> into memref<2x3x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%view, %b : memref<2x3x4xf32>, memref<4xbf16>) outs(%y : memref<2x3x4xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = "gelu_tanh", bias}} {
+  ^bb0(%p: f32, %bias: bf16, %o: bf16):
+    %e = arith.extf %bias : bf16 to f32
+    %s = arith.addf %p, %e : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %tmp : memref<6x4xf32>
+  %tmp2 = memref.alloc() : memref<6x4xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp2 : memref<6x4xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<6x8xbf16>, memref<4x8xbf16>) outs(%tmp2 : memref<6x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp2, %b, %r : memref<6x4xf32>, memref<4xbf16>, memref<6x4xbf16>) outs(%r : memref<6x4xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = "none", bias, residual}} {
+  ^bb0(%p: f32, %bias: bf16, %res: bf16, %o: bf16):
+    %e = arith.extf %bias : bf16 to f32
+    %s = arith.addf %p, %e : f32
+    %q = arith.extf %res : bf16 to f32
+    %u = arith.addf %s, %q : f32
+    %t = arith.truncf %u : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %tmp2 : memref<6x4xf32>
+  %tmp3 = memref.alloc() : memref<6x4xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp3 : memref<6x4xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<6x8xbf16>, memref<4x8xbf16>) outs(%tmp3 : memref<6x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp3 : memref<6x4xf32>) outs(%z : memref<6x4xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %s = arith.mulf %p, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %tmp3 : memref<6x4xf32>
   return
 }

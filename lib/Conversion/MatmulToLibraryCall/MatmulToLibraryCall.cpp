@@ -3,6 +3,7 @@
 #include "mte/Conversion/MatmulToLibraryCall/MatmulToLibraryCall.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -75,21 +76,195 @@ std::optional<bool> transposedB(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
-/// The zero fill of `out` that only `matmul` reads, if it comes right
-/// before it among the ops touching `out`.
-linalg::FillOp zeroFillBefore(Operation *matmul, Value out) {
-  for (Operation *op = matmul->getPrevNode(); op; op = op->getPrevNode()) {
-    if (!llvm::is_contained(op->getOperands(), out))
+/// Whether `fill` writes zeros.
+bool isZeroFill(linalg::FillOp fill) {
+  FloatAttr value;
+  return fill && matchPattern(fill.getInputs()[0], m_Constant(&value)) &&
+         value.getValue().isZero();
+}
+
+/// The last op before `user` in its block that writes `buffer` (as a
+/// destination), skipping ops that only read it; null if another kind of
+/// op touches it first.
+linalg::LinalgOp lastWriterBefore(Operation *user, Value buffer) {
+  for (Operation *op = user->getPrevNode(); op; op = op->getPrevNode()) {
+    if (!llvm::is_contained(op->getOperands(), buffer))
       continue;
-    auto fill = dyn_cast<linalg::FillOp>(op);
-    FloatAttr value;
-    if (fill && fill.getOutputs()[0] == out &&
-        matchPattern(fill.getInputs()[0], m_Constant(&value)) &&
-        value.getValue().isZero())
-      return fill;
-    return {};
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+      return {};
+    if (llvm::is_contained(linalgOp.getDpsInits(), buffer))
+      return linalgOp;
   }
   return {};
+}
+
+/// How `out` comes to hold zeros right before `matmul`, if it does: a zero
+/// fill of it, or a copy of a zero-filled buffer (bufferization copies a
+/// zero tensor that CSE shared between GEMMs). Returns the op that only
+/// `matmul` needs (to erase: the GEMM then runs with beta = 0), or the
+/// shared fill itself, which stays.
+std::optional<Operation *> zeroInitBefore(Operation *matmul, Value out) {
+  linalg::LinalgOp writer = lastWriterBefore(matmul, out);
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(writer.getOperation())) {
+    if (!isZeroFill(fill))
+      return std::nullopt;
+    // Other readers between the fill and the GEMM still need the zeros.
+    for (Operation *op = fill->getNextNode(); op != matmul;
+         op = op->getNextNode())
+      if (llvm::is_contained(op->getOperands(), out))
+        return nullptr;
+    return fill.getOperation();
+  }
+  auto copy = dyn_cast_or_null<linalg::CopyOp>(writer.getOperation());
+  if (!copy)
+    return std::nullopt;
+  Value source = copy.getInputs()[0];
+  auto fill = dyn_cast_or_null<linalg::FillOp>(
+      lastWriterBefore(copy, source).getOperation());
+  if (!isZeroFill(fill))
+    return std::nullopt;
+  for (Operation *op = copy->getNextNode(); op != matmul;
+       op = op->getNextNode())
+    if (llvm::is_contained(op->getOperands(), out))
+      return std::nullopt;
+  return copy.getOperation();
+}
+
+/// cuBLASLt's epilogues (cublasLtEpilogue_t).
+enum Epilogue : int32_t {
+  kEpilogueDefault = 1,
+  kEpilogueRelu = 2,
+  kEpilogueBias = 4,
+  kEpilogueGelu = 32, // the tanh approximation
+};
+
+/// A GEMM's epilogue that cuBLASLt can apply: the elementwise op the
+/// lowering tagged `mte.gemm_epilogue`, reading the product and writing
+/// `out` (f32, bf16 or f16) with an optional bias [N] and residual (C, beta
+/// = 1).
+struct LibraryEpilogue {
+  linalg::GenericOp op;
+  Value out, bias, residual;
+  int32_t code = kEpilogueDefault;
+};
+
+/// The buffer a view (reshape) is of.
+Value rootBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+      v = def->getOperand(0);
+    else
+      break;
+  }
+  return v;
+}
+
+bool isDenseOf(Value v, Type elementType) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+         type.getElementType() == elementType;
+}
+
+/// The tagged epilogue that is the only reader of the product `tmp` (an
+/// allocation only the GEMM, its zero fill and deallocations otherwise
+/// touch), when cuBLASLt can compute it and nothing between the GEMM and
+/// it writes the GEMM's operands.
+std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
+                                             Value tmp) {
+  if (!tmp.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  LibraryEpilogue epilogue;
+  SmallVector<Value> views = {tmp};
+  for (size_t i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers()) {
+      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user)) {
+        views.push_back(user->getResult(0));
+        continue;
+      }
+      if (user == matmul.getOperation() ||
+          isa<memref::DeallocOp, bufferization::DeallocOp>(user))
+        continue;
+      if (auto fill = dyn_cast<linalg::FillOp>(user);
+          fill && fill.getOutputs()[0] == tmp)
+        continue;
+      if (auto copy = dyn_cast<linalg::CopyOp>(user);
+          copy && copy.getOutputs()[0] == tmp)
+        continue;
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || epilogue.op || !generic->hasAttr("mte.gemm_epilogue") ||
+          generic.getDpsInputs().empty() ||
+          generic.getDpsInputs()[0] != views[i])
+        return std::nullopt;
+      epilogue.op = generic;
+    }
+  linalg::GenericOp op = epilogue.op;
+  if (!op || op->getBlock() != matmul->getBlock() ||
+      !matmul->isBeforeInBlock(op) || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  auto spec = op->getAttrOfType<DictionaryAttr>("mte.gemm_epilogue");
+  auto activation = spec.getAs<StringAttr>("activation");
+  bool hasBias = spec.contains("bias"), hasResidual = spec.contains("residual");
+  epilogue.out = op.getDpsInits()[0];
+  Type outType = elementTypeOf(epilogue.out);
+  if (!dtypeCode(outType) || !isDenseOf(epilogue.out, outType) ||
+      op.getNumDpsInputs() != 1 + hasBias + hasResidual)
+    return std::nullopt;
+  // cuBLASLt adds C before the activation, the linear after it.
+  StringRef act = activation ? activation.getValue() : "";
+  if (act == "none")
+    epilogue.code = 0;
+  else if (act == "relu" && !hasResidual)
+    epilogue.code = kEpilogueRelu;
+  else if (act == "gelu_tanh" && !hasResidual)
+    epilogue.code = kEpilogueGelu;
+  else
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned rank = op.getNumLoops();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+  if (maps.front() != identity || maps.back() != identity)
+    return std::nullopt;
+  unsigned next = 1;
+  if (hasBias) {
+    epilogue.bias = op.getDpsInputs()[next];
+    auto biasType = dyn_cast<MemRefType>(epilogue.bias.getType());
+    if (!biasType || biasType.getRank() != 1 ||
+        !isDenseOf(epilogue.bias, outType) ||
+        maps[next] != identity.getSubMap({rank - 1}))
+      return std::nullopt;
+    epilogue.code |= kEpilogueBias;
+    ++next;
+  }
+  if (hasResidual) {
+    epilogue.residual = op.getDpsInputs()[next];
+    if (!isDenseOf(epilogue.residual, outType) || maps[next] != identity)
+      return std::nullopt;
+  }
+  if (epilogue.code == 0)
+    epilogue.code = kEpilogueDefault;
+  // The call takes the generic's place: nothing in between may write what
+  // the GEMM reads.
+  SmallVector<Value> read = {rootBuffer(matmul.getDpsInputs()[0]),
+                             rootBuffer(matmul.getDpsInputs()[1])};
+  if (epilogue.bias)
+    read.push_back(rootBuffer(epilogue.bias));
+  if (epilogue.residual)
+    read.push_back(rootBuffer(epilogue.residual));
+  for (Operation *between = matmul->getNextNode(); between != op;
+       between = between->getNextNode()) {
+    if (isa<memref::AllocOp, memref::DeallocOp, bufferization::DeallocOp,
+            memref::ExpandShapeOp, memref::CollapseShapeOp, arith::ConstantOp>(
+            between))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(between);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+      return std::nullopt;
+    for (Value written : linalgOp.getDpsInits())
+      if (llvm::is_contained(read, rootBuffer(written)))
+        return std::nullopt;
+  }
+  return epilogue;
 }
 
 struct MatmulToLibraryCallPass
@@ -105,14 +280,14 @@ struct MatmulToLibraryCallPass
     if (matmuls.empty())
       return;
     OpBuilder builder(module.getBodyRegion());
-    Type i64 = builder.getI64Type();
+    Type i64 = builder.getI64Type(), i32 = builder.getI32Type();
     auto callee = module.lookupSymbol<func::FuncOp>(kGemm);
     if (!callee) {
       callee = func::FuncOp::create(
           builder, module.getLoc(), kGemm,
-          builder.getFunctionType({i64, i64, i64, i64, i64, i64, i64,
-                                   builder.getI32Type(), builder.getF32Type(),
-                                   builder.getI32Type()},
+          builder.getFunctionType({i64, i64, i64, i64, i64, i64, i64, i32,
+                                   builder.getF32Type(), i32, i32, i32, i64,
+                                   i64},
                                   {}));
       callee.setPrivate();
     }
@@ -127,13 +302,30 @@ struct MatmulToLibraryCallPass
       int64_t m = outType.getDimSize(hasBatch),
               n = outType.getDimSize(hasBatch + 1),
               k = cast<MemRefType>(x.getType()).getShape().back();
-      float beta = 1.0f;
-      if (linalg::FillOp fill = zeroFillBefore(matmul, out)) {
-        fill.erase();
-        beta = 0.0f;
+      std::optional<Operation *> zeroInit = zeroInitBefore(matmul, out);
+      // Bias, activation, residual and the output's type in cuBLASLt's
+      // epilogue, when the product starts from zero.
+      std::optional<LibraryEpilogue> epilogue;
+      if (zeroInit && !hasBatch)
+        epilogue = matchEpilogue(matmul, out);
+      float beta = zeroInit ? 0.0f : 1.0f;
+      Value result = out, bias, residual;
+      int32_t code = kEpilogueDefault;
+      if (epilogue) {
+        result = epilogue->out;
+        bias = epilogue->bias;
+        residual = epilogue->residual;
+        code = epilogue->code;
+        beta = residual ? 1.0f : 0.0f;
+        builder.setInsertionPoint(epilogue->op);
+      } else {
+        builder.setInsertionPoint(matmul);
       }
-      builder.setInsertionPoint(matmul);
+      if (zeroInit && *zeroInit)
+        (*zeroInit)->erase();
       auto pointer = [&](Value buffer) -> Value {
+        if (!buffer)
+          return arith::ConstantIntOp::create(builder, loc, i64, 0);
         Value index = memref::ExtractAlignedPointerAsIndexOp::create(
             builder, loc, buffer);
         return arith::IndexCastOp::create(builder, loc, i64, index);
@@ -141,17 +333,20 @@ struct MatmulToLibraryCallPass
       auto constant = [&](int64_t v) -> Value {
         return arith::ConstantIntOp::create(builder, loc, i64, v);
       };
+      auto constant32 = [&](int64_t v) -> Value {
+        return arith::ConstantIntOp::create(builder, loc, i32, v);
+      };
       func::CallOp::create(
           builder, loc, callee,
-          ValueRange{pointer(x), pointer(w), pointer(out), constant(batch),
-                     constant(m), constant(n), constant(k),
-                     arith::ConstantIntOp::create(builder, loc,
-                                                  builder.getI32Type(), nk),
+          ValueRange{pointer(x), pointer(w), pointer(result), constant(batch),
+                     constant(m), constant(n), constant(k), constant32(nk),
                      arith::ConstantFloatOp::create(
                          builder, loc, builder.getF32Type(), APFloat(beta)),
-                     arith::ConstantIntOp::create(
-                         builder, loc, builder.getI32Type(),
-                         *dtypeCode(elementTypeOf(x)))});
+                     constant32(*dtypeCode(elementTypeOf(x))),
+                     constant32(*dtypeCode(elementTypeOf(result))),
+                     constant32(code), pointer(bias), pointer(residual)});
+      if (epilogue)
+        epilogue->op->erase();
       matmul->erase();
     }
   }

@@ -1042,6 +1042,7 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     if (inElt.isF64())
       acc = inElt;
     Value product = namedMatmul ? namedProduct(rewriter, op) : Value();
+    bool libraryProduct = static_cast<bool>(product);
     if (!product) {
       Value init = filledTensor(rewriter, loc, outType.getShape(), acc, 0);
       product =
@@ -1081,6 +1082,21 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
                 b, l, v, convertScalar(b, l, a[next++], outElt, acc));
           return convertScalar(b, l, v, acc, outElt);
         });
+    // A library GEMM can apply this epilogue itself (bias, activation,
+    // residual as its C): say what it computes, so that
+    // mte-matmul-to-library-call need not reverse-engineer the body.
+    if (libraryProduct)
+      if (Operation *epilogue = result.getDefiningOp()) {
+        SmallVector<NamedAttribute> spec = {rewriter.getNamedAttr(
+            "activation", rewriter.getStringAttr(stringifyActivation(act)))};
+        if (bias)
+          spec.push_back(rewriter.getNamedAttr("bias", rewriter.getUnitAttr()));
+        if (residual)
+          spec.push_back(
+              rewriter.getNamedAttr("residual", rewriter.getUnitAttr()));
+        epilogue->setAttr("mte.gemm_epilogue",
+                          rewriter.getDictionaryAttr(spec));
+      }
     rewriter.replaceOp(op, result);
     return success();
   }
