@@ -516,7 +516,16 @@ void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
     auto [offset, isValid] = k.vector(v);
     offsets.push_back(offset);
     valid.push_back(isValid);
-    SmallVector<Value> s = k.loadF32(scores, {k.row, offset}, isValid);
+    // Causal: a vector whose first key is hidden is never read (its lanes
+    // become -inf below), which skips about half of the scores.
+    Value load = isValid;
+    if (kernel.causal) {
+      Value seen = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                         offset, lastVisible);
+      load = isValid ? arith::AndIOp::create(b, loc, isValid, seen).getResult()
+                     : seen;
+    }
+    SmallVector<Value> s = k.loadF32(scores, {k.row, offset}, load);
     for (Value &si : s)
       si = arith::MulFOp::create(b, loc, si, scale);
     if (mask) {

@@ -6,7 +6,7 @@ prints the kernels grouped by name, by total GPU time.
 
 Usage (on the GPU machine, in the folder bench/prepare.sh builds, after
 run.py --keep-data has left NAME.data beside NAME.so):
-    LD_LIBRARY_PATH=. python3 profile.py NAME [--runs 5] [--top 25]
+    LD_LIBRARY_PATH=. python3 kernel_profile.py NAME [--runs 5] [--top 25]
 """
 import argparse
 import collections
