@@ -2,7 +2,11 @@
 """Where a benchmark model's forward spends its time on the GPU: runs mte's
 model.so (run_device, CUDA graph replay after two warm-up runs) under
 torch.profiler (CUPTI sees every kernel in the process, mte's too) and
-prints the kernels grouped by name, by total GPU time.
+prints the kernels grouped by name, by total GPU time. For mte's row
+kernels, whose names carry their shapes, it also prints the bytes they must
+move (each input read once, each output written once; a causal softmax
+reads only the visible half of its scores) as a fraction of the H200's
+measured device-copy bandwidth (~4.3 TB/s, counting bytes read + written).
 
 Usage (on the GPU machine, in the folder bench/prepare.sh builds, after
 run.py --keep-data has left NAME.data beside NAME.so):
@@ -11,7 +15,33 @@ run.py --keep-data has left NAME.data beside NAME.so):
 import argparse
 import collections
 import os
+import re
 import sys
+
+COPY_BANDWIDTH = 4.3e12  # bytes/s, read + written, measured on the H200
+SIZES = {"f32": 4, "bf16": 2, "f16": 2}
+
+
+def row_kernel_bytes(name):
+    """Bytes a row kernel moves at least, from its name, or None."""
+    m = re.match(r"mte_row_(layer_norm|rms_norm)_(\d+)x(\d+)x(f32|bf16|f16)"
+                 r"(?:_to_(f32|bf16|f16))?(_bias)?(_residual)?_kernel", name)
+    if m:
+        kind, rows, length, t_in, t_out, bias, residual = m.groups()
+        elems = int(rows) * int(length)
+        size_in, size_out = SIZES[t_in], SIZES[t_out or t_in]
+        moved = elems * (size_in + size_out)
+        if residual:   # the residual read, and the sum written
+            moved += elems * 2 * size_in
+        return moved
+    m = re.match(r"mte_attention_softmax_(\d+)x(\d+)x(\d+)x(\d+)x(f32|bf16|f16)"
+                 r"(_causal)?", name)
+    if m:
+        b, h, sq, skv, t_out, causal = m.groups()
+        rows, keys = int(b) * int(h) * int(sq), int(skv)
+        read = rows * keys * 4 * (0.5 if causal else 1.0)
+        return read + rows * keys * SIZES[t_out]
+    return None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -51,8 +81,15 @@ def main():
     print(f"{args.name}: {grand / args.runs / 1000:.3f} ms of GPU time per forward "
           f"({len(totals)} distinct kernels/copies)")
     for name, (t, n) in sorted(totals.items(), key=lambda kv: -kv[1][0])[:args.top]:
-        print(f"{t / args.runs / 1000:9.3f} ms {100 * t / grand:5.1f}% "
-              f"{n // args.runs:4d}x  {name[:110]}")
+        line = (f"{t / args.runs / 1000:9.3f} ms {100 * t / grand:5.1f}% "
+                f"{n // args.runs:4d}x  {name[:90]}")
+        moved = row_kernel_bytes(name)
+        if moved is not None and n:
+            seconds = t / n * 1e-6          # one launch, in s
+            rate = moved / seconds
+            line += (f"  [{moved / 1e6:.0f} MB, {rate / 1e12:.2f} TB/s, "
+                     f"{100 * rate / COPY_BANDWIDTH:.0f}% of copy]")
+        print(line)
 
 
 if __name__ == "__main__":
