@@ -624,6 +624,22 @@ static int32_t enqueueCudaForward(mte_model *model, std::string &error) {
   return result;
 }
 
+/// Reports how enqueueing a forward went: a driver failure (in `error` or
+/// recorded by the mgpu* entry points) or a non-zero run result.
+static mte_status checkForward(const char *path, int32_t result,
+                               std::string &error) {
+  if (error.empty())
+    error = mte::cuda::takeError();
+  if (!error.empty())
+    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
+                error.c_str());
+  if (result != 0)
+    return fail(MTE_ERROR_RUN_FAILED,
+                "'%s' failed to run: its run function returned %d", path,
+                result);
+  return MTE_OK;
+}
+
 /// Runs a CUDA model on host buffers: inputs up, the forward on the model's
 /// stream, outputs down.
 static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
@@ -639,17 +655,11 @@ static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
       return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
                   model->inputs[i].name.c_str(), error.c_str());
   int32_t result = enqueueCudaForward(model, error);
-  if (error.empty())
-    error = mte::cuda::takeError();
-  if (error.empty())
-    mte::cuda::synchronize(error);
-  if (!error.empty())
+  if (mte_status status = checkForward(path, result, error))
+    return status;
+  if (!mte::cuda::synchronize(error))
     return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
                 error.c_str());
-  if (result != 0)
-    return fail(MTE_ERROR_RUN_FAILED,
-                "'%s' failed to run: its run function returned %d", path,
-                result);
   for (size_t i = 0; i < model->outputs.size(); ++i)
     if (!mte::cuda::copyToHost(outputs[i], model->deviceOutputs[i],
                                model->outputs[i].numBytes, error))
@@ -836,11 +846,14 @@ mte_status mte_model_find_output(const mte_model *model, const char *name,
   return findByName(model, "output", name, index);
 }
 
-mte_status mte_model_run(mte_model *model, size_t num_inputs,
-                         const void *const *inputs, size_t num_outputs,
-                         void *const *outputs) {
+/// Checks the arguments of a positional run (`function` names the entry
+/// point in messages): counts that match the model, no null pointer.
+static mte_status checkPositionalRun(const char *function,
+                                     const mte_model *model, size_t num_inputs,
+                                     const void *const *inputs,
+                                     size_t num_outputs, void *const *outputs) {
   if (!model)
-    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_run: model is null");
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "%s: model is null", function);
   const char *path = model->path.c_str();
   if (num_inputs != model->inputs.size())
     return fail(MTE_ERROR_INVALID_ARGUMENT, "'%s' takes %zu inputs, %zu given",
@@ -850,9 +863,8 @@ mte_status mte_model_run(mte_model *model, size_t num_inputs,
                 "'%s' produces %zu outputs, %zu buffers given", path,
                 model->outputs.size(), num_outputs);
   if ((num_inputs && !inputs) || (num_outputs && !outputs))
-    return fail(MTE_ERROR_INVALID_ARGUMENT,
-                "mte_model_run: the %s array is null",
-                num_inputs && !inputs ? "input" : "output");
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "%s: the %s array is null",
+                function, num_inputs && !inputs ? "input" : "output");
   for (size_t i = 0; i < num_inputs; ++i)
     if (!inputs[i])
       return fail(MTE_ERROR_INVALID_ARGUMENT,
@@ -863,40 +875,31 @@ mte_status mte_model_run(mte_model *model, size_t num_inputs,
       return fail(MTE_ERROR_INVALID_ARGUMENT,
                   "'%s': the buffer of output %zu ('%s') is null", path, i,
                   model->outputs[i].name.c_str());
+  return MTE_OK;
+}
+
+mte_status mte_model_run(mte_model *model, size_t num_inputs,
+                         const void *const *inputs, size_t num_outputs,
+                         void *const *outputs) {
+  if (mte_status status = checkPositionalRun("mte_model_run", model,
+                                             num_inputs, inputs, num_outputs,
+                                             outputs))
+    return status;
   return invokeRun(model, inputs, outputs);
 }
 
 mte_status mte_model_run_device(mte_model *model, size_t num_inputs,
                                 const void *const *inputs, size_t num_outputs,
                                 void *const *outputs, void *stream) {
-  if (!model)
-    return fail(MTE_ERROR_INVALID_ARGUMENT,
-                "mte_model_run_device: model is null");
+  if (mte_status status =
+          checkPositionalRun("mte_model_run_device", model, num_inputs, inputs,
+                             num_outputs, outputs))
+    return status;
   const char *path = model->path.c_str();
   if (!model->cuda)
     return fail(MTE_ERROR_INVALID_ARGUMENT,
                 "'%s' is a host model; mte_model_run_device runs CUDA models",
                 path);
-  if (num_inputs != model->inputs.size() ||
-      num_outputs != model->outputs.size())
-    return fail(MTE_ERROR_INVALID_ARGUMENT,
-                "'%s' takes %zu inputs and produces %zu outputs; %zu and %zu "
-                "buffers given",
-                path, model->inputs.size(), model->outputs.size(), num_inputs,
-                num_outputs);
-  if ((num_inputs && !inputs) || (num_outputs && !outputs))
-    return fail(MTE_ERROR_INVALID_ARGUMENT,
-                "mte_model_run_device: the %s array is null",
-                num_inputs && !inputs ? "input" : "output");
-  for (size_t i = 0; i < num_inputs + num_outputs; ++i) {
-    bool isInput = i < num_inputs;
-    size_t j = isInput ? i : i - num_inputs;
-    if (!(isInput ? inputs[j] : outputs[j]))
-      return fail(MTE_ERROR_INVALID_ARGUMENT,
-                  "'%s': the buffer of %s %zu ('%s') is null", path,
-                  isInput ? "input" : "output", j,
-                  (isInput ? model->inputs : model->outputs)[j].name.c_str());
-  }
   std::lock_guard<std::mutex> guard(*model->runLock);
   std::string error;
   if (!mte::cuda::initialize(error))
@@ -908,22 +911,17 @@ mte_status mte_model_run_device(mte_model *model, size_t num_inputs,
                                  model->inputs[i].numBytes, model->stream,
                                  error);
   int32_t result = ok ? enqueueCudaForward(model, error) : 0;
-  if (error.empty())
-    error = mte::cuda::takeError();
-  ok = error.empty() && result == 0;
+  if (mte_status status = checkForward(path, result, error))
+    return status;
   for (size_t i = 0; ok && i < num_outputs; ++i)
     ok = mte::cuda::copyOnDevice(outputs[i], model->deviceOutputs[i],
                                  model->outputs[i].numBytes, model->stream,
                                  error);
   if (ok)
     ok = mte::cuda::orderStreams(model->stream, stream, error);
-  if (!error.empty())
+  if (!ok)
     return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
                 error.c_str());
-  if (result != 0)
-    return fail(MTE_ERROR_RUN_FAILED,
-                "'%s' failed to run: its run function returned %d", path,
-                result);
   return succeed();
 }
 

@@ -101,9 +101,9 @@ linalg::LinalgOp lastWriterBefore(Operation *user, Value buffer) {
 
 /// How `out` comes to hold zeros right before `matmul`, if it does: a zero
 /// fill of it, or a copy of a zero-filled buffer (bufferization copies a
-/// zero tensor that CSE shared between GEMMs). Returns the op that only
-/// `matmul` needs (to erase: the GEMM then runs with beta = 0), or the
-/// shared fill itself, which stays.
+/// zero tensor that CSE shared between GEMMs). Returns the op only
+/// `matmul` needs, which the GEMM with beta = 0 replaces (erase it), or
+/// null when the zeros are shared with other readers and stay.
 std::optional<Operation *> zeroInitBefore(Operation *matmul, Value out) {
   linalg::LinalgOp writer = lastWriterBefore(matmul, out);
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(writer.getOperation())) {

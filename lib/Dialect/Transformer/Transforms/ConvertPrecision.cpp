@@ -103,7 +103,6 @@ struct ConvertPrecisionPass
     if (func.isExternal())
       return;
     MLIRContext *ctx = &getContext();
-    FloatType narrow;
     if (precision == "bf16")
       narrow = BFloat16Type::get(ctx);
     else if (precision == "f16")
@@ -114,7 +113,6 @@ struct ConvertPrecisionPass
       return signalPassFailure();
     }
     f32 = Float32Type::get(ctx);
-    this->narrow = narrow;
     Block &body = func.getBody().front();
 
     // Weights first: they are where the narrow type starts.
@@ -178,6 +176,7 @@ struct ConvertPrecisionPass
     return CastOp::create(b, value.getLoc(), type, value);
   }
 
+  /// f32, and the type it becomes.
   FloatType f32, narrow;
 };
 } // namespace

@@ -49,7 +49,8 @@ def main():
     data = open(data_path, "rb").read()
     external = [abi.weights[i] for i in range(abi.num_weights)
                 if not abi.weights[i].data]
-    locations = {external[0].sources[0].location.decode()} if external else set()
+    locations = {w.sources[s].location.decode()
+                 for w in external for s in range(w.num_sources)}
     print(f"external weights: {len(external)} location "
           f"{', '.join(sorted(locations))}")
     bad = 0
