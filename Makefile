@@ -43,8 +43,11 @@ gpu-artifacts: build
 
 check-gpu:
 	python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
+	python3 utils/gpu/check_attention.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
 	cd $(BUILD_DIR)/gpu-check && LD_LIBRARY_PATH=. compute-sanitizer \
 	  --error-exitcode 1 --tool memcheck ./mte-run llama_dynamo.cuda.so
+	cd $(BUILD_DIR)/gpu-check && LD_LIBRARY_PATH=. compute-sanitizer \
+	  --error-exitcode 1 --tool memcheck ./mte-run llama_dynamo.bf16.cuda.so
 
 bench-artifacts: build
 	bench/prepare.sh $(BUILD_DIR)

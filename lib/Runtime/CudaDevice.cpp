@@ -11,7 +11,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <string>
 
 #include <dlfcn.h>
 
@@ -39,6 +41,7 @@ struct Driver {
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **);
@@ -110,6 +113,7 @@ bool loadDriver(Driver &d, std::string &error) {
       {&d.cuModuleLoadData, "cuModuleLoadData"},
       {&d.cuModuleUnload, "cuModuleUnload"},
       {&d.cuModuleGetFunction, "cuModuleGetFunction"},
+      {&d.cuFuncSetAttribute, "cuFuncSetAttribute"},
       {&d.cuLaunchKernel, "cuLaunchKernel"},
       {&d.cuMemAlloc, "cuMemAlloc_v2"},
       {&d.cuMemFree, "cuMemFree_v2"},
@@ -272,9 +276,9 @@ bool mte::cuda::copyToHost(void *host, const void *device, size_t bytes,
 
 bool mte::cuda::copyOnDevice(void *to, const void *from, size_t bytes,
                              void *stream, std::string &error) {
-  return check(state().driver.cuMemcpyAsync(
-                   reinterpret_cast<CUdeviceptr>(to),
-                   reinterpret_cast<CUdeviceptr>(from), bytes, stream),
+  return check(state().driver.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
+                                            reinterpret_cast<CUdeviceptr>(from),
+                                            bytes, stream),
                "cuMemcpyAsync", error);
 }
 
@@ -283,15 +287,55 @@ bool mte::cuda::orderStreams(void *producer, void *waiting,
   const Driver &d = state().driver;
   constexpr unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
   CUevent event = nullptr;
-  bool ok = check(d.cuEventCreate(&event, kDisableTiming), "cuEventCreate",
-                  error) &&
-            check(d.cuEventRecord(event, producer), "cuEventRecord", error) &&
-            check(d.cuStreamWaitEvent(waiting, event, 0), "cuStreamWaitEvent",
-                  error);
+  bool ok =
+      check(d.cuEventCreate(&event, kDisableTiming), "cuEventCreate", error) &&
+      check(d.cuEventRecord(event, producer), "cuEventRecord", error) &&
+      check(d.cuStreamWaitEvent(waiting, event, 0), "cuStreamWaitEvent", error);
   // Destroying a recorded event is safe: its resources go once it completes.
   if (event)
     d.cuEventDestroy(event);
   return ok;
+}
+
+void *mte::cuda::builtinKernel(const void *image, const char *name,
+                               int sharedBytes, std::string &error) {
+  // One module per image and one function per name, for the process (the
+  // primary context lives as long).
+  static std::mutex mutex;
+  static std::map<const void *, CUmodule> modules;
+  static std::map<std::string, CUfunction> functions;
+  constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...
+  constexpr int kDefaultSharedLimit = 48 << 10;
+  std::lock_guard<std::mutex> guard(mutex);
+  auto known = functions.find(name);
+  if (known != functions.end())
+    return known->second;
+  if (!initialize(error))
+    return nullptr;
+  const Driver &d = state().driver;
+  CUmodule &module = modules[image];
+  if (!module && !check(d.cuModuleLoadData(&module, image),
+                        "cuModuleLoadData (libmte_runtime's kernels)", error))
+    return nullptr;
+  CUfunction function = nullptr;
+  if (!check(d.cuModuleGetFunction(&function, module, name),
+             "cuModuleGetFunction", error))
+    return nullptr;
+  if (sharedBytes > kDefaultSharedLimit &&
+      !check(d.cuFuncSetAttribute(function, kMaxDynamicShared, sharedBytes),
+             "cuFuncSetAttribute (shared memory)", error))
+    return nullptr;
+  functions[name] = function;
+  return function;
+}
+
+bool mte::cuda::launch(void *function, const unsigned (&grid)[3],
+                       unsigned threads, unsigned sharedBytes, void **params,
+                       std::string &error) {
+  return check(state().driver.cuLaunchKernel(
+                   function, grid[0], grid[1], grid[2], threads, 1, 1,
+                   sharedBytes, threadStream, params, nullptr),
+               "cuLaunchKernel", error);
 }
 
 void mte::cuda::setStream(void *stream) { threadStream = stream; }

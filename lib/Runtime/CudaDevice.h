@@ -47,6 +47,16 @@ bool copyOnDevice(void *to, const void *from, size_t bytes, void *stream,
 /// without blocking the host.
 bool orderStreams(void *producer, void *waiting, std::string &error);
 
+/// Kernel `name` of `image`, a module built into libmte_runtime, loaded on
+/// first use and allowed `sharedBytes` of dynamic shared memory; null with
+/// the reason in `error`.
+void *builtinKernel(const void *image, const char *name, int sharedBytes,
+                    std::string &error);
+
+/// Enqueues `function` on this thread's stream: `grid` blocks of `threads`.
+bool launch(void *function, const unsigned (&grid)[3], unsigned threads,
+            unsigned sharedBytes, void **params, std::string &error);
+
 /// The stream the mgpu* entry points enqueue on (null: the legacy default
 /// stream), for the calling thread.
 void setStream(void *stream);

@@ -95,3 +95,40 @@ func.func private @other(memref<4x4xf32>)
 
 // expected-error @below {{'func.func' op is not a valid row kernel: unknown kind}}
 func.func private @bad(memref<4x4xf32>, f32, memref<4x4xf32>) attributes {mte.row_kernel = {kind = "group_norm"}}
+
+// -----
+
+// A fused-attention declaration is not given a body: each call becomes a
+// call of the runtime's mte_cuda_attention with every buffer's address (its
+// aligned pointer plus offset, in bytes) and batch and row strides, then
+// batch, heads, kv heads, queries, keys, head dimension, scale, causal and
+// the type (3: bf16).
+// CHECK-LABEL: func.func @forward_flash_attention(
+// CHECK-SAME: %[[QKV:.*]]: memref<2x5x256xbf16>, %[[O:.*]]: memref<2x5x128xbf16>)
+// CHECK: %[[BASE:.*]], %[[OFF:.*]], %{{.*}}:3, %[[STRIDES:.*]]:3 = memref.extract_strided_metadata %{{.*}} : memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[BASE]]
+// CHECK: %[[BYTES:.*]] = arith.muli %[[OFF]], %{{.*}} : index
+// CHECK: %[[ADDR:.*]] = arith.addi %[[PTR]], %[[BYTES]] : index
+// CHECK: %[[Q:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK: %[[QB:.*]] = arith.index_cast %[[STRIDES]]#0 : index to i64
+// CHECK: %[[QR:.*]] = arith.index_cast %[[STRIDES]]#1 : index to i64
+// CHECK: call @mte_cuda_attention(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c1_i64{{.*}}, %c5_i64{{.*}}, %c5_i64{{.*}}, %c64_i64{{.*}}, %[[QB]], %[[QR]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c3_i32{{.*}}) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32) -> ()
+// CHECK-NOT: mte_flash_attention
+// CHECK: func.func private @mte_cuda_attention(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32)
+func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = {causal, heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}
+func.func @forward_flash_attention(%qkv: memref<2x5x256xbf16>, %o: memref<2x5x128xbf16>) {
+  %scale = arith.constant 0.125 : f32
+  %q = memref.subview %qkv[0, 0, 0] [2, 5, 128] [1, 1, 1] : memref<2x5x256xbf16> to memref<2x5x128xbf16, strided<[1280, 256, 1]>>
+  %k = memref.subview %qkv[0, 0, 128] [2, 5, 64] [1, 1, 1] : memref<2x5x256xbf16> to memref<2x5x64xbf16, strided<[1280, 256, 1], offset: 128>>
+  %v = memref.subview %qkv[0, 0, 192] [2, 5, 64] [1, 1, 1] : memref<2x5x256xbf16> to memref<2x5x64xbf16, strided<[1280, 256, 1], offset: 192>>
+  %qc = memref.cast %q : memref<2x5x128xbf16, strided<[1280, 256, 1]>> to memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>
+  %kc = memref.cast %k : memref<2x5x64xbf16, strided<[1280, 256, 1], offset: 128>> to memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>
+  %vc = memref.cast %v : memref<2x5x64xbf16, strided<[1280, 256, 1], offset: 192>> to memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>
+  call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(%qc, %kc, %vc, %scale, %o) : (memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) -> ()
+  return
+}
+
+// -----
+
+// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad': needs heads, kv_heads and (q, k, v, scale, output)}}
+func.func private @mte_flash_attention_bad(memref<2x5x128xbf16>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = {heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}

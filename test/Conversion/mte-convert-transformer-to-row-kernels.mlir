@@ -90,3 +90,41 @@ func.func @not_matched(%x: tensor<2x64xf64>, %g: tensor<64xf64>, %y: tensor<1x32
   %2 = transformer.attention %q, %k, %k {num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 0.25 : f32} : (tensor<1x1x16xf32>, tensor<1x40000x16xf32>, tensor<1x40000x16xf32>) -> tensor<1x1x16xf32>
   return %0, %1, %2 : tensor<2x64xf64>, tensor<1x32771xf32>, tensor<1x1x16xf32>
 }
+
+// -----
+
+// bf16 attention with a head dimension of 64 and no mask operand goes to the
+// runtime's fused kernel: Q, K and V are read in place through buffers with
+// any batch and row strides (here column slices of one packed projection),
+// the output is a fresh buffer; no GEMMs, no scores.
+// CHECK-LABEL: func.func @flash_attention
+// CHECK: %[[Q:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x5x128xbf16> to memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[K:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x5x64xbf16> to memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[V:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x5x64xbf16> to memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK: %[[O:.*]] = memref.alloc() : memref<2x5x128xbf16>
+// CHECK: call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(%[[Q]], %[[K]], %[[V]], %[[SCALE]], %[[O]])
+// CHECK: %[[T:.*]] = bufferization.to_tensor %[[O]] restrict writable
+// CHECK: return %[[T]]
+// CHECK-NOT: linalg
+// CHECK: func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal({{.*}}) attributes {mte.row_kernel = {causal, heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}
+func.func @flash_attention(%qkv: tensor<2x5x256xbf16>) -> tensor<2x5x128xbf16> {
+  %q, %k, %v = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 128, 64, 64>} : tensor<2x5x256xbf16> -> tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>
+  %0 = transformer.attention %q, %k, %v {num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32, causal} : (tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>) -> tensor<2x5x128xbf16>
+  return %0 : tensor<2x5x128xbf16>
+}
+
+// -----
+
+// Not for the fused kernel, so GEMMs around the softmax kernel: a mask
+// operand, a head dimension of 8, f32.
+// CHECK-LABEL: func.func @no_flash_attention
+// CHECK-NOT: mte_flash_attention
+// CHECK-COUNT-3: call @mte_attention_softmax
+// CHECK-NOT: mte_flash_attention
+func.func @no_flash_attention(%q: tensor<1x4x64xf16>, %m: tensor<1x1x4x4xf16>, %q8: tensor<1x4x16xf16>, %q32: tensor<1x4x64xf32>) -> (tensor<1x4x64xf16>, tensor<1x4x16xf16>, tensor<1x4x64xf32>) {
+  %0 = transformer.attention %q, %q, %q mask %m {num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32} : (tensor<1x4x64xf16>, tensor<1x4x64xf16>, tensor<1x4x64xf16>, tensor<1x1x4x4xf16>) -> tensor<1x4x64xf16>
+  %1 = transformer.attention %q8, %q8, %q8 {num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 0.125 : f32} : (tensor<1x4x16xf16>, tensor<1x4x16xf16>, tensor<1x4x16xf16>) -> tensor<1x4x16xf16>
+  %2 = transformer.attention %q32, %q32, %q32 {num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32} : (tensor<1x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>) -> tensor<1x4x64xf32>
+  return %0, %1, %2 : tensor<1x4x64xf16>, tensor<1x4x16xf16>, tensor<1x4x64xf32>
+}

@@ -80,6 +80,11 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
       broadcasts from `mask_shape` to [B, H, Sq, Skv]), scale (f32),
       probabilities [R, Skv] (f32). Causal masking keeps key j for query i
       iff j <= i + Skv - Sq; a query that sees no key gets zeros.
+    - `"flash_attention"` (`heads`, `kv_heads`, `causal`): q [B, Sq, H * D],
+      k and v [B, Skv, Hkv * D] (16-bit, any batch and row strides), scale
+      (f32), output [B, Sq, H * D]. Not a gpu.launch: every call becomes a
+      call of the runtime's `mte_cuda_attention` (libmte_runtime's fused
+      kernels) with the buffers' addresses and strides.
 
     Each row gets a group of threads: a power of two up to a warp for rows
     of up to 32 vectors (several rows to a 128-thread block), a warp for up

@@ -3,7 +3,8 @@
 // Chooses the CUDA backend's row kernels on tensors, where the norms and
 // attention are still single ops: each becomes a call of a kernel
 // declaration on buffers, which mte-build-row-kernels defines after
-// bufferization.
+// bufferization. Attention that the runtime's fused kernels take becomes
+// one such call; other attention keeps its GEMMs around a softmax kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,30 +77,11 @@ std::string mangle(ArrayRef<int64_t> shape, Type elementType = {}) {
   return name;
 }
 
-/// Calls the row kernel `name` (declaring it with `spec` on first use) on
-/// `inputs` (tensors are read through their buffers, scalars passed as they
-/// are); returns the tensors of `resultTypes` it writes.
-SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
-                                 DictionaryAttr spec, ValueRange inputs,
-                                 ArrayRef<RankedTensorType> resultTypes,
-                                 OpBuilder &moduleBuilder,
-                                 SymbolTable &symbols) {
-  auto bufferType = [](RankedTensorType t) {
-    return MemRefType::get(t.getShape(), t.getElementType());
-  };
-  SmallVector<Value> operands, outputs;
-  for (Value input : inputs) {
-    auto tensorType = dyn_cast<RankedTensorType>(input.getType());
-    operands.push_back(tensorType ? bufferization::ToBufferOp::create(
-                                        b, loc, bufferType(tensorType), input,
-                                        /*read_only=*/true)
-                                        .getResult()
-                                  : input);
-  }
-  for (RankedTensorType t : resultTypes)
-    outputs.push_back(memref::AllocOp::create(b, loc, bufferType(t)));
-  operands.append(outputs);
-
+/// Calls the kernel declaration `name` (declaring it with `spec` on first
+/// use) on `operands`.
+void callKernel(OpBuilder &b, Location loc, StringRef name, DictionaryAttr spec,
+                ValueRange operands, OpBuilder &moduleBuilder,
+                SymbolTable &symbols) {
   auto func = symbols.lookup<func::FuncOp>(name);
   if (!func) {
     func = func::FuncOp::create(
@@ -110,12 +92,57 @@ SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
     symbols.insert(func);
   }
   func::CallOp::create(b, loc, func, operands);
+}
 
-  SmallVector<Value> results;
-  for (auto [t, output] : llvm::zip(resultTypes, outputs))
-    results.push_back(bufferization::ToTensorOp::create(
-        b, loc, t, output, /*restrict=*/true, /*writable=*/true));
-  return results;
+/// The buffer of tensor `input`, read only, in `layout` (identity when
+/// null); scalars are passed as they are.
+Value readBuffer(OpBuilder &b, Location loc, Value input,
+                 MemRefLayoutAttrInterface layout = {}) {
+  auto tensorType = dyn_cast<RankedTensorType>(input.getType());
+  if (!tensorType)
+    return input;
+  auto type = MemRefType::get(tensorType.getShape(),
+                              tensorType.getElementType(), layout);
+  return bufferization::ToBufferOp::create(b, loc, type, input,
+                                           /*read_only=*/true);
+}
+
+/// New buffers for the tensors of `types` that a kernel writes.
+SmallVector<Value> allocateOutputs(OpBuilder &b, Location loc,
+                                   ArrayRef<RankedTensorType> types) {
+  SmallVector<Value> buffers;
+  for (RankedTensorType t : types)
+    buffers.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get(t.getShape(), t.getElementType())));
+  return buffers;
+}
+
+/// The tensors that `buffers`, written by a kernel, hold.
+SmallVector<Value> writtenTensors(OpBuilder &b, Location loc,
+                                  ArrayRef<RankedTensorType> types,
+                                  ValueRange buffers) {
+  SmallVector<Value> tensors;
+  for (auto [t, buffer] : llvm::zip(types, buffers))
+    tensors.push_back(bufferization::ToTensorOp::create(
+        b, loc, t, buffer, /*restrict=*/true, /*writable=*/true));
+  return tensors;
+}
+
+/// Calls the row kernel `name` (declaring it with `spec` on first use) on
+/// `inputs` (tensors are read through their buffers, scalars passed as they
+/// are); returns the tensors of `resultTypes` it writes.
+SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
+                                 DictionaryAttr spec, ValueRange inputs,
+                                 ArrayRef<RankedTensorType> resultTypes,
+                                 OpBuilder &moduleBuilder,
+                                 SymbolTable &symbols) {
+  SmallVector<Value> operands;
+  for (Value input : inputs)
+    operands.push_back(readBuffer(b, loc, input));
+  SmallVector<Value> outputs = allocateOutputs(b, loc, resultTypes);
+  operands.append(outputs);
+  callKernel(b, loc, name, spec, operands, moduleBuilder, symbols);
+  return writtenTensors(b, loc, resultTypes, outputs);
 }
 
 //===----------------------------------------------------------------------===//
@@ -188,6 +215,72 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
 }
 
 //===----------------------------------------------------------------------===//
+// Attention in one fused kernel
+//===----------------------------------------------------------------------===//
+
+/// Whether the runtime's fused attention kernels (mte_cuda_attention) take
+/// `op`: Q, K, V and the output of one 16-bit type, head dimension 16, 32,
+/// 64 or 128 for both products, no mask operand (the causal one is built
+/// in).
+bool hasFlashAttentionKernel(AttentionOp op) {
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
+                   v = op.getValue().getType(), out = op.getOutput().getType();
+  Type element = q.getElementType();
+  if (op.getMask() || !(element.isBF16() || element.isF16()))
+    return false;
+  for (RankedTensorType t : {q, k, v, out})
+    if (t.getElementType() != element || !t.hasStaticShape() ||
+        t.getRank() != 3 || t.getNumElements() == 0)
+      return false;
+  int64_t headDim = q.getDimSize(2) / op.getNumHeads();
+  return llvm::is_contained({16, 32, 64, 128}, headDim) &&
+         k.getDimSize(2) == headDim * op.getNumKvHeads() &&
+         v.getDimSize(2) == headDim * op.getNumKvHeads();
+}
+
+/// Replaces `op` by a call of a fused-attention declaration, which
+/// mte-build-row-kernels turns into a call of mte_cuda_attention. Q, K and V
+/// are read in place, with any batch and token strides: column slices of a
+/// packed projection need no copy.
+void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
+                             SymbolTable &symbols) {
+  MLIRContext *ctx = op.getContext();
+  Builder attrs(ctx);
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType();
+  SmallVector<NamedAttribute> spec = {
+      attrs.getNamedAttr("kind", attrs.getStringAttr("flash_attention")),
+      attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(op.getNumHeads())),
+      attrs.getNamedAttr("kv_heads",
+                         attrs.getI64IntegerAttr(op.getNumKvHeads()))};
+  std::string name = "mte_flash_attention_" + mangle(q.getShape()) + "_" +
+                     mangle(k.getShape(), q.getElementType()) + "_h" +
+                     std::to_string(op.getNumHeads()) + "_kv" +
+                     std::to_string(op.getNumKvHeads());
+  if (op.getCausal()) {
+    name += "_causal";
+    spec.push_back(attrs.getNamedAttr("causal", attrs.getUnitAttr()));
+  }
+
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  int64_t dynamic = ShapedType::kDynamic;
+  auto rows = StridedLayoutAttr::get(ctx, dynamic, {dynamic, dynamic, 1});
+  SmallVector<Value> operands = {
+      readBuffer(b, loc, op.getQuery(), rows),
+      readBuffer(b, loc, op.getKey(), rows),
+      readBuffer(b, loc, op.getValue(), rows),
+      arith::ConstantOp::create(b, loc, op.getScaleAttr())};
+  RankedTensorType outputType = op.getOutput().getType();
+  SmallVector<Value> outputs = allocateOutputs(b, loc, outputType);
+  operands.append(outputs);
+  callKernel(b, loc, name, DictionaryAttr::get(ctx, spec), operands,
+             moduleBuilder, symbols);
+  op.getOutput().replaceAllUsesWith(
+      writtenTensors(b, loc, outputType, outputs).front());
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
 // Attention's scale + mask + softmax
 //===----------------------------------------------------------------------===//
 
@@ -249,13 +342,19 @@ struct ConvertTransformerToRowKernelsPass
     auto moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
 
     SmallVector<Operation *> norms, attentions;
+    SmallVector<AttentionOp> fused;
     module.walk([&](Operation *op) {
       if (isa<LayerNormOp, RMSNormOp>(op))
         norms.push_back(op);
-      else if (auto attention = dyn_cast<AttentionOp>(op))
-        if (hasSoftmaxKernel(attention))
+      else if (auto attention = dyn_cast<AttentionOp>(op)) {
+        if (hasFlashAttentionKernel(attention))
+          fused.push_back(attention);
+        else if (hasSoftmaxKernel(attention))
           attentions.push_back(op);
+      }
     });
+    for (AttentionOp op : fused)
+      convertToFlashAttention(op, moduleBuilder, symbols);
     for (Operation *op : norms) {
       if (auto layerNorm = dyn_cast<LayerNormOp>(op))
         convertNorm(layerNorm, moduleBuilder, symbols);

@@ -1,0 +1,130 @@
+//===- FlashAttention.cpp - mte_cuda_attention ----------------------------===//
+//
+// CUDA models call mte_cuda_attention for the attention ops that
+// mte-convert-transformer-to-row-kernels gives to the fused kernels of
+// FlashAttention.cu: 16-bit Q/K/V, head dimension 16, 32, 64 or 128, no mask or
+// the causal one. The kernels' fatbin (sm_80 and sm_90 code, compute_90 PTX for
+// newer GPUs) is compiled by nvcc when libmte_runtime is built and embedded in
+// the library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDevice.h"
+#include "FlashAttentionParams.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#ifdef MTE_HAVE_ATTENTION_KERNELS
+extern "C" const unsigned char mteFlashAttentionFatbin[];
+#endif
+
+namespace {
+constexpr int32_t kDtypeF16 = 2, kDtypeBF16 = 3; // mte_dtype
+
+std::string describeShape(int64_t batch, int64_t heads, int64_t kvHeads,
+                          int64_t queries, int64_t keys, int64_t headDim) {
+  return "batch " + std::to_string(batch) + ", " + std::to_string(heads) + "/" +
+         std::to_string(kvHeads) + " heads, " + std::to_string(queries) + "x" +
+         std::to_string(keys) + " tokens, head dimension " +
+         std::to_string(headDim);
+}
+
+/// The kernels use 16-byte vector copies: every row of every head starts at
+/// a 16-byte boundary.
+bool aligned16(uint64_t pointer, int64_t batchStride, int64_t rowStride,
+               int elementBytes) {
+  return pointer % 16 == 0 && (batchStride * elementBytes) % 16 == 0 &&
+         (rowStride * elementBytes) % 16 == 0;
+}
+} // namespace
+
+/// out[b, i, h*D : (h+1)*D] = softmax(scale * q_h[b, i] . k_g[b]ᵀ) . v_g[b]
+/// with g = h / (heads / kvHeads), keys j > i + (keys - queries) hidden when
+/// `causal`. Tensors are [batch, tokens, heads * headDim] slices: device
+/// pointers to their first element and batch / row strides in elements.
+/// `dtype` is an mte_dtype (f16 or bf16), the same for all four.
+extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
+    uint64_t q, uint64_t k, uint64_t v, uint64_t out, int64_t batch,
+    int64_t heads, int64_t kvHeads, int64_t queries, int64_t keys,
+    int64_t headDim, int64_t qBatchStride, int64_t qRowStride,
+    int64_t kBatchStride, int64_t kRowStride, int64_t vBatchStride,
+    int64_t vRowStride, int64_t oBatchStride, int64_t oRowStride, float scale,
+    int32_t causal, int32_t dtype) {
+  std::string shape =
+      describeShape(batch, heads, kvHeads, queries, keys, headDim);
+#ifndef MTE_HAVE_ATTENTION_KERNELS
+  (void)q, (void)k, (void)v, (void)out, (void)qBatchStride, (void)qRowStride;
+  (void)kBatchStride, (void)kRowStride, (void)vBatchStride, (void)vRowStride;
+  (void)oBatchStride, (void)oRowStride, (void)scale, (void)causal, (void)dtype;
+  mte::cuda::recordError("mte_cuda_attention (" + shape +
+                         "): this libmte_runtime was built without nvcc and "
+                         "has no attention kernels; rebuild it where the CUDA "
+                         "toolkit is installed");
+#else
+  if (dtype != kDtypeF16 && dtype != kDtypeBF16) {
+    mte::cuda::recordError("mte_cuda_attention: unsupported element type " +
+                           std::to_string(dtype) + " (f16 or bf16 only)");
+    return;
+  }
+  if ((headDim != 16 && headDim != 32 && headDim != 64 && headDim != 128) ||
+      batch <= 0 || heads <= 0 || kvHeads <= 0 || heads % kvHeads != 0 ||
+      queries <= 0 || keys <= 0 || batch > 65535 || heads > 65535 ||
+      queries > INT32_MAX || keys > INT32_MAX) {
+    mte::cuda::recordError("mte_cuda_attention: unsupported shape (" + shape +
+                           ")");
+    return;
+  }
+  constexpr int elementBytes = 2;
+  if (!aligned16(q, qBatchStride, qRowStride, elementBytes) ||
+      !aligned16(k, kBatchStride, kRowStride, elementBytes) ||
+      !aligned16(v, vBatchStride, vRowStride, elementBytes) ||
+      !aligned16(out, oBatchStride, oRowStride, elementBytes)) {
+    mte::cuda::recordError("mte_cuda_attention (" + shape +
+                           "): rows not 16-byte aligned");
+    return;
+  }
+
+  std::string name = std::string("mte_flash_attention_") +
+                     (dtype == kDtypeBF16 ? "bf16" : "f16") + "_d" +
+                     std::to_string(headDim) + (causal ? "_causal" : "");
+  int sharedBytes =
+      mte::attentionSharedBytes(static_cast<int>(headDim), elementBytes);
+  std::string error;
+  void *function = mte::cuda::builtinKernel(mteFlashAttentionFatbin,
+                                            name.c_str(), sharedBytes, error);
+  if (!function) {
+    mte::cuda::recordError("mte_cuda_attention: " + error);
+    return;
+  }
+
+  mte::AttentionParams params = {
+      reinterpret_cast<const void *>(q),
+      reinterpret_cast<const void *>(k),
+      reinterpret_cast<const void *>(v),
+      reinterpret_cast<void *>(out),
+      qBatchStride,
+      qRowStride,
+      kBatchStride,
+      kRowStride,
+      vBatchStride,
+      vRowStride,
+      oBatchStride,
+      oRowStride,
+      static_cast<int32_t>(heads),
+      static_cast<int32_t>(kvHeads),
+      static_cast<int32_t>(queries),
+      static_cast<int32_t>(keys),
+      scale * static_cast<float>(M_LOG2E),
+  };
+  constexpr int blockRows = mte::kAttentionQueryBlock;
+  unsigned grid[3] = {
+      static_cast<unsigned>((queries + blockRows - 1) / blockRows),
+      static_cast<unsigned>(heads), static_cast<unsigned>(batch)};
+  void *args[] = {&params};
+  if (!mte::cuda::launch(function, grid, mte::kAttentionThreads, sharedBytes,
+                         args, error))
+    mte::cuda::recordError("mte_cuda_attention (" + shape + "): " + error);
+#endif
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Checks, on a GPU machine, libmte_runtime's fused attention kernels
+(mte_cuda_attention, lib/Runtime/FlashAttention.cu) directly through ctypes
+against a float64 PyTorch reference, on fresh random inputs: bf16 and f16,
+head dimensions 16/32/64/128, causal and not, grouped-query heads, token
+counts that are not multiples of the kernels' blocks, more queries than keys
+(rows that see no key are zeros) and fewer, Q/K/V as column slices of one
+packed projection (strided rows) and as separate tensors.
+
+Tolerance: relative RMS error <= 1e-2 and max |error| <= 5e-2 * max |ref|
+(the inputs are rounded to 16 bits, P is rounded to 16 bits before P.V, as
+every flash-attention kernel does; fp32 accumulation).
+
+With --bench, also times the kernel against PyTorch's
+scaled_dot_product_attention (flash backend) on the benchmark's shapes:
+CUDA events, 10 warm-ups, median of 50 runs; prints TFLOP/s counting the
+pairs the causal mask keeps.
+
+Usage: check_attention.py LIBMTE_RUNTIME [--bench]
+"""
+import ctypes
+import math
+import sys
+
+import torch
+
+DTYPES = {torch.float16: 2, torch.bfloat16: 3}  # mte_dtype
+
+
+def load(path):
+    lib = ctypes.CDLL(path)
+    fn = lib.mte_cuda_attention
+    fn.restype = None
+    fn.argtypes = ([ctypes.c_uint64] * 4 + [ctypes.c_int64] * 14 +
+                   [ctypes.c_float, ctypes.c_int32, ctypes.c_int32])
+    return fn
+
+
+def inputs(b, sq, skv, h, kv, d, dtype, packed, gen):
+    """Q [b, sq, h*d], K and V [b, skv, kv*d]; with `packed`, the three are
+    column slices of one [b, s, (h + 2 kv) d] tensor (sq == skv)."""
+    def draw(*shape):
+        return torch.randn(*shape, generator=gen, device="cuda").to(dtype)
+    if packed:
+        qkv = draw(b, sq, (h + 2 * kv) * d)
+        return (qkv[..., :h * d], qkv[..., h * d:(h + kv) * d],
+                qkv[..., (h + kv) * d:])
+    return draw(b, sq, h * d), draw(b, skv, kv * d), draw(b, skv, kv * d)
+
+
+def reference(q, k, v, h, kv, d, scale, causal):
+    b, sq, _ = q.shape
+    skv = k.shape[1]
+    q = q.double().reshape(b, sq, h, d).transpose(1, 2)
+    k = k.double().reshape(b, skv, kv, d).transpose(1, 2)
+    v = v.double().reshape(b, skv, kv, d).transpose(1, 2)
+    k = k.repeat_interleave(h // kv, dim=1)
+    v = v.repeat_interleave(h // kv, dim=1)
+    s = scale * q @ k.transpose(-1, -2)
+    if causal:
+        i = torch.arange(sq, device=q.device)[:, None]
+        j = torch.arange(skv, device=q.device)[None, :]
+        s = s.masked_fill(j > i + (skv - sq), float("-inf"))
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)  # rows that see no key
+    return (p @ v).transpose(1, 2).reshape(b, sq, h * d)
+
+
+def run(fn, q, k, v, h, kv, d, scale, causal):
+    b, sq, _ = q.shape
+    out = torch.full((b, sq, h * d), float("nan"), dtype=q.dtype,
+                     device="cuda")
+    fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), b, h, kv,
+       sq, k.shape[1], d, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
+       v.stride(0), v.stride(1), out.stride(0), out.stride(1), scale,
+       int(causal), DTYPES[q.dtype])
+    torch.cuda.synchronize()
+    return out
+
+
+CASES = [  # b, sq, skv, h, kv, d, causal, packed
+    (2, 77, 77, 4, 4, 64, True, True),
+    (2, 77, 77, 4, 4, 64, False, True),
+    (1, 300, 300, 8, 2, 128, True, True),
+    (3, 129, 129, 6, 3, 128, False, False),
+    (2, 40, 200, 4, 1, 64, True, False),   # fewer queries: KV-cache shape
+    (2, 200, 40, 4, 2, 64, True, False),   # more queries: first rows see none
+    (1, 64, 64, 4, 4, 16, True, True),
+    (2, 33, 65, 2, 2, 32, False, False),
+    (1, 1, 1, 2, 2, 64, True, False),
+    (2, 1024, 1024, 12, 12, 64, True, True),  # gpt2-small's heads
+]
+
+
+def check(fn):
+    gen = torch.Generator(device="cuda").manual_seed(1234)
+    failures = 0
+    for dtype in (torch.bfloat16, torch.float16):
+        for b, sq, skv, h, kv, d, causal, packed in CASES:
+            q, k, v = inputs(b, sq, skv, h, kv, d, dtype, packed, gen)
+            scale = 1.0 / math.sqrt(d)
+            got = run(fn, q, k, v, h, kv, d, scale, causal).double()
+            want = reference(q, k, v, h, kv, d, scale, causal)
+            err = got - want
+            rms = (err.norm() / want.norm().clamp_min(1e-30)).item()
+            worst = err.abs().max().item() / want.abs().max().item()
+            ok = (torch.isfinite(got).all().item() and rms <= 1e-2
+                  and worst <= 5e-2)
+            failures += not ok
+            name = (f"{str(dtype)[6:]} b{b} q{sq} k{skv} h{h}/{kv} d{d}"
+                    f"{' causal' if causal else ''}"
+                    f"{' packed' if packed else ''}")
+            print(f"{'PASS' if ok else 'FAIL'} attention {name}: "
+                  f"rel RMS {rms:.2e}, max {worst:.2e}", flush=True)
+    return failures
+
+
+def bench(fn):
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def timed(call):
+        for _ in range(10):
+            call()
+        times = []
+        for _ in range(50):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            call()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        return sorted(times)[len(times) // 2]
+
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    for b, s, h, kv, d in [(8, 1024, 12, 12, 64), (4, 2048, 32, 8, 128)]:
+        for causal in (True, False):
+            q, k, v = inputs(b, s, s, h, kv, d, torch.bfloat16, True, gen)
+            out = torch.empty(b, s, h * d, dtype=q.dtype, device="cuda")
+            scale = 1.0 / math.sqrt(d)
+            args = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                    b, h, kv, s, s, d, q.stride(0), q.stride(1), k.stride(0),
+                    k.stride(1), v.stride(0), v.stride(1), out.stride(0),
+                    out.stride(1), scale, int(causal), 3)
+            mte_ms = timed(lambda: fn(*args))
+            qh = q.reshape(b, s, h, d).transpose(1, 2)
+            kh = k.reshape(b, s, kv, d).transpose(1, 2)
+            vh = v.reshape(b, s, kv, d).transpose(1, 2)
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                torch_ms = timed(lambda: F.scaled_dot_product_attention(
+                    qh, kh, vh, is_causal=causal, enable_gqa=kv != h))
+            pairs = s * (s + 1) / 2 if causal else s * s
+            flop = 4 * b * h * pairs * d
+            print(f"bench attention b{b} s{s} h{h}/{kv} d{d}"
+                  f"{' causal' if causal else ''}: mte {mte_ms:.3f} ms "
+                  f"({flop / mte_ms / 1e9:.0f} TFLOP/s), torch flash "
+                  f"{torch_ms:.3f} ms ({flop / torch_ms / 1e9:.0f} TFLOP/s)",
+                  flush=True)
+
+
+def main():
+    fn = load(sys.argv[1])
+    failures = check(fn)
+    if "--bench" in sys.argv[2:]:
+        bench(fn)
+    print(f"{failures} attention case(s) failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
