@@ -70,10 +70,18 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
   }
   if ((headDim != 16 && headDim != 32 && headDim != 64 && headDim != 128) ||
       batch <= 0 || heads <= 0 || kvHeads <= 0 || heads % kvHeads != 0 ||
-      queries <= 0 || keys <= 0 || batch > 65535 || heads > 65535 ||
-      queries > INT32_MAX || keys > INT32_MAX) {
+      queries <= 0 || keys <= 0 || heads > INT32_MAX || batch > 65535 ||
+      queries > 65535 * int64_t(mte::kAttentionQueryBlock) ||
+      keys > INT32_MAX) {
     mte::cuda::recordError("mte_cuda_attention: unsupported shape (" + shape +
                            ")");
+    return;
+  }
+  // The kernels take the softmax's maximum on unscaled scores.
+  if (!(scale > 0.f) || !std::isfinite(scale)) {
+    mte::cuda::recordError("mte_cuda_attention: the scale must be positive, "
+                           "not " +
+                           std::to_string(scale));
     return;
   }
   constexpr int elementBytes = 2;
@@ -120,8 +128,8 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
   };
   constexpr int blockRows = mte::kAttentionQueryBlock;
   unsigned grid[3] = {
-      static_cast<unsigned>((queries + blockRows - 1) / blockRows),
-      static_cast<unsigned>(heads), static_cast<unsigned>(batch)};
+      static_cast<unsigned>(heads), static_cast<unsigned>(batch),
+      static_cast<unsigned>((queries + blockRows - 1) / blockRows)};
   void *args[] = {&params};
   if (!mte::cuda::launch(function, grid, mte::kAttentionThreads, sharedBytes,
                          args, error))

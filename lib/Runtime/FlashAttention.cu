@@ -37,8 +37,7 @@ constexpr int kBlockN = mte::kAttentionKeyBlock;
 /// 16-byte chunk `chunk` of row `row` in a swizzled [rows, D] tile: the
 /// chunk index is XORed with the row, so that the eight rows one ldmatrix
 /// phase reads fall into eight different bank groups.
-template <int D>
-__device__ __forceinline__ int swizzle(int row, int chunk) {
+template <int D> __device__ __forceinline__ int swizzle(int row, int chunk) {
   constexpr int chunks = D / 8;
   constexpr int mask = (chunks < 8 ? chunks : 8) - 1;
   return row * D + ((chunk ^ (row & mask)) * 8);
@@ -58,8 +57,7 @@ __device__ __forceinline__ void copyAsync16(void *shared, const void *global,
 __device__ __forceinline__ void commitCopies() {
   asm volatile("cp.async.commit_group;\n" ::);
 }
-template <int pending>
-__device__ __forceinline__ void waitCopies() {
+template <int pending> __device__ __forceinline__ void waitCopies() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 }
 
@@ -114,9 +112,8 @@ __device__ __forceinline__ uint32_t pack(float lo, float hi) {
 /// Copies rows [row0, row0 + rows) of one head's [tokens, D] slice into a
 /// swizzled shared tile; rows at or past `valid` are zero-filled.
 template <typename T, int D, int rows>
-__device__ __forceinline__ void loadTile(T *tile, const T *head,
-                                         int64_t rowStride, int row0,
-                                         int valid) {
+__device__ __forceinline__ void
+loadTile(T *tile, const T *head, int64_t rowStride, int row0, int valid) {
   constexpr int chunks = D / 8;
   for (int i = threadIdx.x; i < rows * chunks; i += kThreads) {
     int row = i / chunks, chunk = i % chunks;
@@ -144,16 +141,18 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
   T *tileK = tileQ + BM * D;     // two buffers of [BN, D]
   T *tileV = tileK + 2 * BN * D; // two buffers of [BN, D]
 
-  // The blocks of the last queries see the most keys: start them first.
-  const int mBlock = gridDim.x - 1 - blockIdx.x;
-  const int head = blockIdx.y, batch = blockIdx.z;
+  // Blocks start in launch order, x fastest: the query blocks are the
+  // slowest dimension, last first, so that under a causal mask the blocks
+  // that see the most keys all start before the short ones fill the tail.
+  const int mBlock = gridDim.z - 1 - blockIdx.z;
+  const int head = blockIdx.x, batch = blockIdx.y;
   const int kvHead = head / (p.heads / p.kvHeads);
   const int m0 = mBlock * BM;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = lane / 4, quad = lane % 4;
 
-  const T *q = static_cast<const T *>(p.q) + batch * p.qBatchStride +
-               int64_t(head) * D;
+  const T *q =
+      static_cast<const T *>(p.q) + batch * p.qBatchStride + int64_t(head) * D;
   const T *k = static_cast<const T *>(p.k) + batch * p.kBatchStride +
                int64_t(kvHead) * D;
   const T *v = static_cast<const T *>(p.v) + batch * p.vBatchStride +
@@ -236,9 +235,11 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
       }
     }
 
-    // Online softmax in base 2; masked scores are -inf.
-    const bool edge = n0 + BN > p.keys ||
-                      (Causal && n0 + BN - 1 > warpRow0 + offset);
+    // Online softmax in base 2 on the unscaled scores (the scale is
+    // positive, so their maximum is the scaled one's): one FMA and one exp2
+    // a score. Masked scores are -inf.
+    const bool edge =
+        n0 + BN > p.keys || (Causal && n0 + BN - 1 > warpRow0 + offset);
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -249,7 +250,7 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            float x = s[mt][nt][half * 2 + e] * p.scaleLog2;
+            float x = s[mt][nt][half * 2 + e];
             if (edge) {
               int key = n0 + nt * 8 + quad * 2 + e;
               if (key >= p.keys || (Causal && key > row + offset))
@@ -262,15 +263,15 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
         blockMax = fmaxf(blockMax, __shfl_xor_sync(0xffffffff, blockMax, 2));
         const float newMax = fmaxf(rowMax[mt][half], blockMax);
         // A row that has seen only masked keys keeps a zero base (no NaN).
-        const float base = newMax == -INFINITY ? 0.f : newMax;
-        const float rescale = exp2f(rowMax[mt][half] - base);
+        const float base = newMax == -INFINITY ? 0.f : newMax * p.scaleLog2;
+        const float rescale = exp2f(rowMax[mt][half] * p.scaleLog2 - base);
         rowMax[mt][half] = newMax;
         float sum = 0.f;
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            float e2 = exp2f(s[mt][nt][half * 2 + e] - base);
+            float e2 = exp2f(fmaf(s[mt][nt][half * 2 + e], p.scaleLog2, -base));
             s[mt][nt][half * 2 + e] = e2;
             sum += e2;
           }
@@ -299,8 +300,7 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
       for (int dp = 0; dp < DT / 2; ++dp) {
         uint32_t b[4];
         int row = kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
-        loadMatricesTransposed(b,
-                               bufV + swizzle<D>(row, dp * 2 + (lane >> 4)));
+        loadMatricesTransposed(b, bufV + swizzle<D>(row, dp * 2 + (lane >> 4)));
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           mma<T>(acc[mt][2 * dp], a[mt], b[0], b[1]);

@@ -221,7 +221,8 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
 /// Whether the runtime's fused attention kernels (mte_cuda_attention) take
 /// `op`: Q, K, V and the output of one 16-bit type, head dimension 16, 32,
 /// 64 or 128 for both products, no mask operand (the causal one is built
-/// in).
+/// in). (The kernels take the maximum of unscaled scores: the verifier
+/// makes the scale positive.)
 bool hasFlashAttentionKernel(AttentionOp op) {
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
                    v = op.getValue().getType(), out = op.getOutput().getType();
