@@ -55,6 +55,7 @@ bench-artifacts: build
 bench:
 	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 run.py \
 	  --out $(abspath $(BENCH_JSON)) $(BENCH_ARGS)
+	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 kernels.py run
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -13,6 +13,10 @@
 # are copied in, so that BUILD_DIR/bench alone (a few MiB) runs with
 #
 #   cd BUILD_DIR/bench && LD_LIBRARY_PATH=. python3 run.py --out bench.json
+#   cd BUILD_DIR/bench && LD_LIBRARY_PATH=. python3 kernels.py run
+#
+# (kernels.py build also writes its one-op models there: the norms, rotary
+# embedding and elementwise kernels at large sizes.)
 #
 # Environment: MTE_COMPILE (default BUILD_DIR/bin/mte-compile),
 # MTE_COMPILE_FLAGS (more mte-compile options, e.g. --gpu=sm_90a),
@@ -50,6 +54,9 @@ for name in ${BENCH_MODELS:-gpt2-small llama-4l}; do
   "$PY" "$COMMON" record "$name" "$OUT"
   rm -f "$OUT/$name.data"
 done
+
+# The memory-bound kernels at large sizes, one small model each.
+"$PY" "$ROOT/bench/kernels.py" build "$OUT" "$COMPILE"
 
 set +f
 for lib in "$BUILD"/lib/libmte_runtime.so*; do

@@ -83,6 +83,10 @@ static void buildLinalgLowering(OpPassManager &pm, bool fuseElementwise,
 /// One-shot bufferization of the whole module, results as out-parameters,
 /// deallocation made explicit.
 static void buildBufferization(OpPassManager &pm) {
+  // An op that writes a slice of a tensor.empty (canonicalization folds
+  // extract_slice(empty) into a smaller empty) writes into the slice of the
+  // result instead of a buffer of its own copied there.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -159,6 +163,8 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   // Every loop nest becomes a kernel over its flattened parallel
   // dimensions; reductions stay sequential inside a thread.
   pm.addPass(createHostBuffersToGPU());
+  // Elementwise ops: a thread a 16-byte vector, not an element.
+  pm.addNestedPass<func::FuncOp>(createVectorizeElementwise());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   ParallelLoopsToGPUOptions launch;
   launch.blockSize = options.blockSize;

@@ -89,3 +89,32 @@ func.func @attention_f32(%q: tensor<2x4x32xf32>, %k: tensor<2x4x16xf32>, %v: ten
   %0 = transformer.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.35 : f32, causal} : (tensor<2x4x32xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> tensor<2x4x32xf32>
   return %0 : tensor<2x4x32xf32>
 }
+
+// -----
+
+// Rotate-half RoPE over whole heads of a packed [B, S, H * D] projection
+// with full-width tables [S, D]: two elementwise ops on the halves of each
+// head, no index arithmetic, each writing its half of one result in place
+// (x1' = x1 cos1 - x2 sin1, x2' = x2 cos2 + x1 sin2); the tables' halves are
+// slices read at (s, f) for every head.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[TABLE:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-LABEL: func @rotary_halves
+// CHECK: %[[X:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2, 3]] output_shape [2, 5, 3, 8]
+// CHECK-DAG: %[[X1:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [2, 5, 3, 4] [1, 1, 1, 1]
+// CHECK-DAG: %[[X2:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 4] [2, 5, 3, 4] [1, 1, 1, 1]
+// CHECK: %[[C1:.*]] = tensor.extract_slice %{{.*}}[0, 0] [5, 4] [1, 1]
+// CHECK: %[[S1:.*]] = tensor.extract_slice %{{.*}}[0, 0] [5, 4] [1, 1]
+// CHECK: %[[FIRST:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[TABLE]], #[[TABLE]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[X1]], %[[X2]], %[[C1]], %[[S1]] :
+// CHECK-NOT: linalg.index
+// CHECK: arith.subf
+// CHECK: %[[R1:.*]] = tensor.insert_slice %[[FIRST]] into %{{.*}}[0, 0, 0, 0] [2, 5, 3, 4] [1, 1, 1, 1]
+// CHECK: %[[C2:.*]] = tensor.extract_slice %{{.*}}[0, 4] [5, 4] [1, 1]
+// CHECK: %[[SECOND:.*]] = linalg.generic {{.*}} ins(%[[X2]], %[[X1]], %[[C2]], %{{.*}} :
+// CHECK-NOT: linalg.index
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice %[[SECOND]] into %[[R1]][0, 0, 0, 4] [2, 5, 3, 4] [1, 1, 1, 1]
+func.func @rotary_halves(%x: tensor<2x5x24xf32>, %cos: tensor<5x8xf32>, %sin: tensor<5x8xf32>) -> tensor<2x5x24xf32> {
+  %0 = transformer.rotary_embedding %x, %cos, %sin {num_heads = 3 : i64} : (tensor<2x5x24xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x24xf32>
+  return %0 : tensor<2x5x24xf32>
+}

@@ -13,6 +13,7 @@
 #include "mte/Conversion/ParallelLoopsToGPU/ParallelLoopsToGPU.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 #include "mte/Conversion/TransformerToRowKernels/TransformerToRowKernels.h"
+#include "mte/Conversion/VectorizeElementwise/VectorizeElementwise.h"
 
 namespace mte {
 

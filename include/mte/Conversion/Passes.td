@@ -160,6 +160,37 @@ def HostBuffersToGPU : Pass<"mte-host-buffers-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def VectorizeElementwise
+    : Pass<"mte-vectorize-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Elementwise linalg.generic ops on buffers as loops over "
+                "16-byte vectors";
+  let description = [{
+    Rewrites a `linalg.generic` on buffers whose iterators are all parallel
+    into an `scf.parallel` whose innermost loop steps by a vector of `V`
+    elements, `V` being 16 bytes of the narrowest operand (8 for bf16/f16,
+    4 for f32): each operand that varies along the innermost dimension (as
+    its last index) is read or written with one `vector.load` /
+    `vector.store` of `V` elements, aligned to 16 bytes; an operand that
+    does not vary along it is read once and broadcast; the body's
+    arithmetic runs on vectors. mte-parallel-loops-to-gpu then gives each
+    thread one vector, so that an elementwise chain reads and writes memory
+    once with 16-byte accesses.
+
+    Applies when the innermost extent is a multiple of `V`, every operand's
+    indices are loops or constants, the innermost loop last or absent
+    (outputs: last), every operand that varies along it has a
+    static layout with unit innermost stride and offset and other strides
+    multiples of `V` (so every vector is 16-byte aligned, buffers being),
+    no operand is `i1`, and the body holds only elementwise-mappable ops
+    without regions (no `linalg.index`, no loads). Others are left to
+    convert-linalg-to-parallel-loops.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ParallelLoopsToGPU : Pass<"mte-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Run every top-level scf.parallel as a one-dimensional kernel";
   let description = [{

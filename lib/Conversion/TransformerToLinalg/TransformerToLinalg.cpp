@@ -1144,8 +1144,8 @@ Value batchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
 /// Attention's probabilities from its scores [B, H, Sq, Skv] (Q·Kᵀ, in the
 /// compute type): scale, mask, causal mask and softmax, a query that sees no
 /// key giving zeros.
-Value scaleMaskSoftmax(OpBuilder &b, Location loc, AttentionOp op,
-                       Value scores, Type /*probsType*/) {
+Value scaleMaskSoftmax(OpBuilder &b, Location loc, AttentionOp op, Value scores,
+                       Type /*probsType*/) {
   auto scoreType = cast<RankedTensorType>(scores.getType());
   Type c = scoreType.getElementType();
   int64_t sq = scoreType.getDimSize(2), skv = scoreType.getDimSize(3);
@@ -1232,7 +1232,8 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     // With named-matmul both products are batched GEMMs over (batch, kv
     // head), accumulating in f32; a kv head's query heads stack their rows,
     // so GQA needs no repeated K or V.
-    bool batched = namedMatmul && isa<Float32Type, BFloat16Type, Float16Type>(t);
+    bool batched =
+        namedMatmul && isa<Float32Type, BFloat16Type, Float16Type>(t);
     Value vRows, scores;
     if (batched) {
       Value qRows = reshapeTensor(
@@ -1279,8 +1280,9 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     Value out;
     if (batched) {
       // P is rounded to V's type, as the GEMM reads both in one type.
-      Value rows = reshapeTensor(rewriter, loc, castTensor(rewriter, loc, probs, t),
-                                 {batch * kvHeads, group * sq, skv});
+      Value rows =
+          reshapeTensor(rewriter, loc, castTensor(rewriter, loc, probs, t),
+                        {batch * kvHeads, group * sq, skv});
       Value product = reshapeTensor(
           rewriter, loc,
           batchMatmul(rewriter, loc, rows, vRows, /*transposedB=*/false),
@@ -1309,6 +1311,78 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// `value`[..., offset : offset + size] along its last dimension.
+Value sliceLast(OpBuilder &b, Location loc, Value value, int64_t offset,
+                int64_t size) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      strides(rank, b.getIndexAttr(1)), sizes;
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(b.getIndexAttr(d + 1 == rank ? size : type.getDimSize(d)));
+  offsets.back() = b.getIndexAttr(offset);
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
+}
+
+/// Rotate-half RoPE over whole heads of `x` ([B, H, S, D] or [B, S, H, D],
+/// sequence at `seqDim`) as two elementwise ops on the halves, with no
+/// index arithmetic: x1' = x1 * cos1 - x2 * sin1 into the first half of the
+/// result, x2' = x2 * cos2 + x1 * sin2 into the second, the tables' columns
+/// read as slices (the same for both halves when the tables are half
+/// width). Every operand varies along the feature only as its last index,
+/// so the CUDA backend runs both with 16-byte vectors.
+Value rotateHalves(OpBuilder &b, Location loc, Value x, int64_t seqDim,
+                   Value cos, Value sin, bool fullWidth, Type computeType) {
+  MLIRContext *ctx = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  Type t = xType.getElementType();
+  int64_t half = xType.getDimSize(3) / 2;
+  bool batched = cast<RankedTensorType>(cos.getType()).getRank() == 3;
+  AffineExpr f = getAffineDimExpr(3, ctx), s = getAffineDimExpr(seqDim, ctx);
+  SmallVector<AffineExpr> tableIndex = {s, f};
+  if (batched)
+    tableIndex.insert(tableIndex.begin(), getAffineDimExpr(0, ctx));
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+  AffineMap table = AffineMap::get(4, 0, tableIndex, ctx);
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+
+  Value x1 = sliceLast(b, loc, x, 0, half),
+        x2 = sliceLast(b, loc, x, half, half);
+  Value result = emptyTensor(b, loc, xType.getShape(), t);
+  // (self, partner, cos, sin, sign of the partner's term) per half.
+  for (int64_t second = 0; second < 2; ++second) {
+    int64_t column = fullWidth && second ? half : 0;
+    Value self = second ? x2 : x1, partner = second ? x1 : x2;
+    Value init = sliceLast(b, loc, result, second * half, half);
+    auto generic = linalg::GenericOp::create(
+        b, loc, init.getType(),
+        ValueRange{self, partner, sliceLast(b, loc, cos, column, half),
+                   sliceLast(b, loc, sin, column, half)},
+        init, {identity, identity, table, table, identity}, iterators,
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          auto in = [&](Value v) {
+            return convertScalar(nb, l, v, t, computeType);
+          };
+          Value rotated = arith::MulFOp::create(nb, l, in(a[1]), in(a[3]));
+          Value kept = arith::MulFOp::create(nb, l, in(a[0]), in(a[2]));
+          Value v =
+              second ? arith::AddFOp::create(nb, l, kept, rotated).getResult()
+                     : arith::SubFOp::create(nb, l, kept, rotated).getResult();
+          linalg::YieldOp::create(nb, l,
+                                  convertScalar(nb, l, v, computeType, t));
+        });
+    auto resultType = cast<RankedTensorType>(result.getType());
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+        strides(4, b.getIndexAttr(1)), sizes;
+    for (int64_t d = 0; d < 4; ++d)
+      sizes.push_back(b.getIndexAttr(d == 3 ? half : resultType.getDimSize(d)));
+    offsets.back() = b.getIndexAttr(second * half);
+    result = tensor::InsertSliceOp::create(b, loc, generic.getResult(0), result,
+                                           offsets, sizes, strides);
+  }
+  return result;
+}
+
 struct RotaryEmbeddingPattern : OpRewritePattern<RotaryEmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RotaryEmbeddingOp op,
@@ -1336,6 +1410,13 @@ struct RotaryEmbeddingPattern : OpRewritePattern<RotaryEmbeddingOp> {
     bool batched = op.getCos().getType().getRank() == 3;
     // Full-width tables hold a column per feature, half-width ones per pair.
     bool fullWidth = op.getCos().getType().getShape().back() == rotary;
+    if (!interleaved && rotary == headDim) {
+      Value result =
+          rotateHalves(rewriter, loc, x, seqDim, cos, sin, fullWidth, c);
+      rewriter.replaceOp(op,
+                         reshapeTensor(rewriter, loc, result, type.getShape()));
+      return success();
+    }
     Value result = elementwise(
         rewriter, loc, xType, x,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {

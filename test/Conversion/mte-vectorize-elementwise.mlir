@@ -1,0 +1,104 @@
+// RUN: mte-opt %s -split-input-file -mte-vectorize-elementwise | FileCheck %s
+
+// SwiGLU on the two halves of a packed gate/up buffer: 8 lanes of bf16 a
+// thread, each half read with one aligned 16-byte load, the arithmetic on
+// vectors (the constant broadcast), one 16-byte store.
+// CHECK-LABEL: func.func @swiglu(
+// CHECK-SAME: %[[GU:.*]]: memref<4x256xbf16>, %[[OUT:.*]]: memref<4x128xbf16>)
+// CHECK-DAG: %[[G:.*]] = memref.subview %[[GU]][0, 0]
+// CHECK-DAG: %[[U:.*]] = memref.subview %[[GU]][0, 128]
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = ({{.*}}) to ({{.*}}) step (%{{.*}}, %[[C8]])
+// CHECK: %[[GV:.*]] = vector.load %[[G]][%[[I]], %[[J]]] {alignment = 16 : i64} : memref<4x128xbf16, strided<[256, 1]>>, vector<8xbf16>
+// CHECK: %[[UV:.*]] = vector.load %[[U]][%[[I]], %[[J]]] {alignment = 16 : i64} : memref<4x128xbf16, strided<[256, 1], offset: 128>>, vector<8xbf16>
+// CHECK: arith.extf %[[GV]] : vector<8xbf16> to vector<8xf32>
+// CHECK: math.exp %{{.*}} : vector<8xf32>
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK: %[[R:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store %[[R]], %[[OUT]][%[[I]], %[[J]]] {alignment = 16 : i64} : memref<4x128xbf16>, vector<8xbf16>
+// CHECK-NOT: linalg.generic
+func.func @swiglu(%gu: memref<4x256xbf16>, %out: memref<4x128xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %g = memref.subview %gu[0, 0] [4, 128] [1, 1] : memref<4x256xbf16> to memref<4x128xbf16, strided<[256, 1]>>
+  %u = memref.subview %gu[0, 128] [4, 128] [1, 1] : memref<4x256xbf16> to memref<4x128xbf16, strided<[256, 1], offset: 128>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%g, %u : memref<4x128xbf16, strided<[256, 1]>>, memref<4x128xbf16, strided<[256, 1], offset: 128>>) outs(%out : memref<4x128xbf16>) {
+  ^bb0(%in: bf16, %in_1: bf16, %o: bf16):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_1 : bf16 to f32
+    %2 = arith.negf %0 : f32
+    %3 = math.exp %2 : f32
+    %4 = arith.addf %3, %cst : f32
+    %5 = arith.divf %cst, %4 : f32
+    %6 = arith.mulf %0, %5 : f32
+    %7 = arith.mulf %6, %1 : f32
+    %8 = arith.truncf %7 : f32 to bf16
+    linalg.yield %8 : bf16
+  }
+  return
+}
+
+// -----
+
+// f32 plus a row broadcast [N] and a scalar per row [M, 1] (not varying
+// along the vector: read once, broadcast): 4 lanes of f32.
+// CHECK-LABEL: func.func @broadcast_add
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = {{.*}} step (%{{.*}}, %c4)
+// CHECK-DAG: vector.load %arg0[%[[I]], %[[J]]] {alignment = 16 : i64} : memref<6x12xf32>, vector<4xf32>
+// CHECK-DAG: vector.load %arg1[%[[J]]] {alignment = 16 : i64} : memref<12xf32>, vector<4xf32>
+// CHECK-DAG: %[[S:.*]] = memref.load %arg2[%[[I]], %{{.*}}] : memref<6x1xf32>
+// CHECK-DAG: vector.broadcast %[[S]] : f32 to vector<4xf32>
+// CHECK: vector.store %{{.*}}, %arg3[%[[I]], %[[J]]] {alignment = 16 : i64} : memref<6x12xf32>, vector<4xf32>
+func.func @broadcast_add(%x: memref<6x12xf32>, %b: memref<12xf32>, %s: memref<6x1xf32>, %out: memref<6x12xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %b, %s : memref<6x12xf32>, memref<12xf32>, memref<6x1xf32>) outs(%out : memref<6x12xf32>) {
+  ^bb0(%a: f32, %c: f32, %d: f32, %o: f32):
+    %0 = arith.addf %a, %c : f32
+    %1 = arith.mulf %0, %d : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// Left as they are: an innermost extent that is not a multiple of the
+// vector (6 bf16), a transpose (the innermost dimension is not the input's
+// last), a subview whose offset breaks 16-byte alignment, a gather
+// (linalg.index and a load in the body), a reduction, i1 elements.
+// CHECK-LABEL: func.func @not_vectorized
+// CHECK-NOT: vector.
+// CHECK-COUNT-6: linalg.generic
+// CHECK-NOT: vector.
+func.func @not_vectorized(%a: memref<4x6xbf16>, %t: memref<8x16xf32>, %u: memref<16x8xf32>, %w: memref<4x20xbf16>, %x: memref<4x16xbf16>, %table: memref<10x16xbf16>, %ids: memref<4xi64>, %r: memref<8xf32>, %m: memref<4x16xi1>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<4x6xbf16>) outs(%a : memref<4x6xbf16>) {
+  ^bb0(%in: bf16, %o: bf16):
+    %0 = arith.negf %in : bf16
+    linalg.yield %0 : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : memref<8x16xf32>) outs(%u : memref<16x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  %sv = memref.subview %w[0, 4] [4, 16] [1, 1] : memref<4x20xbf16> to memref<4x16xbf16, strided<[20, 1], offset: 4>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%sv : memref<4x16xbf16, strided<[20, 1], offset: 4>>) outs(%x : memref<4x16xbf16>) {
+  ^bb0(%in: bf16, %o: bf16):
+    linalg.yield %in : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<4xi64>) outs(%x : memref<4x16xbf16>) {
+  ^bb0(%id: i64, %o: bf16):
+    %0 = arith.index_cast %id : i64 to index
+    %1 = linalg.index 1 : index
+    %2 = memref.load %table[%0, %1] : memref<10x16xbf16>
+    linalg.yield %2 : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%t : memref<8x16xf32>) outs(%r : memref<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %0 = arith.addf %in, %o : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m : memref<4x16xi1>) outs(%x : memref<4x16xbf16>) {
+  ^bb0(%in: i1, %o: bf16):
+    %0 = arith.uitofp %in : i1 to bf16
+    linalg.yield %0 : bf16
+  }
+  return
+}
