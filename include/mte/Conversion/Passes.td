@@ -192,8 +192,8 @@ def PlanActivationMemory
     lifetime. Each buffer gets a byte offset in one arena: largest first,
     into the smallest gap left between the already placed buffers whose
     lifetimes overlap its own, else above them, every offset aligned to 256
-    bytes (or the allocation's larger alignment). Buffers with disjoint
-    lifetimes share memory; live ones never do.
+    bytes (the arena's own alignment; an allocation asking for more stays
+    one). Buffers with disjoint lifetimes share memory; live ones never do.
 
     The arena becomes a new last argument of the function,
     `memref<Nxi8> {mte.arena}` with N the plan's peak; every planned

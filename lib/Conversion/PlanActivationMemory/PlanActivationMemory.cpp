@@ -19,8 +19,8 @@ using namespace mlir;
 /// The module attribute holding every function's plan.
 static constexpr llvm::StringLiteral kPlansAttr = "mte.activation_arena";
 
-/// Every offset is a multiple of this: cuMemAlloc's alignment, and enough
-/// for the widest vector access of any kernel.
+/// Every offset is a multiple of this: the alignment cuMemAlloc guarantees
+/// the arena, and enough for the widest vector access of any kernel.
 static constexpr int64_t kArenaAlignment = 256;
 
 namespace {
@@ -30,7 +30,7 @@ struct PlannedBuffer {
   memref::AllocOp alloc;
   memref::DeallocOp dealloc;
   int64_t start, end;
-  int64_t bytes, alignment;
+  int64_t bytes;
   int64_t offset = 0;
 };
 } // namespace
@@ -51,9 +51,8 @@ static std::optional<int64_t> staticByteSize(MemRefType type,
 /// (views, casts, extracted pointers, results of ops taking it), other than
 /// `dealloc`; `alloc` when there is none. Nothing when some use cannot be
 /// bounded: one outside the block, or the buffer stored as a value.
-static std::optional<Operation *> findLastUse(memref::AllocOp alloc,
-                                              memref::DeallocOp dealloc,
-                                              Block &block) {
+static std::optional<Operation *>
+findLastUse(memref::AllocOp alloc, memref::DeallocOp dealloc, Block &block) {
   Operation *last = alloc;
   SmallVector<Value> worklist = {alloc.getResult()};
   DenseSet<Operation *> visited;
@@ -91,7 +90,8 @@ static SmallVector<PlannedBuffer> collectBuffers(func::FuncOp func) {
     MemRefType type = alloc.getType();
     std::optional<int64_t> bytes = staticByteSize(type, layout);
     if (!bytes || *bytes == 0 || !type.getLayout().isIdentity() ||
-        type.getMemorySpace() || !alloc.getSymbolOperands().empty())
+        type.getMemorySpace() || !alloc.getSymbolOperands().empty() ||
+        alloc.getAlignment().value_or(1) > kArenaAlignment)
       continue;
     // One deallocation in the block: the function owns the buffer, and no
     // one else frees it or sees it after the function returns.
@@ -107,10 +107,8 @@ static SmallVector<PlannedBuffer> collectBuffers(func::FuncOp func) {
         findLastUse(alloc, deallocs.front(), block);
     if (!lastUse || deallocs.front()->isBeforeInBlock(*lastUse))
       continue;
-    int64_t alignment =
-        std::max<int64_t>(kArenaAlignment, alloc.getAlignment().value_or(1));
-    buffers.push_back({alloc, deallocs.front(), position[alloc],
-                       position[*lastUse], *bytes, alignment});
+    buffers.push_back(
+        {alloc, deallocs.front(), position[alloc], position[*lastUse], *bytes});
   }
   return buffers;
 }
@@ -137,7 +135,7 @@ static int64_t assignOffsets(MutableArrayRef<PlannedBuffer> buffers) {
     std::optional<int64_t> best;
     int64_t bestWaste = 0, top = 0;
     for (PlannedBuffer *other : live) {
-      int64_t candidate = llvm::alignTo(top, buffer->alignment);
+      int64_t candidate = llvm::alignTo(top, kArenaAlignment);
       int64_t waste = other->offset - candidate - buffer->bytes;
       if (waste >= 0 && (!best || waste < bestWaste)) {
         best = candidate;
@@ -145,7 +143,7 @@ static int64_t assignOffsets(MutableArrayRef<PlannedBuffer> buffers) {
       }
       top = std::max(top, other->offset + other->bytes);
     }
-    buffer->offset = best ? *best : llvm::alignTo(top, buffer->alignment);
+    buffer->offset = best ? *best : llvm::alignTo(top, kArenaAlignment);
     peak = std::max(peak, buffer->offset + buffer->bytes);
     placed.push_back(buffer);
   }
@@ -183,7 +181,7 @@ struct PlanActivationMemoryPass
       int64_t withoutReuse = 0;
       for (const PlannedBuffer &buffer : buffers)
         withoutReuse =
-            llvm::alignTo(withoutReuse, buffer.alignment) + buffer.bytes;
+            llvm::alignTo(withoutReuse, kArenaAlignment) + buffer.bytes;
       plans.set(func.getSymNameAttr(),
                 attrs.getDictionaryAttr({
                     attrs.getNamedAttr("buffers",
