@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of the structures below. */
-#define MTE_MODEL_ABI_VERSION 3
+#define MTE_MODEL_ABI_VERSION 4
 
 /* Element types, shared with Runtime.h. */
 typedef enum mte_dtype {
@@ -82,16 +82,22 @@ typedef struct mte_model_abi {
   const mte_tensor_info *inputs;
   const mte_tensor_info *outputs;
   const mte_weight_info *weights;
+  /* CUDA models: the size of the activation arena, the one device buffer
+   * that holds the forward's intermediates at offsets planned at compile
+   * time. The runtime allocates it once (at least 256-byte aligned) and
+   * passes it to every run; 0 when the model needs none. */
+  uint64_t arena_bytes;
   /* Runs the model once. inputs[i] and outputs[i] point to dense,
    * row-major buffers of the described types and shapes, owned by the
    * caller; outputs are overwritten. For a CUDA model they are device
-   * buffers, weights[i] the device copy of weight i, and the work is
-   * enqueued on the stream the runtime set (mte_cuda_set_stream) and
-   * finished when run returns. Returns 0 on success and a non-zero value
-   * when the model could not run. Safe to call from one thread at a time per
-   * loaded model. */
+   * buffers, weights[i] the device copy of weight i, `arena` the device
+   * buffer of arena_bytes (null when that is 0), and the work is enqueued
+   * on the stream the runtime set (mte_cuda_set_stream) and finished when
+   * run returns. Returns 0 on success and a non-zero value when the model
+   * could not run. Safe to call from one thread at a time per loaded
+   * model. */
   int32_t (*run)(void *const *inputs, void *const *outputs,
-                 void *const *weights);
+                 void *const *weights, void *arena);
 } mte_model_abi;
 
 /* Exported by every model.so. */

@@ -159,6 +159,9 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(createConvertMemRefCopyToLinalg());
   // GEMMs go to cuBLASLt; everything else becomes a kernel.
   pm.addPass(createMatmulToLibraryCall());
+  // The statically shaped intermediates share one arena, which the runtime
+  // allocates once; the rest stay allocations.
+  pm.addPass(createPlanActivationMemory());
 
   // Every loop nest becomes a kernel over its flattened parallel
   // dimensions; reductions stay sequential inside a thread.

@@ -29,7 +29,7 @@ using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
 using CUevent = void *;
-constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
 
 struct Driver {
@@ -247,10 +247,12 @@ bool mte::cuda::supportsArch(const char *arch, std::string &error) {
   return false;
 }
 
-void *mte::cuda::allocate(size_t bytes, std::string &error) {
+void *mte::cuda::allocate(size_t bytes, std::string &error, bool *outOfMemory) {
   CUdeviceptr pointer = 0;
-  if (!check(state().driver.cuMemAlloc(&pointer, bytes ? bytes : 1),
-             "cuMemAlloc", error))
+  CUresult result = state().driver.cuMemAlloc(&pointer, bytes ? bytes : 1);
+  if (outOfMemory)
+    *outOfMemory = result == CUDA_ERROR_OUT_OF_MEMORY;
+  if (!check(result, "cuMemAlloc", error))
     return nullptr;
   return reinterpret_cast<void *>(pointer);
 }
@@ -490,8 +492,8 @@ MTE_GPU_ENTRY void mgpuEventRecord(void *event, void *stream) {
           [&](const Driver &d) { return d.cuEventRecord(event, stream); });
 }
 
-/// Stream-ordered allocation: the pool makes the per-forward intermediates
-/// cheap until the static memory plan replaces them.
+/// Stream-ordered allocation, for the intermediates the static memory plan
+/// leaves out (the activation arena holds the others).
 MTE_GPU_ENTRY void *mgpuMemAlloc(uint64_t bytes, void *stream,
                                  bool /*isHostShared*/) {
   CUdeviceptr pointer = 0;

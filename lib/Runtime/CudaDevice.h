@@ -30,8 +30,9 @@ int computeCapability();
 /// plain one that GPU or a newer one (the fatbin's PTX is JIT-compiled).
 bool supportsArch(const char *arch, std::string &error);
 
-/// Device memory; returns null with the reason in `error`.
-void *allocate(size_t bytes, std::string &error);
+/// Device memory; returns null with the reason in `error`, and sets
+/// `*outOfMemory` (when given) to whether the device ran out of memory.
+void *allocate(size_t bytes, std::string &error, bool *outOfMemory = nullptr);
 void release(void *pointer);
 bool copyToDevice(void *device, const void *host, size_t bytes,
                   std::string &error);

@@ -175,6 +175,9 @@ struct mte_model {
   /// host-buffer API stages inputs and outputs through.
   bool cuda = false;
   std::vector<void *> deviceWeights, deviceInputs, deviceOutputs;
+  /// The activation arena: allocated once, so its address, which the
+  /// captured graph holds, never changes.
+  void *arena = nullptr;
   /// The model's stream, and the forward captured as a CUDA graph on the
   /// second run (the first one warms up cuBLASLt's plans), replayed after.
   void *stream = nullptr;
@@ -189,6 +192,8 @@ static void releaseDeviceBuffers(mte_model *model) {
   model->graph = nullptr;
   mte::cuda::destroyStream(model->stream);
   model->stream = nullptr;
+  mte::cuda::release(model->arena);
+  model->arena = nullptr;
   for (auto *list :
        {&model->deviceWeights, &model->deviceInputs, &model->deviceOutputs}) {
     for (void *pointer : *list)
@@ -323,7 +328,7 @@ mte_status buildExternalWeight(const char *path, const mte_weight_info &weight,
 } // namespace
 
 /// Opens the GPU for a CUDA model, uploads its weights and allocates its
-/// staging buffers.
+/// staging buffers and its activation arena.
 static mte_status prepareDevice(mte_model *model) {
   const char *path = model->path.c_str();
   const mte_model_abi *abi = model->abi;
@@ -383,6 +388,16 @@ static mte_status prepareDevice(mte_model *model) {
                     desc.name.c_str(), error.c_str());
       buffers->push_back(device);
     }
+  if (abi->arena_bytes) {
+    bool outOfMemory = false;
+    model->arena = mte::cuda::allocate(abi->arena_bytes, error, &outOfMemory);
+    if (!model->arena)
+      return fail(outOfMemory ? MTE_ERROR_OUT_OF_MEMORY : MTE_ERROR_DEVICE,
+                  "'%s': cannot allocate its activation arena of %llu bytes "
+                  "on the GPU: %s",
+                  path, static_cast<unsigned long long>(abi->arena_bytes),
+                  error.c_str());
+  }
   return MTE_OK;
 }
 
@@ -595,7 +610,7 @@ static int32_t enqueueCudaForward(mte_model *model, std::string &error) {
   auto forward = [&] {
     return model->abi->run(model->deviceInputs.data(),
                            model->deviceOutputs.data(),
-                           model->deviceWeights.data());
+                           model->deviceWeights.data(), model->arena);
   };
   int32_t result = 0;
   if (model->graph) {
@@ -678,8 +693,8 @@ static mte_status invokeRun(mte_model *model, const void *const *inputs,
     std::lock_guard<std::mutex> guard(*model->runLock);
     // The model reads inputs and never writes them (ModelABI.h takes them
     // as void *const * for symmetry with outputs).
-    result =
-        model->abi->run(const_cast<void *const *>(inputs), outputs, nullptr);
+    result = model->abi->run(const_cast<void *const *>(inputs), outputs,
+                             nullptr, nullptr);
   }
   if (result != 0)
     return fail(MTE_ERROR_RUN_FAILED,

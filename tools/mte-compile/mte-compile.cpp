@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mte/Conversion/PlanActivationMemory/PlanActivationMemory.h"
 #include "mte/InitAll.h"
 #include "mte/Pipelines/Pipelines.h"
 #include "mte/Target/Host/ModelLibrary.h"
@@ -90,6 +91,12 @@ cl::opt<bool> fusionStats("fusion-stats",
                           cl::desc("Print how many of each fused op, and of "
                                    "each fusion, the module holds"),
                           cl::cat(compilerOptions));
+cl::opt<bool> arenaStats(
+    "arena-stats",
+    cl::desc("Print the size of the CUDA model's activation arena (the peak "
+             "of its static memory plan) and what the buffers would take "
+             "without reuse"),
+    cl::cat(compilerOptions));
 cl::opt<std::string> cpu("mcpu", cl::desc("Host CPU to tune for"),
                          cl::init("x86-64"), cl::cat(compilerOptions));
 cl::opt<std::string>
@@ -190,6 +197,9 @@ int main(int argc, char **argv) {
                 "their weights)");
   if (emit == Emit::PTX && target != "cuda")
     return fail("--emit=ptx needs --target=cuda");
+  if (arenaStats && (target != "cuda" || emit == Emit::MLIR))
+    return fail("--arena-stats needs --target=cuda and a stage past "
+                "--emit=mlir (the plan is made while lowering)");
   unsigned smVersion = 0;
   StringRef arch(gpuArch);
   if (!arch.consume_front("sm_") || arch.consumeInteger(10, smVersion) ||
@@ -279,6 +289,14 @@ int main(int argc, char **argv) {
   }
   if (failed(lower.run(*module)))
     return 1;
+  if (std::optional<mte::ActivationArena> arena =
+          mte::getActivationArena(*module, signature->entryPoint)) {
+    signature->arenaBytes = arena->bytes;
+    if (arenaStats)
+      llvm::outs() << "activation arena: " << arena->bytes << " bytes (peak of "
+                   << arena->buffers << " buffers; " << arena->bytesWithoutReuse
+                   << " bytes without reuse)\n";
+  }
   if (emit == Emit::PTX)
     return emitText([&](llvm::raw_ostream &os) { printPTX(*module, os); });
 

@@ -76,6 +76,7 @@ def main():
             failures += not ok
     failures += check_wrong_arch(mte, os.path.join(directory, "wrong_arch.so"))
     failures += check_external_errors(mte, directory)
+    failures += check_arena(mte, directory)
     failures += check_run_device(mte, directory)
     failures += check_node_tests(mte, os.path.join(directory, "node"))
     print(f"{failures} failure(s)")
@@ -112,6 +113,32 @@ def check_external_errors(mte, directory):
             print(f"{'PASS' if ok else 'FAIL'} external weights, {case}: "
                   f"{error}")
             failures += not ok
+    return failures
+
+
+def check_arena(mte, directory):
+    """The runtime allocates a model's activation arena once and passes it
+    to every run (arena_model.so fails to run without one); an arena no GPU
+    holds fails to open with MTE_ERROR_OUT_OF_MEMORY (10), naming its
+    size."""
+    failures = 0
+    try:
+        model = mte.load(os.path.join(directory, "arena_model.so"))
+        for _ in range(3):  # eager, captured, replayed
+            model(x=np.zeros(1, np.float32))
+        print("PASS activation arena: passed to every run")
+    except mte.Error as error:
+        print(f"FAIL activation arena: {error}")
+        failures += 1
+    try:
+        mte.load(os.path.join(directory, "huge_arena_model.so"))
+        print("FAIL huge activation arena: the model opened")
+        failures += 1
+    except mte.Error as error:
+        ok = (error.status == 10 and
+              "activation arena of 1125899906842624 bytes" in str(error))
+        print(f"{'PASS' if ok else 'FAIL'} huge activation arena: {error}")
+        failures += not ok
     return failures
 
 

@@ -117,6 +117,10 @@ def main():
     # mte-run, for the compute-sanitizer run of check-gpu.
     shutil.copy(os.path.join(os.path.dirname(os.path.abspath(args.compile)),
                              "mte-run"), args.outdir)
+    # Hand-written CUDA models with an activation arena (test/Runtime).
+    for name in ["arena_model.so", "huge_arena_model.so"]:
+        shutil.copy(os.path.join(os.path.dirname(lib), "test", "Runtime",
+                                 name), args.outdir)
     for family in ["bert", "gpt2", "llama"]:
         for exporter in ["torchscript", "dynamo"]:
             name = f"{family}_{exporter}"

@@ -11,6 +11,7 @@
 #include "mte/Conversion/MatmulToLibraryCall/MatmulToLibraryCall.h"
 #include "mte/Conversion/MemRefCopyToLinalg/MemRefCopyToLinalg.h"
 #include "mte/Conversion/ParallelLoopsToGPU/ParallelLoopsToGPU.h"
+#include "mte/Conversion/PlanActivationMemory/PlanActivationMemory.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 #include "mte/Conversion/TransformerToRowKernels/TransformerToRowKernels.h"
 #include "mte/Conversion/VectorizeElementwise/VectorizeElementwise.h"

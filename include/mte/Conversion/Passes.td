@@ -211,6 +211,47 @@ def ParallelLoopsToGPU : Pass<"mte-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def PlanActivationMemory
+    : Pass<"mte-plan-activation-memory", "::mlir::ModuleOp"> {
+  let summary = "Place the intermediates of public functions in one arena";
+  let description = [{
+    A static memory plan for the buffers a forward function allocates after
+    bufferization and buffer deallocation. In each public function whose
+    body is one block (block order is then execution order), every
+    `memref.alloc` of that block with a static shape, identity layout,
+    default memory space and a fixed-size element type, freed by exactly
+    one `memref.dealloc` in the same block (the function owns it), lives
+    from its allocation to its last use: the last op of the block that uses
+    it or any value computed from it (views, casts, extracted pointers,
+    results of ops taking it). Buffer deallocation frees everything at the
+    end of the block, so the deallocation itself says nothing about the
+    lifetime. Each buffer gets a byte offset in one arena: largest first,
+    into the smallest gap left between the already placed buffers whose
+    lifetimes overlap its own, else above them, every offset aligned to 256
+    bytes (the arena's own alignment; an allocation asking for more stays
+    one). Buffers with disjoint lifetimes share memory; live ones never do.
+
+    The arena becomes a new last argument of the function,
+    `memref<Nxi8> {mte.arena}` with N the plan's peak; every planned
+    allocation becomes a `memref.view` of it at its offset and its
+    deallocation disappears. The argument exists only when something was
+    planned (N > 0). The module records each plan in its
+    `mte.activation_arena` dictionary, keyed by function name:
+    `{buffers, bytes, bytes_without_reuse}` (the last: the arena's size if
+    no buffer shared memory).
+
+    What the plan cannot bound stays an allocation: dynamic shapes,
+    allocations in nested regions, buffers without a deallocation in the
+    block or with several, buffers stored as values, and buffers used
+    after their deallocation. As buffer deallocation does, calls are
+    assumed not to keep their operands. Every later access is stream
+    ordered on the device, so a buffer that reuses a dead one's bytes
+    never races with it.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def MatmulToLibraryCall
     : Pass<"mte-matmul-to-library-call", "::mlir::ModuleOp"> {
   let summary = "Hand linalg.matmul on device buffers to cuBLASLt";

@@ -44,8 +44,10 @@ static const unsigned byteCounts[kNumTensors] = {
     4 * N, 2 * N, 2 * N, 8 * N, 8 * N, 4 * N, 2 * N, N,
     N,     N,     N,     N,     2 * N, 4 * N, 8 * N, 0};
 
-static int32_t run(void *const *in, void *const *out, void *const *weights) {
+static int32_t run(void *const *in, void *const *out, void *const *weights,
+                   void *arena) {
   (void)weights;
+  (void)arena;
   for (int i = 0; i < kNumTensors; ++i)
     memcpy(out[i], in[i], byteCounts[i]);
   return 0;
@@ -61,6 +63,7 @@ static const mte_model_abi abi = {
     inputs,
     outputs,
     NULL,
+    0,
     run,
 };
 

@@ -65,7 +65,8 @@ static const mte_tensor_info outputs[] = {
     {"stats/total", MTE_DTYPE_F64, 0, NULL},
 };
 
-static int32_t run(void *const *in, void *const *out, void *const *weights) {
+static int32_t run(void *const *in, void *const *out, void *const *weights,
+                   void *arena) {
   const float *x = (const float *)in[0];
   const int64_t *ids = (const int64_t *)in[1];
   float *sum = (float *)out[0];
@@ -73,6 +74,7 @@ static int32_t run(void *const *in, void *const *out, void *const *weights) {
   double *total = (double *)out[2];
   int i;
   (void)weights;
+  (void)arena;
 #ifdef MTE_TEST_RUN_FAILS
   return 3;
 #endif
@@ -104,6 +106,7 @@ static const mte_model_abi abi = {
 #endif
     outputs,
     NULL,
+    0,
 #ifdef MTE_TEST_NO_RUN
     NULL,
 #else

@@ -57,6 +57,9 @@ struct ModelSignature {
   std::vector<ModelTensor> inputs, outputs;
   /// Passed between the inputs and the outputs, in this order.
   std::vector<ModelWeight> weights;
+  /// The activation arena (CUDA models), passed after the outputs when not
+  /// empty.
+  uint64_t arenaBytes = 0;
 };
 
 /// Reads the signature of `func` (tensor arguments and results, named by

@@ -34,18 +34,24 @@ class ABI(ctypes.Structure):
                 ("gpu_arch", ctypes.c_char_p), ("num_inputs", ctypes.c_uint32),
                 ("num_outputs", ctypes.c_uint32), ("num_weights", ctypes.c_uint32),
                 ("inputs", ctypes.c_void_p), ("outputs", ctypes.c_void_p),
-                ("weights", ctypes.POINTER(Weight)), ("run", ctypes.c_void_p)]
+                ("weights", ctypes.POINTER(Weight)),
+                ("arena_bytes", ctypes.c_uint64), ("run", ctypes.c_void_p)]
 
 
-def main():
-    external_so, embedded_so, data_path = sys.argv[1:4]
+def load_table(path):
+    """The model table of the CUDA model.so at `path`."""
     # The model's kernels load when the library does; without a driver the
     # failure is recorded, not raised, so the table stays readable.
     # model.so needs libmte_runtime.so.0: load the one mte finds first.
     ctypes.CDLL(mte.library_path(), mode=ctypes.RTLD_GLOBAL)
-    lib = ctypes.CDLL(os.path.abspath(external_so))
+    lib = ctypes.CDLL(os.path.abspath(path))
     lib.mte_model_get_abi.restype = ctypes.POINTER(ABI)
-    abi = lib.mte_model_get_abi().contents
+    return lib.mte_model_get_abi().contents
+
+
+def main():
+    external_so, embedded_so, data_path = sys.argv[1:4]
+    abi = load_table(external_so)
     data = open(data_path, "rb").read()
     external = [abi.weights[i] for i in range(abi.num_weights)
                 if not abi.weights[i].data]

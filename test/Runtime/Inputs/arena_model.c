@@ -1,0 +1,37 @@
+/*===- arena_model.c - a CUDA model with an activation arena --------------===*\
+|*                                                                            *|
+|* A CUDA model without kernels whose table asks for an activation arena of  *|
+|* MTE_TEST_ARENA_BYTES (default 1 MiB). Its run succeeds only when the      *|
+|* runtime passes an arena. utils/gpu/check.py opens it on a GPU, and a      *|
+|* variant with an arena larger than any GPU, which must fail to open with   *|
+|* MTE_ERROR_OUT_OF_MEMORY.                                                   *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "mte-c/ModelABI.h"
+
+#include <stddef.h>
+
+#ifndef MTE_TEST_ARENA_BYTES
+#define MTE_TEST_ARENA_BYTES (1ull << 20)
+#endif
+
+static const int64_t shape[] = {1};
+
+static const mte_tensor_info inputs[] = {{"x", MTE_DTYPE_F32, 1, shape}};
+static const mte_tensor_info outputs[] = {{"y", MTE_DTYPE_F32, 1, shape}};
+
+static int32_t run(void *const *in, void *const *out, void *const *weights,
+                   void *arena) {
+  (void)in;
+  (void)out;
+  (void)weights;
+  return arena ? 0 : 1;
+}
+
+static const mte_model_abi abi = {
+    MTE_MODEL_ABI_VERSION, "cuda", "sm_70", 1,   1, 0, inputs, outputs, NULL,
+    MTE_TEST_ARENA_BYTES,  run,
+};
+
+const mte_model_abi *mte_model_get_abi(void) { return &abi; }
