@@ -102,3 +102,17 @@ func.func @not_vectorized(%a: memref<4x6xbf16>, %t: memref<8x16xf32>, %u: memref
   }
   return
 }
+
+// -----
+
+// A copy (a model output written through a reshape) is generalised and
+// vectorised like any elementwise op.
+// CHECK-LABEL: func.func @copy
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = {{.*}} step (%{{.*}}, %c8)
+// CHECK: %[[V:.*]] = vector.load %arg0[%[[I]], %[[J]]] {alignment = 16 : i64} : memref<4x64xbf16>, vector<8xbf16>
+// CHECK: vector.store %[[V]], %arg1[%[[I]], %[[J]]] {alignment = 16 : i64} : memref<4x64xbf16>, vector<8xbf16>
+// CHECK-NOT: linalg.copy
+func.func @copy(%a: memref<4x64xbf16>, %b: memref<4x64xbf16>) {
+  linalg.copy ins(%a : memref<4x64xbf16>) outs(%b : memref<4x64xbf16>)
+  return
+}

@@ -174,7 +174,8 @@ def VectorizeElementwise
     does not vary along it is read once and broadcast; the body's
     arithmetic runs on vectors. mte-parallel-loops-to-gpu then gives each
     thread one vector, so that an elementwise chain reads and writes memory
-    once with 16-byte accesses.
+    once with 16-byte accesses. `linalg.copy` ops are generalised first and
+    take the same path.
 
     Applies when the innermost extent is a multiple of `V`, every operand's
     indices are loops or constants, the innermost loop last or absent
@@ -185,7 +186,8 @@ def VectorizeElementwise
     without regions (no `linalg.index`, no loads). Others are left to
     convert-linalg-to-parallel-loops.
   }];
-  let dependentDialects = ["::mlir::scf::SCFDialect",
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];

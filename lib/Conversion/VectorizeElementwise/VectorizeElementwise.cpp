@@ -12,11 +12,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mte {
 #define GEN_PASS_DEF_VECTORIZEELEMENTWISE
@@ -194,6 +196,20 @@ void vectorize(linalg::GenericOp op, int64_t lanes) {
 struct VectorizeElementwisePass
     : mte::impl::VectorizeElementwiseBase<VectorizeElementwisePass> {
   void runOnOperation() override {
+    // Copies (model outputs through a reshape, concatenations) are
+    // elementwise too.
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::CopyOp> copies;
+    getOperation().walk([&](linalg::CopyOp copy) {
+      if (copy.hasPureBufferSemantics())
+        copies.push_back(copy);
+    });
+    for (linalg::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      if (failed(linalg::generalizeNamedOp(rewriter, copy)))
+        return signalPassFailure();
+    }
+
     SmallVector<std::pair<linalg::GenericOp, int64_t>> candidates;
     getOperation().walk([&](linalg::GenericOp op) {
       if (std::optional<int64_t> lanes = vectorLanes(op))
