@@ -116,3 +116,26 @@ func.func @copy(%a: memref<4x64xbf16>, %b: memref<4x64xbf16>) {
   linalg.copy ins(%a : memref<4x64xbf16>) outs(%b : memref<4x64xbf16>)
   return
 }
+
+// -----
+
+// Ops keep their properties on vectors: the comparison's predicate, the
+// fast-math flags; the i1 intermediate is a vector of i1 (only i1 buffers
+// are refused).
+// CHECK-LABEL: func.func @relu_like
+// CHECK: %[[X:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<4x8xf32>, vector<4xf32>
+// CHECK: %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<4xf32>
+// CHECK: %[[C:.*]] = arith.cmpf ogt, %[[X]], %[[Z]] : vector<4xf32>
+// CHECK: %[[S:.*]] = arith.select %[[C]], %[[X]], %{{.*}} : vector<4xi1>, vector<4xf32>
+// CHECK: arith.addf %[[S]], %[[X]] fastmath<fast> : vector<4xf32>
+func.func @relu_like(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
+  %z = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<4x8xf32>) outs(%b : memref<4x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %c = arith.cmpf ogt, %in, %z : f32
+    %s = arith.select %c, %in, %z : f32
+    %f = arith.addf %s, %in fastmath<fast> : f32
+    linalg.yield %f : f32
+  }
+  return
+}
