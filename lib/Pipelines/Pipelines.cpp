@@ -160,7 +160,10 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   // GEMMs go to cuBLASLt; everything else becomes a kernel.
   pm.addPass(createMatmulToLibraryCall());
   // The statically shaped intermediates share one arena, which the runtime
-  // allocates once; the rest stay allocations.
+  // allocates once; the rest stay allocations. Canonicalization first drops
+  // the buffers the library calls left unused (a GEMM's f32 product whose
+  // epilogue cuBLASLt now runs), which would otherwise take arena space.
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addPass(createPlanActivationMemory());
 
   // Every loop nest becomes a kernel over its flattened parallel

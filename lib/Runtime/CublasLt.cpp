@@ -11,6 +11,8 @@
 
 #include "CudaDevice.h"
 
+#include "mte-c/ModelABI.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -228,7 +230,10 @@ Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k, bool nk,
 
 /// The cudaDataType of an mte_dtype GEMM operand, or -1.
 int cudaType(int32_t dtype) {
-  return dtype == 1 ? kR32F : dtype == 2 ? kR16F : dtype == 3 ? kR16BF : -1;
+  return dtype == MTE_DTYPE_F32    ? kR32F
+         : dtype == MTE_DTYPE_F16  ? kR16F
+         : dtype == MTE_DTYPE_BF16 ? kR16BF
+                                   : -1;
 }
 } // namespace
 

@@ -305,11 +305,11 @@ void *mte::cuda::builtinKernel(const void *image, const char *name,
   // primary context lives as long).
   static std::mutex mutex;
   static std::map<const void *, CUmodule> modules;
-  static std::map<std::string, CUfunction> functions;
+  static std::map<std::pair<const void *, std::string>, CUfunction> functions;
   constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...
   constexpr int kDefaultSharedLimit = 48 << 10;
   std::lock_guard<std::mutex> guard(mutex);
-  auto known = functions.find(name);
+  auto known = functions.find({image, name});
   if (known != functions.end())
     return known->second;
   if (!initialize(error))
@@ -327,7 +327,7 @@ void *mte::cuda::builtinKernel(const void *image, const char *name,
       !check(d.cuFuncSetAttribute(function, kMaxDynamicShared, sharedBytes),
              "cuFuncSetAttribute (shared memory)", error))
     return nullptr;
-  functions[name] = function;
+  functions[{image, name}] = function;
   return function;
 }
 

@@ -12,6 +12,8 @@
 #include "CudaDevice.h"
 #include "FlashAttentionParams.h"
 
+#include "mte-c/ModelABI.h"
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -21,7 +23,12 @@ extern "C" const unsigned char mteFlashAttentionFatbin[];
 #endif
 
 namespace {
-constexpr int32_t kDtypeF16 = 2, kDtypeBF16 = 3; // mte_dtype
+/// The kernels' fatbin, or null in a runtime built without nvcc.
+#ifdef MTE_HAVE_ATTENTION_KERNELS
+const void *const kKernelImage = mteFlashAttentionFatbin;
+#else
+const void *const kKernelImage = nullptr;
+#endif
 
 std::string describeShape(int64_t batch, int64_t heads, int64_t kvHeads,
                           int64_t queries, int64_t keys, int64_t headDim) {
@@ -52,18 +59,17 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
     int64_t kBatchStride, int64_t kRowStride, int64_t vBatchStride,
     int64_t vRowStride, int64_t oBatchStride, int64_t oRowStride, float scale,
     int32_t causal, int32_t dtype) {
-  std::string shape =
-      describeShape(batch, heads, kvHeads, queries, keys, headDim);
-#ifndef MTE_HAVE_ATTENTION_KERNELS
-  (void)q, (void)k, (void)v, (void)out, (void)qBatchStride, (void)qRowStride;
-  (void)kBatchStride, (void)kRowStride, (void)vBatchStride, (void)vRowStride;
-  (void)oBatchStride, (void)oRowStride, (void)scale, (void)causal, (void)dtype;
-  mte::cuda::recordError("mte_cuda_attention (" + shape +
-                         "): this libmte_runtime was built without nvcc and "
-                         "has no attention kernels; rebuild it where the CUDA "
-                         "toolkit is installed");
-#else
-  if (dtype != kDtypeF16 && dtype != kDtypeBF16) {
+  auto shape = [&] {
+    return describeShape(batch, heads, kvHeads, queries, keys, headDim);
+  };
+  if (!kKernelImage) {
+    mte::cuda::recordError("mte_cuda_attention (" + shape() +
+                           "): this libmte_runtime was built without nvcc and "
+                           "has no attention kernels; rebuild it where the "
+                           "CUDA toolkit is installed");
+    return;
+  }
+  if (dtype != MTE_DTYPE_F16 && dtype != MTE_DTYPE_BF16) {
     mte::cuda::recordError("mte_cuda_attention: unsupported element type " +
                            std::to_string(dtype) + " (f16 or bf16 only)");
     return;
@@ -73,7 +79,7 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
       queries <= 0 || keys <= 0 || heads > INT32_MAX || batch > 65535 ||
       queries > 65535 * int64_t(mte::kAttentionQueryBlock) ||
       keys > INT32_MAX) {
-    mte::cuda::recordError("mte_cuda_attention: unsupported shape (" + shape +
+    mte::cuda::recordError("mte_cuda_attention: unsupported shape (" + shape() +
                            ")");
     return;
   }
@@ -89,19 +95,19 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
       !aligned16(k, kBatchStride, kRowStride, elementBytes) ||
       !aligned16(v, vBatchStride, vRowStride, elementBytes) ||
       !aligned16(out, oBatchStride, oRowStride, elementBytes)) {
-    mte::cuda::recordError("mte_cuda_attention (" + shape +
+    mte::cuda::recordError("mte_cuda_attention (" + shape() +
                            "): rows not 16-byte aligned");
     return;
   }
 
   std::string name = std::string("mte_flash_attention_") +
-                     (dtype == kDtypeBF16 ? "bf16" : "f16") + "_d" +
+                     (dtype == MTE_DTYPE_BF16 ? "bf16" : "f16") + "_d" +
                      std::to_string(headDim) + (causal ? "_causal" : "");
   int sharedBytes =
       mte::attentionSharedBytes(static_cast<int>(headDim), elementBytes);
   std::string error;
-  void *function = mte::cuda::builtinKernel(mteFlashAttentionFatbin,
-                                            name.c_str(), sharedBytes, error);
+  void *function =
+      mte::cuda::builtinKernel(kKernelImage, name.c_str(), sharedBytes, error);
   if (!function) {
     mte::cuda::recordError("mte_cuda_attention: " + error);
     return;
@@ -133,6 +139,5 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
   void *args[] = {&params};
   if (!mte::cuda::launch(function, grid, mte::kAttentionThreads, sharedBytes,
                          args, error))
-    mte::cuda::recordError("mte_cuda_attention (" + shape + "): " + error);
-#endif
+    mte::cuda::recordError("mte_cuda_attention (" + shape() + "): " + error);
 }

@@ -11,6 +11,8 @@
 
 #include "mte/Conversion/BuildRowKernels/BuildRowKernels.h"
 
+#include "mte-c/ModelABI.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -695,7 +697,7 @@ LogicalResult lowerAttentionCalls(func::FuncOp func, DictionaryAttr spec) {
       !(element.isBF16() || element.isF16()))
     return fail("q and k must be 16-bit [B, S, H * D] buffers");
   int64_t headDim = q.getDimSize(2) / heads.getInt();
-  int32_t dtype = element.isBF16() ? 3 : 2; // mte_dtype
+  int32_t dtype = element.isBF16() ? MTE_DTYPE_BF16 : MTE_DTYPE_F16;
 
   auto module = func->getParentOfType<ModuleOp>();
   func::FuncOp entry = declareAttentionEntry(module);

@@ -2,6 +2,8 @@
 
 #include "mte/Conversion/MatmulToLibraryCall/MatmulToLibraryCall.h"
 
+#include "mte-c/ModelABI.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,11 +25,11 @@ constexpr StringLiteral kGemm = "mte_cuda_gemm";
 /// The mte_dtype code (include/mte-c/ModelABI.h) of a GEMM operand type.
 std::optional<int32_t> dtypeCode(Type type) {
   if (type.isF32())
-    return 1;
+    return MTE_DTYPE_F32;
   if (type.isF16())
-    return 2;
+    return MTE_DTYPE_F16;
   if (type.isBF16())
-    return 3;
+    return MTE_DTYPE_BF16;
   return std::nullopt;
 }
 
