@@ -103,12 +103,19 @@ static void buildBufferization(OpPassManager &pm) {
 
 /// Loops and strided views to plain control flow and address arithmetic;
 /// math expanded; bf16 and fp8 conversions as integer code (LLVM would call
-/// compiler-rt helpers that libgcc does not provide, and NVPTX has none).
-static void buildScalarLowering(OpPassManager &pm) {
+/// compiler-rt helpers that libgcc does not provide). With `gpuKernels`,
+/// the kernels of GPU modules keep their math ops, which the NVVM lowering
+/// maps to libdevice (tanh: no exp and IEEE division), and their bf16
+/// conversions, which NVPTX emits as single cvt instructions from sm_80 on
+/// (the integer expansion costs six per conversion).
+static void buildScalarLowering(OpPassManager &pm, bool gpuKernels = false) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(math::createMathExpandOpsPass());
+  if (gpuKernels)
+    pm.addNestedPass<func::FuncOp>(math::createMathExpandOpsPass());
+  else
+    pm.addPass(math::createMathExpandOpsPass());
   // Arithmetic on bf16 and f16 runs in f32 (canonicalization can fold an
   // extf/op/truncf chain back into narrow arithmetic, which neither libgcc
   // nor NVPTX before sm_90 provides).
@@ -117,7 +124,13 @@ static void buildScalarLowering(OpPassManager &pm) {
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
+  if (gpuKernels) {
+    pm.addNestedPass<func::FuncOp>(arith::createArithExpandOpsPass(expand));
+    expand.includeBf16 = false;
+    pm.addNestedPass<gpu::GPUModuleOp>(arith::createArithExpandOpsPass(expand));
+  } else {
+    pm.addPass(arith::createArithExpandOpsPass(expand));
+  }
   pm.addPass(mte::createExpandFP8Conversions());
 }
 
@@ -179,7 +192,7 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   // kernel modules that call them.
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createGpuKernelOutliningPass());
-  buildScalarLowering(pm);
+  buildScalarLowering(pm, /*gpuKernels=*/true);
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

@@ -1,9 +1,10 @@
 // RUN: mte-opt %s -split-input-file -mte-build-row-kernels -verify-diagnostics | FileCheck %s
 
 // Rows of 768 f32 are 192 vectors of 4: a block of 64 threads per row, each
-// loading 3 vectors (all in the row: no guards), partial sums combined by a
-// butterfly in each warp, then across the two warps through workgroup
-// memory.
+// loading 3 vectors (all in the row: no guards). Each thread's mean and sum
+// of squared deviations (M2) over its 12 elements are merged pairwise (Chan
+// et al.) by a butterfly in each warp, then across the two warps through
+// workgroup memory: one barrier.
 // CHECK-LABEL: func.func private @mte_row_layer_norm_16x768xf32_bias_residual(
 // CHECK-SAME: %[[X:[^:]*]]: memref<16x768xf32>, %[[G:[^:]*]]: memref<768xf32>, %[[B:[^:]*]]: memref<768xf32>, %[[R:[^:]*]]: memref<16x768xf32>, %[[EPS:[^:]*]]: f32, %[[OUT:[^:]*]]: memref<16x768xf32>, %[[SUM:[^:]*]]: memref<16x768xf32>)
 // CHECK-NOT: mte.row_kernel
@@ -13,14 +14,21 @@
 // CHECK: %[[XV:.*]] = vector.load %[[X]][%[[ROW:.*]], %[[OFF:.*]]] {alignment = 16 : i64} : memref<16x768xf32>, vector<4xf32>
 // CHECK: vector.load %[[R]][%[[ROW]], %[[OFF]]] {alignment = 16 : i64} : memref<16x768xf32>, vector<4xf32>
 // CHECK: vector.store %{{.*}}, %[[SUM]][%[[ROW]], %[[OFF]]] {alignment = 16 : i64} : memref<16x768xf32>, vector<4xf32>
-// CHECK: gpu.shuffle  xor %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[MEAN:.*]] = arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: %[[OTHER_MEAN:.*]], %{{.*}} = gpu.shuffle  xor %[[MEAN]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[OTHER_M2:.*]], %{{.*}} = gpu.shuffle  xor %[[M2:.*]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[DELTA:.*]] = arith.subf %[[OTHER_MEAN]], %[[MEAN]] : f32
+// CHECK: arith.addf %[[M2]], %[[OTHER_M2]] : f32
+// CHECK-COUNT-4: gpu.shuffle  xor
 // CHECK: memref.store %{{.*}}, %[[RED0]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}}, %[[RED1]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: memref.load %[[RED0]]
-// CHECK: gpu.shuffle  xor
+// CHECK: memref.load %[[RED1]]
+// CHECK: memref.load %[[RED0]]
+// CHECK: memref.load %[[RED1]]
 // CHECK: arith.divf
-// CHECK: memref.store %{{.*}}, %[[RED1]]
-// CHECK: gpu.barrier
 // CHECK: math.rsqrt
 // CHECK: vector.load %[[G]][%{{.*}}] {alignment = 16 : i64} : memref<768xf32>, vector<4xf32>
 // CHECK: vector.load %[[B]][%{{.*}}] {alignment = 16 : i64} : memref<768xf32>, vector<4xf32>
@@ -65,8 +73,11 @@ func.func private @mte_row_layer_norm_4x7xf32(memref<4x7xf32>, memref<7xf32>, f3
 // -----
 
 // Rows of 16 keys: 4 vectors, 4 threads per row (shuffles xor 2 and 1).
-// Scale, boolean mask (one byte an element, loaded one by one), causal mask,
-// max, exp, sum and the guard of a query that sees no key.
+// Scale, boolean mask (one byte an element, loaded one by one), causal mask;
+// then an online softmax: each thread's exponentials against its own
+// maximum, one butterfly over (maximum, sum) that rescales the sums it
+// merges, and each exponential scaled by exp(own max - row max) / sum, or
+// zeros for a query that sees no key.
 // CHECK-LABEL: func.func private @mte_attention_softmax_2x4x4x16_causal_mask_2x1x1x16xi1(
 // CHECK-SAME: %[[S:[^:]*]]: memref<32x16xf32>, %[[M:[^:]*]]: memref<32xi1>, %[[SCALE:[^:]*]]: f32, %[[P:[^:]*]]: memref<32x16xf32>)
 // CHECK: gpu.launch
@@ -75,15 +86,39 @@ func.func private @mte_row_layer_norm_4x7xf32(memref<4x7xf32>, memref<7xf32>, f3
 // CHECK: memref.load %[[M]][%{{.*}}] : memref<32xi1>
 // CHECK: arith.select
 // CHECK: arith.cmpi sle
-// CHECK: arith.maximumf
-// CHECK-COUNT-2: gpu.shuffle  xor
+// CHECK: %[[MAX:.*]] = arith.maximumf %cst{{.*}}, %{{.*}} : f32
+// CHECK: %[[HIDDEN:.*]] = arith.cmpf oeq, %[[MAX]]
+// CHECK: %[[SHIFT:.*]] = arith.select %[[HIDDEN]], %{{.*}}, %[[MAX]] : f32
+// CHECK: %[[D0:.*]] = arith.subf %{{.*}}, %[[SHIFT]] : f32
+// CHECK: %[[E0:.*]] = math.exp %[[D0]] : f32
+// CHECK: %[[OTHER_MAX:.*]], %{{.*}} = gpu.shuffle  xor %[[MAX]], %c2_i32
+// CHECK: %[[OTHER_SUM:.*]], %{{.*}} = gpu.shuffle  xor %[[SUM:.*]], %c2_i32
+// CHECK: %[[MAX2:.*]] = arith.maximumf %[[MAX]], %[[OTHER_MAX]] : f32
 // CHECK: math.exp
-// CHECK-COUNT-2: gpu.shuffle  xor
-// CHECK: %[[SEES:.*]] = arith.cmpf ogt
-// CHECK: arith.divf
-// CHECK: arith.select %[[SEES]]
+// CHECK: math.exp
+// CHECK: gpu.shuffle  xor %[[MAX2]], %c1_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK: %[[FACTOR:.*]] = arith.divf %{{.*}}, %[[ROWSUM:.*]] : f32
+// CHECK: %[[SEEN:.*]] = arith.cmpf one, %[[MAX]]
+// CHECK: %[[POSITIVE:.*]] = arith.cmpf ogt, %[[ROWSUM]]
+// CHECK: %[[SEES:.*]] = arith.andi %[[POSITIVE]], %[[SEEN]] : i1
+// CHECK: %[[F:.*]] = arith.select %[[SEES]], %[[FACTOR]], %{{.*}} : f32
+// CHECK: arith.mulf %[[E0]], %[[F]] : f32
 // CHECK: vector.store %{{.*}}, %[[P]]
+// CHECK-NOT: gpu.barrier
 func.func private @mte_attention_softmax_2x4x4x16_causal_mask_2x1x1x16xi1(memref<32x16xf32>, memref<32xi1>, f32, memref<32x16xf32>) attributes {mte.row_kernel = {causal, heads = 4 : i64, kind = "attention_softmax", mask_shape = array<i64: 2, 1, 1, 16>, queries = 4 : i64}}
+
+// -----
+
+// bf16 probabilities set the vector width: 8 lanes, f32 scores loaded 32
+// bytes at a time (LLVM splits them), 16-byte stores; 1024 keys are 128
+// vectors, a warp per row (4 rows to a block), so no barrier.
+// CHECK-LABEL: func.func private @mte_attention_softmax_1x2x2x1024xbf16(
+// CHECK: gpu.launch
+// CHECK: vector.load %{{.*}} {alignment = 32 : i64} : memref<4x1024xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<4x1024xbf16>, vector<8xbf16>
+// CHECK-NOT: gpu.barrier
+func.func private @mte_attention_softmax_1x2x2x1024xbf16(memref<4x1024xf32>, f32, memref<4x1024xbf16>) attributes {mte.row_kernel = {heads = 2 : i64, kind = "attention_softmax", queries = 2 : i64}}
 
 // -----
 
@@ -132,3 +167,67 @@ func.func @forward_flash_attention(%qkv: memref<2x5x256xbf16>, %o: memref<2x5x12
 
 // expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad': needs heads, kv_heads and (q, k, v, scale, output)}}
 func.func private @mte_flash_attention_bad(memref<2x5x128xbf16>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = {heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}
+
+// -----
+
+// A rotary kernel reads x through a view with dynamic strides; each call
+// site's static layout gets a declaration of its own (_v0, _v1, ...), so the
+// kernel knows its strides and how its vectors align: Q at offset 0 takes
+// 16-byte vectors, a slice at column 132 8-byte ones. The second call with
+// Q's layout reuses _v0; an operand with no static layout is copied into a
+// fresh buffer for its call. A thread loads a vector of each half of a head
+// (x and both tables at the same columns), row (i, j) = (r / 4, r % 4),
+// table row i % 5, and stores both halves.
+// CHECK-LABEL: func.func @forward_rotary(
+// CHECK-SAME: %[[QKV:[^:]*]]: memref<2x5x384xbf16>, %[[COS:[^:]*]]: memref<5x32xbf16>, %[[SIN:[^:]*]]: memref<5x32xbf16>, %[[DYN:[^:]*]]: memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[Q:.*]] = memref.expand_shape {{.*}} into memref<10x4x32xbf16, strided<[384, 32, 1]>>
+// CHECK: call @mte_rotary_10x4x32xbf16_table_5x32_v0(%[[Q]], %[[COS]], %[[SIN]], %{{.*}}) : (memref<10x4x32xbf16, strided<[384, 32, 1]>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) -> ()
+// CHECK: %[[K:.*]] = memref.expand_shape {{.*}} into memref<10x4x32xbf16, strided<[384, 32, 1], offset: 132>>
+// CHECK: call @mte_rotary_10x4x32xbf16_table_5x32_v1(%[[K]],
+// CHECK: call @mte_rotary_10x4x32xbf16_table_5x32_v0(%[[Q]],
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<10x4x32xbf16>
+// CHECK: memref.copy %[[DYN]], %[[COPY]]
+// CHECK: call @mte_rotary_10x4x32xbf16_table_5x32_v2(%[[COPY]],
+// CHECK: memref.dealloc %[[COPY]]
+// CHECK-LABEL: func.func private @mte_rotary_10x4x32xbf16_table_5x32_v0(
+// CHECK-SAME: %[[X:[^:]*]]: memref<10x4x32xbf16, strided<[384, 32, 1]>>, %[[C:[^:]*]]: memref<5x32xbf16>, %[[S:[^:]*]]: memref<5x32xbf16>, %[[OUT:[^:]*]]: memref<10x4x32xbf16>)
+// CHECK-NOT: mte.row_kernel
+// CHECK: gpu.launch
+// CHECK: %[[I:.*]] = arith.divui %[[ROW:.*]], %c4{{.*}} : index
+// CHECK: %[[J:.*]] = arith.remui %[[ROW]], %c4{{.*}} : index
+// CHECK: %[[T:.*]] = arith.remui %[[I]], %c5{{.*}} : index
+// CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c8{{.*}} : index
+// CHECK: %[[SECOND:.*]] = arith.addi %[[FIRST]], %c16{{.*}} : index
+// CHECK: vector.load %[[X]][%[[I]], %[[J]], %[[FIRST]]] {alignment = 16 : i64} : memref<10x4x32xbf16, strided<[384, 32, 1]>>, vector<8xbf16>
+// CHECK: vector.load %[[X]][%[[I]], %[[J]], %[[SECOND]]] {alignment = 16 : i64}
+// CHECK: vector.load %[[C]][%[[T]], %[[FIRST]]]
+// CHECK: vector.load %[[S]][%[[T]], %[[FIRST]]]
+// CHECK: arith.subf
+// CHECK: arith.addf
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[I]], %[[J]], %[[FIRST]]] {alignment = 16 : i64}
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[I]], %[[J]], %[[SECOND]]] {alignment = 16 : i64}
+// CHECK-LABEL: func.func private @mte_rotary_10x4x32xbf16_table_5x32_v1(
+// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<10x4x32xbf16, strided<[384, 32, 1], offset: 132>>, vector<4xbf16>
+// CHECK-LABEL: func.func private @mte_rotary_10x4x32xbf16_table_5x32_v2(
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<10x4x32xbf16>, vector<8xbf16>
+func.func private @mte_rotary_10x4x32xbf16_table_5x32(memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+func.func @forward_rotary(%qkv: memref<2x5x384xbf16>, %cos: memref<5x32xbf16>, %sin: memref<5x32xbf16>, %dyn: memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, %o0: memref<10x4x32xbf16>, %o1: memref<10x4x32xbf16>, %o2: memref<10x4x32xbf16>, %o3: memref<10x4x32xbf16>) {
+  %q = memref.subview %qkv[0, 0, 0] [2, 5, 128] [1, 1, 1] : memref<2x5x384xbf16> to memref<2x5x128xbf16, strided<[1920, 384, 1]>>
+  %q1 = memref.collapse_shape %q [[0, 1], [2]] : memref<2x5x128xbf16, strided<[1920, 384, 1]>> into memref<10x128xbf16, strided<[384, 1]>>
+  %q2 = memref.expand_shape %q1 [[0], [1, 2]] output_shape [10, 4, 32] : memref<10x128xbf16, strided<[384, 1]>> into memref<10x4x32xbf16, strided<[384, 32, 1]>>
+  %qc = memref.cast %q2 : memref<10x4x32xbf16, strided<[384, 32, 1]>> to memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>
+  call @mte_rotary_10x4x32xbf16_table_5x32(%qc, %cos, %sin, %o0) : (memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) -> ()
+  %k = memref.subview %qkv[0, 0, 132] [2, 5, 128] [1, 1, 1] : memref<2x5x384xbf16> to memref<2x5x128xbf16, strided<[1920, 384, 1], offset: 132>>
+  %k1 = memref.collapse_shape %k [[0, 1], [2]] : memref<2x5x128xbf16, strided<[1920, 384, 1], offset: 132>> into memref<10x128xbf16, strided<[384, 1], offset: 132>>
+  %k2 = memref.expand_shape %k1 [[0], [1, 2]] output_shape [10, 4, 32] : memref<10x128xbf16, strided<[384, 1], offset: 132>> into memref<10x4x32xbf16, strided<[384, 32, 1], offset: 132>>
+  %kc = memref.cast %k2 : memref<10x4x32xbf16, strided<[384, 32, 1], offset: 132>> to memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>
+  call @mte_rotary_10x4x32xbf16_table_5x32(%kc, %cos, %sin, %o1) : (memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) -> ()
+  call @mte_rotary_10x4x32xbf16_table_5x32(%qc, %cos, %sin, %o2) : (memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) -> ()
+  call @mte_rotary_10x4x32xbf16_table_5x32(%dyn, %cos, %sin, %o3) : (memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) -> ()
+  return
+}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid rotary kernel: x must be [outer, mid, D] with static strides, the last 1}}
+func.func private @mte_rotary_bad(memref<10x128xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x128xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}

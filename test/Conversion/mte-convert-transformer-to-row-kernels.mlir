@@ -1,9 +1,10 @@
 // RUN: mte-opt %s -split-input-file -mte-convert-transformer-to-row-kernels | FileCheck %s
 
 // A LayerNorm with bias and residual over the last dimension: the call reads
-// the [rows, length] views through their buffers and writes two fresh
-// allocations (output and residual sum). A second norm of the same shape
-// calls the same declaration.
+// the [rows, length] views through their buffers and writes [rows, length]
+// views of two fresh allocations in the op's shape (output and residual
+// sum), which hold the results. A second norm of the same shape calls the
+// same declaration.
 // CHECK-LABEL: func.func @layer_norm
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8x768xf32>, %[[G:.*]]: tensor<768xf32>, %[[B:.*]]: tensor<768xf32>, %[[R:.*]]: tensor<2x8x768xf32>)
 // CHECK: %[[XR:.*]] = tensor.expand_shape %{{.*}} output_shape [16, 768]
@@ -12,10 +13,14 @@
 // CHECK: %[[GB:.*]] = bufferization.to_buffer %[[G]] read_only
 // CHECK: %[[BB:.*]] = bufferization.to_buffer %[[B]] read_only
 // CHECK: %[[RB:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<16x768xf32> to memref<16x768xf32>
-// CHECK: %[[OUT:.*]] = memref.alloc() : memref<16x768xf32>
-// CHECK: %[[SUM:.*]] = memref.alloc() : memref<16x768xf32>
-// CHECK: call @mte_row_layer_norm_16x768xf32_bias_residual(%[[XB]], %[[GB]], %[[BB]], %[[RB]], %[[EPS]], %[[OUT]], %[[SUM]])
-// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<16x768xf32> to tensor<16x768xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x8x768xf32>
+// CHECK: %[[SUM:.*]] = memref.alloc() : memref<2x8x768xf32>
+// CHECK: %[[OUT1:.*]] = memref.collapse_shape %[[OUT]]
+// CHECK: %[[OUTV:.*]] = memref.expand_shape %[[OUT1]] {{.*}} output_shape [16, 768]
+// CHECK: %[[SUM1:.*]] = memref.collapse_shape %[[SUM]]
+// CHECK: %[[SUMV:.*]] = memref.expand_shape %[[SUM1]] {{.*}} output_shape [16, 768]
+// CHECK: call @mte_row_layer_norm_16x768xf32_bias_residual(%[[XB]], %[[GB]], %[[BB]], %[[RB]], %[[EPS]], %[[OUTV]], %[[SUMV]])
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x8x768xf32> to tensor<2x8x768xf32>
 // CHECK: bufferization.to_tensor %[[SUM]] restrict writable
 // CHECK: call @mte_row_layer_norm_16x768xf32_bias_residual(
 // CHECK-NOT: transformer.layer_norm
@@ -47,8 +52,9 @@ func.func @rms_norm(%x: tensor<4x16x16xbf16>, %g: tensor<16x16xbf16>) -> tensor<
 // CHECK: linalg.batch_matmul
 // CHECK: %[[S:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<32x4xf32> to memref<32x4xf32>
 // CHECK: %[[M:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<8xi1> to memref<8xi1>
-// CHECK: %[[P:.*]] = memref.alloc() : memref<32x4xf32>
-// CHECK: call @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(%[[S]], %[[M]], %{{.*}}, %[[P]])
+// CHECK: %[[P:.*]] = memref.alloc() : memref<2x4x4x4xf32>
+// CHECK: %[[PV:.*]] = memref.expand_shape %{{.*}} output_shape [32, 4]
+// CHECK: call @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(%[[S]], %[[M]], %{{.*}}, %[[PV]])
 // CHECK: bufferization.to_tensor %[[P]] restrict writable
 // CHECK: linalg.batch_matmul
 // CHECK-NOT: transformer.attention
@@ -63,8 +69,9 @@ func.func @attention(%q: tensor<2x4x32xf32>, %k: tensor<2x4x16xf32>, %v: tensor<
 // bf16 attention: the kernel reads the f32 scores and writes the
 // probabilities in bf16, which P·V reads (rounded once, no cast kernel).
 // CHECK-LABEL: func.func @attention_bf16
-// CHECK: %[[P:.*]] = memref.alloc() : memref<32x4xbf16>
-// CHECK: call @mte_attention_softmax_2x4x4x4xbf16_causal(%{{.*}}, %{{.*}}, %[[P]])
+// CHECK: %[[P:.*]] = memref.alloc() : memref<2x4x4x4xbf16>
+// CHECK: %[[PV:.*]] = memref.expand_shape %{{.*}} output_shape [32, 4]
+// CHECK: call @mte_attention_softmax_2x4x4x4xbf16_causal(%{{.*}}, %{{.*}}, %[[PV]])
 // CHECK-NOT: arith.truncf
 // CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<4x8x4xbf16>, tensor<4x4x8xbf16>) outs(%{{.*}} : tensor<4x8x8xf32>)
 // CHECK: func.func private @mte_attention_softmax_2x4x4x4xbf16_causal(memref<32x4xf32>, f32, memref<32x4xbf16>)
@@ -127,4 +134,47 @@ func.func @no_flash_attention(%q: tensor<1x4x64xf16>, %m: tensor<1x1x4x4xf16>, %
   %1 = transformer.attention %q8, %q8, %q8 {num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 0.125 : f32} : (tensor<1x4x16xf16>, tensor<1x4x16xf16>, tensor<1x4x16xf16>) -> tensor<1x4x16xf16>
   %2 = transformer.attention %q32, %q32, %q32 {num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32} : (tensor<1x4x64xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>) -> tensor<1x4x64xf32>
   return %0, %1, %2 : tensor<1x4x64xf16>, tensor<1x4x16xf16>, tensor<1x4x64xf32>
+}
+
+// -----
+
+// Rotate-half RoPE over whole heads of the Q and K column slices of a packed
+// projection: x is read in place through a [B * S, H, D] view with dynamic
+// strides (mte-build-row-kernels specialises them), the output is a fresh
+// buffer in the op's shape written through the same view. Q and K share
+// the declaration.
+// CHECK-LABEL: func.func @rotary
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x5x128xbf16>
+// CHECK: %[[X1:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x5x128xbf16> into tensor<10x128xbf16>
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[X1]] {{\[\[}}0], [1, 2]] output_shape [10, 4, 32]
+// CHECK: %[[O1:.*]] = memref.collapse_shape %[[OUT]] {{\[\[}}0, 1], [2]]
+// CHECK: %[[OV:.*]] = memref.expand_shape %[[O1]] {{\[\[}}0], [1, 2]] output_shape [10, 4, 32]
+// CHECK: %[[XB:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<10x4x32xbf16> to memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: call @mte_rotary_10x4x32xbf16_table_5x32(%[[XB]], %{{.*}}, %{{.*}}, %[[OV]])
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x5x128xbf16> to tensor<2x5x128xbf16>
+// CHECK: call @mte_rotary_10x4x32xbf16_table_5x32(
+// CHECK-NOT: transformer.rotary_embedding
+// CHECK: func.func private @mte_rotary_10x4x32xbf16_table_5x32(memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+func.func @rotary(%qkv: tensor<2x5x384xbf16>, %cos: tensor<5x32xbf16>, %sin: tensor<5x32xbf16>) -> (tensor<2x5x128xbf16>, tensor<2x5x128xbf16>) {
+  %q, %k, %v = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 128, 128, 128>} : tensor<2x5x384xbf16> -> tensor<2x5x128xbf16>, tensor<2x5x128xbf16>, tensor<2x5x128xbf16>
+  %0 = transformer.rotary_embedding %q, %cos, %sin {num_heads = 4 : i64} : (tensor<2x5x128xbf16>, tensor<5x32xbf16>, tensor<5x32xbf16>) -> tensor<2x5x128xbf16>
+  %1 = transformer.rotary_embedding %k, %cos, %sin {num_heads = 4 : i64} : (tensor<2x5x128xbf16>, tensor<5x32xbf16>, tensor<5x32xbf16>) -> tensor<2x5x128xbf16>
+  return %0, %1 : tensor<2x5x128xbf16>, tensor<2x5x128xbf16>
+}
+
+// -----
+
+// [B, H, S, D] with batched full-width tables is viewed as [B * H, S, D].
+// Interleaved pairs (GPT-J) and a partial rotary_dim keep the reference
+// lowering.
+// CHECK-LABEL: func.func @rotary_heads_major
+// CHECK: call @mte_rotary_8x5x64xf32_table_10x64_heads_major(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<8x5x64xf32, strided<[?, ?, 1], offset: ?>>, memref<10x64xf32>, memref<10x64xf32>, memref<8x5x64xf32>) -> ()
+// CHECK: transformer.rotary_embedding %{{.*}} {interleaved}
+// CHECK: transformer.rotary_embedding %{{.*}} {rotary_dim = 32 : i64}
+// CHECK: attributes {mte.row_kernel = {heads = 4 : i64, heads_major, kind = "rotary", seq = 5 : i64}}
+func.func @rotary_heads_major(%x: tensor<2x4x5x64xf32>, %cos: tensor<2x5x64xf32>, %sin: tensor<2x5x64xf32>, %ch: tensor<5x16xf32>) -> (tensor<2x4x5x64xf32>, tensor<2x4x5x64xf32>, tensor<2x4x5x64xf32>) {
+  %0 = transformer.rotary_embedding %x, %cos, %sin : (tensor<2x4x5x64xf32>, tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<2x4x5x64xf32>
+  %1 = transformer.rotary_embedding %x, %cos, %sin {interleaved} : (tensor<2x4x5x64xf32>, tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<2x4x5x64xf32>
+  %2 = transformer.rotary_embedding %x, %ch, %ch {rotary_dim = 32 : i64} : (tensor<2x4x5x64xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<2x4x5x64xf32>
+  return %0, %1, %2 : tensor<2x4x5x64xf32>, tensor<2x4x5x64xf32>, tensor<2x4x5x64xf32>
 }

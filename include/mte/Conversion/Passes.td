@@ -29,15 +29,21 @@ def ConvertTransformerToLinalg : Pass<"mte-convert-transformer-to-linalg"> {
 
 def ConvertTransformerToRowKernels
     : Pass<"mte-convert-transformer-to-row-kernels", "::mlir::ModuleOp"> {
-  let summary = "Compute norms and attention's softmax with GPU row kernels";
+  let summary = "Compute norms, rotary embeddings and attention with GPU row kernels";
   let description = [{
     The CUDA backend's row operations, chosen on tensors before the
     reference lowering. Each `transformer.layer_norm` and
     `transformer.rms_norm` becomes a call of a private function
     `@mte_row_{layer_norm,rms_norm}_<rows>x<length>x<type>...` on the
-    [rows, length] view of its operands; each `transformer.attention` is
-    lowered as `mte-convert-transformer-to-linalg{named-matmul}` lowers it,
-    except that its scale + mask + causal mask + softmax is a call of
+    [rows, length] view of its operands; each rotate-half
+    `transformer.rotary_embedding` over whole heads a call of
+    `@mte_rotary_<outer>x<mid>x<D>x<type>_table_<T>x<W>...` on x viewed as
+    [B * S, H, D] (or [B * H, S, D]) with dynamic strides, so that the Q and
+    K column slices of a packed projection are read in place; attention
+    that the runtime's fused kernels take becomes a call of
+    `@mte_flash_attention_...`; other `transformer.attention` is lowered as
+    `mte-convert-transformer-to-linalg{named-matmul}` lowers it, except that
+    its scale + mask + causal mask + softmax is a call of
     `@mte_attention_softmax_<B>x<H>x<Sq>x<Skv>...` on the f32 scores.
 
     The functions are declarations on buffers in destination-passing style
@@ -45,9 +51,10 @@ def ConvertTransformerToRowKernels
     that `mte-build-row-kernels` turns into their bodies after
     bufferization: a kernel's `gpu.launch` cannot go through buffer
     deallocation. The call reads its operands through
-    `bufferization.to_buffer read_only` and writes fresh allocations that
+    `bufferization.to_buffer read_only` and writes views of fresh
+    allocations in the results' shapes, which
     `bufferization.to_tensor restrict writable` hands back, so one-shot
-    bufferization copies nothing.
+    bufferization copies nothing and a model output is written in place.
 
     An op is left to the reference lowering when a shape is dynamic, an
     element type is not f16, bf16 or f32, or a row is longer than 1024
@@ -78,8 +85,13 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
     - `"attention_softmax"` (`heads`, `queries`, `causal`, `mask_shape`):
       scores [R = B * H * Sq, Skv] (f32), (the mask, flattened; it
       broadcasts from `mask_shape` to [B, H, Sq, Skv]), scale (f32),
-      probabilities [R, Skv] (f32). Causal masking keeps key j for query i
-      iff j <= i + Skv - Sq; a query that sees no key gets zeros.
+      probabilities [R, Skv] (f32, bf16 or f16; their type sets the vector
+      width). Causal masking keeps key j for query i iff j <= i + Skv - Sq;
+      a query that sees no key gets zeros.
+    - `"rotary"` (`heads`, `seq`, `heads_major`): x [B * S, H, D] (or
+      [B * H, S, D] with `heads_major`), cos and sin [S or B * S, D or
+      D / 2], output like x; a thread reads a vector of each half of a head
+      and writes both.
     - `"flash_attention"` (`heads`, `kv_heads`, `causal`): q [B, Sq, H * D],
       k and v [B, Skv, Hkv * D] (16-bit, any batch and row strides), scale
       (f32), output [B, Sq, H * D]. Not a gpu.launch: every call becomes a
@@ -91,9 +103,22 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
     to 128 vectors, else a block of up to 1024 threads (one row each). A
     thread loads its vectors of the row once (16-byte `vector.load`s where
     the row length allows: 4 lanes of f32, 8 of f16/bf16), keeps them in
-    registers and stores each output vector once. The f32 sums and maxima
-    combine with `gpu.shuffle xor` butterflies and, across the warps of a
-    block, through workgroup memory and one `gpu.barrier` per reduction.
+    registers and stores each output vector once. Partial results combine
+    with `gpu.shuffle xor` butterflies and, across the warps of a block,
+    through workgroup memory and one `gpu.barrier` per reduction: RMSNorm
+    reduces the sum of squares; LayerNorm merges each thread's (mean, sum
+    of squared deviations) pairwise (Chan et al.) in one reduction when
+    every thread holds the same number of elements (else the mean, then the
+    deviations); the softmax is online: each thread's exponentials against
+    its own maximum, one reduction of (maximum, sum) that rescales the sums
+    it merges.
+
+    A declaration whose buffers have dynamic layouts (the rotary kernel's x)
+    is first specialised on its call sites: each distinct set of static
+    layouts behind the calls' `memref.cast`s gets a declaration of its own
+    (`<name>_v<k>` when there are several), whose vectors are as wide as
+    the views' offsets and strides allow; an operand with no static layout
+    behind it is copied into a fresh buffer for its call.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

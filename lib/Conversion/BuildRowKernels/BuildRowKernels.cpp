@@ -22,9 +22,11 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
+#include <numeric>
 
 namespace mte {
 #define GEN_PASS_DEF_BUILDROWKERNELS
@@ -57,14 +59,16 @@ struct RowMapping {
 
 /// The mapping of [rows, length] rows of `elementType` (which sets the
 /// vector width), or nothing when a row is too long to keep in registers.
+/// Rows start `rowAlignment` elements apart (a multiple of it; 0: any
+/// multiple of the length).
 std::optional<RowMapping> planRows(int64_t rows, int64_t length,
-                                   Type elementType) {
+                                   Type elementType, int64_t rowAlignment = 0) {
   if (rows <= 0 || length <= 0)
     return std::nullopt;
   // 16-byte vectors where every row starts 16-byte aligned, else the widest
-  // power of two that divides the length.
+  // power of two that divides the length and the rows' alignment.
   int64_t lanes = 128 / elementType.getIntOrFloatBitWidth();
-  while (length % lanes != 0)
+  while (length % lanes != 0 || rowAlignment % lanes != 0)
     lanes /= 2;
   RowMapping m;
   m.rows = rows;
@@ -86,6 +90,11 @@ std::optional<RowMapping> planRows(int64_t rows, int64_t length,
   if (m.vectorsPerThread > kMaxVectorsPerThread)
     return std::nullopt;
   return m;
+}
+
+/// Whether every thread of a row holds the same number of its vectors.
+bool hasEqualShares(const RowMapping &m) {
+  return m.vectors == m.threadsPerRow * m.vectorsPerThread;
 }
 
 /// Builds the body of a row kernel inside its gpu.launch: which row and
@@ -243,20 +252,7 @@ public:
     // One block per row: warp w's lane 0 writes partial w, then each warp
     // reduces all partials.
     Value buffer = reductionBuffers[reduction];
-    Value warpSize = index(kWarpSize);
-    Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
-    Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
-    Value isFirstLane =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0));
-    {
-      OpBuilder::InsertionGuard insertion(b);
-      b.setInsertionPointToStart(
-          &scf::IfOp::create(b, loc, isFirstLane, /*withElseRegion=*/false)
-               .getThenRegion()
-               .front());
-      memref::StoreOp::create(b, loc, x, buffer, warp);
-    }
-    gpu::BarrierOp::create(b, loc);
+    Value lane = exchangeWarpResults({x}, {buffer});
     int64_t warps = m.threadsPerRow / kWarpSize;
     Value partial = memref::LoadOp::create(
         b, loc, buffer,
@@ -268,6 +264,63 @@ public:
           arith::SelectOp::create(b, loc, isPartial, partial, identity(isMax));
     }
     return reduceInWarp(partial, kWarpSize, isMax);
+  }
+
+  /// Lane 0 of each warp stores the warp's `results` at the warp's index of
+  /// `buffers` (workgroup memory), then the block waits for all; returns the
+  /// thread's lane.
+  Value exchangeWarpResults(ArrayRef<Value> results, ArrayRef<Value> buffers) {
+    Value warpSize = index(kWarpSize);
+    Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
+    Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
+    Value isFirstLane =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0));
+    {
+      OpBuilder::InsertionGuard insertion(b);
+      b.setInsertionPointToStart(
+          &scf::IfOp::create(b, loc, isFirstLane, /*withElseRegion=*/false)
+               .getThenRegion()
+               .front());
+      for (auto [result, buffer] : llvm::zip(results, buffers))
+        memref::StoreOp::create(b, loc, result, buffer, warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    return lane;
+  }
+
+  /// Two partial results of each thread, (a, b), combined over the threads
+  /// of its row by `merge`, in every one of them. `merge` gets two partial
+  /// results and how many threads' shares each covers (a butterfly merges
+  /// equal halves; across warps, the warps' results are folded in order).
+  using PairMerge = function_ref<std::pair<Value, Value>(
+      std::pair<Value, Value>, std::pair<Value, Value>, int64_t, int64_t)>;
+  std::pair<Value, Value> reducePair(std::pair<Value, Value> x, PairMerge merge,
+                                     unsigned reduction) {
+    int64_t width = std::min(m.threadsPerRow, kWarpSize);
+    for (int64_t offset = width / 2, threads = 1; offset >= 1;
+         offset /= 2, threads *= 2) {
+      auto shuffle = [&](Value v) {
+        return gpu::ShuffleOp::create(b, loc, v, offset, kWarpSize,
+                                      gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+      };
+      x = merge(x, {shuffle(x.first), shuffle(x.second)}, threads, threads);
+    }
+    if (m.threadsPerRow <= kWarpSize)
+      return x;
+    // One block per row: lane 0 of each warp writes its warp's result;
+    // every thread then folds the warps' results in order.
+    Value firsts = reductionBuffers[reduction];
+    Value seconds = reductionBuffers[reduction + 1];
+    exchangeWarpResults({x.first, x.second}, {firsts, seconds});
+    auto partial = [&](int64_t w) -> std::pair<Value, Value> {
+      return {memref::LoadOp::create(b, loc, firsts, index(w)),
+              memref::LoadOp::create(b, loc, seconds, index(w))};
+    };
+    x = partial(0);
+    for (int64_t w = 1; w < m.threadsPerRow / kWarpSize; ++w)
+      x = merge(x, partial(w), w * kWarpSize, kWarpSize);
+    return x;
   }
 
   Value combine(Value x, Value y, bool isMax) {
@@ -405,24 +458,59 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
   }
 
   Value length = k.f32(m.length);
-  unsigned reduction = 0;
-  if (kernel.isLayerNorm) {
-    Value mean = arith::DivFOp::create(
-        b, loc, k.reduceRow(sum, /*isMax=*/false, reduction++), length);
+  auto sumOfSquares = [&](Value shift) {
+    Value squares = k.f32(0);
+    for (auto [x, isValid] : llvm::zip(values, valid)) {
+      SmallVector<Value> sq;
+      for (Value xi : x) {
+        Value d = shift ? arith::SubFOp::create(b, loc, xi, shift) : xi;
+        sq.push_back(arith::MulFOp::create(b, loc, d, d));
+      }
+      squares = arith::AddFOp::create(b, loc, squares,
+                                      k.reduceLanes(sq, isValid, false));
+    }
+    return squares;
+  };
+  Value variance, mean;
+  if (!kernel.isLayerNorm) {
+    variance = arith::DivFOp::create(
+        b, loc, k.reduceRow(sumOfSquares({}), /*isMax=*/false, 0), length);
+  } else if (hasEqualShares(m)) {
+    // Each thread's mean and M2 over its own elements, merged in one
+    // reduction.
+    int64_t count = m.vectorsPerThread * m.lanes;
+    Value threadMean = arith::MulFOp::create(b, loc, sum, k.f32(1.0 / count));
+    // Chan et al.'s merge of the (mean, M2) of two disjoint parts of na and
+    // nb elements: mean = ma + d * nb / n, M2 = M2a + M2b + d^2 * na * nb /
+    // n, d = mb - ma; as stable as a second pass over the deviations.
+    auto chan = [&](std::pair<Value, Value> x, std::pair<Value, Value> y,
+                    int64_t threadsA, int64_t threadsB) {
+      double na = threadsA * count, nb = threadsB * count, n = na + nb;
+      Value delta = arith::SubFOp::create(b, loc, y.first, x.first);
+      Value mean = arith::AddFOp::create(
+          b, loc, x.first, arith::MulFOp::create(b, loc, delta, k.f32(nb / n)));
+      Value spread = arith::MulFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, delta, delta),
+          k.f32(na * nb / n));
+      Value m2 = arith::AddFOp::create(
+          b, loc, arith::AddFOp::create(b, loc, x.second, y.second), spread);
+      return std::pair<Value, Value>{mean, m2};
+    };
+    auto [rowMean, m2] =
+        k.reducePair({threadMean, sumOfSquares(threadMean)}, chan, 0);
+    mean = rowMean;
+    variance = arith::DivFOp::create(b, loc, m2, length);
+  } else {
+    // Ragged rows: the mean, then the squared deviations from it.
+    mean = arith::DivFOp::create(b, loc, k.reduceRow(sum, /*isMax=*/false, 0),
+                                 length);
+    variance = arith::DivFOp::create(
+        b, loc, k.reduceRow(sumOfSquares(mean), /*isMax=*/false, 1), length);
+  }
+  if (mean)
     for (SmallVector<Value> &x : values)
       for (Value &xi : x)
         xi = arith::SubFOp::create(b, loc, xi, mean);
-  }
-  Value squares = k.f32(0);
-  for (auto [x, isValid] : llvm::zip(values, valid)) {
-    SmallVector<Value> sq;
-    for (Value xi : x)
-      sq.push_back(arith::MulFOp::create(b, loc, xi, xi));
-    squares = arith::AddFOp::create(b, loc, squares,
-                                    k.reduceLanes(sq, isValid, false));
-  }
-  Value variance = arith::DivFOp::create(
-      b, loc, k.reduceRow(squares, /*isMax=*/false, reduction), length);
   Value inverse = math::RsqrtOp::create(
       b, loc, arith::AddFOp::create(b, loc, variance, epsilon));
 
@@ -560,31 +648,176 @@ void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
                                     k.reduceLanes(s, isValid, /*isMax=*/true));
     values.push_back(std::move(s));
   }
-  max = k.reduceRow(max, /*isMax=*/true, 0);
-
+  // Online softmax: each thread's exponentials against its own maximum,
+  // then one reduction of (maximum, sum) that rescales the sums it merges.
+  // A maximum of -inf (every key hidden) shifts by 0, so that nothing
+  // computes -inf - -inf.
+  auto isHidden = [&](Value x) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, negInf);
+  };
+  auto shiftOf = [&](Value x) {
+    return arith::SelectOp::create(b, loc, isHidden(x), k.f32(0), x);
+  };
+  auto exp = [&](Value x) { return math::ExpOp::create(b, loc, x); };
+  Value shift = shiftOf(max);
   Value sum = k.f32(0);
   for (auto [s, isValid] : llvm::zip(values, valid)) {
     for (Value &si : s)
-      si = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, si, max));
+      si = exp(arith::SubFOp::create(b, loc, si, shift));
     sum = arith::AddFOp::create(b, loc, sum,
                                 k.reduceLanes(s, isValid, /*isMax=*/false));
   }
-  sum = k.reduceRow(sum, /*isMax=*/false, 1);
-  // A query that sees no key has max = -inf and a NaN sum: zeros.
-  Value seesAKey =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, k.f32(0));
+  auto merge = [&](std::pair<Value, Value> x, std::pair<Value, Value> y,
+                   int64_t, int64_t) {
+    Value rowMax = arith::MaximumFOp::create(b, loc, x.first, y.first);
+    Value rowShift = shiftOf(rowMax);
+    auto rescaled = [&](std::pair<Value, Value> part) {
+      return arith::MulFOp::create(
+          b, loc, part.second,
+          exp(arith::SubFOp::create(b, loc, part.first, rowShift)));
+    };
+    return std::pair<Value, Value>{
+        rowMax, arith::AddFOp::create(b, loc, rescaled(x), rescaled(y))};
+  };
+  auto [rowMax, rowSum] = k.reducePair({max, sum}, merge, 0);
+  // p = e * exp(threadMax - rowMax) / rowSum; zeros for a query that sees
+  // no key (sum 0) and for the lanes of a thread that sees none.
+  Value factor = arith::DivFOp::create(
+      b, loc, exp(arith::SubFOp::create(b, loc, shift, shiftOf(rowMax))),
+      rowSum);
+  Value seesAKey = arith::AndIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, rowSum,
+                            k.f32(0)),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, max, negInf));
+  factor = arith::SelectOp::create(b, loc, seesAKey, factor, k.f32(0));
   for (auto [s, offset, isValid] : llvm::zip(values, offsets, valid)) {
     SmallVector<Value> p;
     for (Value si : s)
-      p.push_back(arith::SelectOp::create(
-          b, loc, seesAKey, arith::DivFOp::create(b, loc, si, sum), k.f32(0)));
+      p.push_back(arith::MulFOp::create(b, loc, si, factor));
     k.store(p, probs, {k.row, offset}, isValid);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary embedding
+//===----------------------------------------------------------------------===//
+
+struct RotaryKernel {
+  int64_t heads, seq, mid, half;
+  bool headsMajor, batched, fullWidth;
+};
+
+void buildRotaryBody(RowKernelBuilder &k, const RotaryKernel &kernel,
+                     ValueRange args, ValueRange results) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const RowMapping &m = k.m;
+  Value x = args[0], cos = args[1], sin = args[2], output = results[0];
+  // Row r of the kernel is (i, j) = (r / mid, r % mid) of the [outer, mid,
+  // D] view; the table row is its (batch, position).
+  Value i = arith::DivUIOp::create(b, loc, k.row, k.index(kernel.mid));
+  Value j = arith::RemUIOp::create(b, loc, k.row, k.index(kernel.mid));
+  Value tableRow;
+  if (!kernel.headsMajor) // i = b * S + s
+    tableRow = kernel.batched
+                   ? i
+                   : arith::RemUIOp::create(b, loc, i, k.index(kernel.seq))
+                         .getResult();
+  else if (kernel.batched) // i = b * H + h, j = s
+    tableRow = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, i, k.index(kernel.heads)),
+            k.index(kernel.seq)),
+        j);
+  else
+    tableRow = j;
+
+  for (int64_t v = 0; v < m.vectorsPerThread; ++v) {
+    auto [first, valid] = k.vector(v);
+    Value second = arith::AddIOp::create(b, loc, first, k.index(kernel.half));
+    SmallVector<Value> x1 = k.loadF32(x, {i, j, first}, valid);
+    SmallVector<Value> x2 = k.loadF32(x, {i, j, second}, valid);
+    SmallVector<Value> cos1 = k.loadF32(cos, {tableRow, first}, valid);
+    SmallVector<Value> sin1 = k.loadF32(sin, {tableRow, first}, valid);
+    SmallVector<Value> cos2 = cos1, sin2 = sin1;
+    if (kernel.fullWidth) {
+      cos2 = k.loadF32(cos, {tableRow, second}, valid);
+      sin2 = k.loadF32(sin, {tableRow, second}, valid);
+    }
+    // x1' = x1 * cos1 - x2 * sin1, x2' = x2 * cos2 + x1 * sin2, in the
+    // reference lowering's order.
+    SmallVector<Value> y1, y2;
+    for (int64_t l = 0; l < m.lanes; ++l) {
+      y1.push_back(arith::SubFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x1[l], cos1[l]),
+          arith::MulFOp::create(b, loc, x2[l], sin1[l])));
+      y2.push_back(arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x2[l], cos2[l]),
+          arith::MulFOp::create(b, loc, x1[l], sin2[l])));
+    }
+    k.store(y1, output, {i, j, first}, valid);
+    k.store(y2, output, {i, j, second}, valid);
+  }
+}
+
+/// Defines the rotary kernel `func`: x [outer, mid, D] (any static outer
+/// and mid strides), cos and sin [T, W], output [outer, mid, D].
+LogicalResult defineRotaryKernel(func::FuncOp func, DictionaryAttr spec) {
+  auto fail = [&](const Twine &message) {
+    return func.emitOpError("is not a valid rotary kernel: ") << message;
+  };
+  ArrayRef<Type> types = func.getArgumentTypes();
+  auto heads = spec.getAs<IntegerAttr>("heads");
+  auto seq = spec.getAs<IntegerAttr>("seq");
+  if (!heads || !seq || heads.getInt() <= 0 || seq.getInt() <= 0)
+    return fail("needs positive heads and seq");
+  if (types.size() != 4 || !llvm::all_of(types, llvm::IsaPred<MemRefType>))
+    return fail("needs buffers x, cos, sin and output");
+  auto x = cast<MemRefType>(types[0]), table = cast<MemRefType>(types[1]);
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (x.getRank() != 3 || !x.hasStaticShape() ||
+      failed(x.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic) || strides[2] != 1)
+    return fail("x must be [outer, mid, D] with static strides, the last 1");
+  if (table.getRank() != 2 || !table.hasStaticShape() || types[2] != table ||
+      types[3] != MemRefType::get(x.getShape(), x.getElementType()))
+    return fail("cos and sin must be [T, W], the output like x");
+  RotaryKernel kernel;
+  kernel.heads = heads.getInt();
+  kernel.seq = seq.getInt();
+  kernel.headsMajor = spec.contains("heads_major");
+  kernel.mid = x.getDimSize(1);
+  int64_t headDim = x.getDimSize(2), outer = x.getDimSize(0);
+  kernel.half = headDim / 2;
+  int64_t batch = outer / (kernel.headsMajor ? kernel.heads : kernel.seq);
+  int64_t width = table.getDimSize(1), tableRows = table.getDimSize(0);
+  kernel.fullWidth = width == headDim;
+  kernel.batched = tableRows == batch * kernel.seq && batch != 1;
+  if (headDim % 2 != 0 || (width != headDim && width != kernel.half) ||
+      (tableRows != kernel.seq && tableRows != batch * kernel.seq))
+    return fail("tables do not match the view");
+  // Every vector of x starts a multiple of its lanes from the base.
+  int64_t alignment = std::gcd(offset, std::gcd(strides[0], strides[1]));
+  std::optional<RowMapping> mapping =
+      planRows(outer * kernel.mid, kernel.half, x.getElementType(), alignment);
+  if (!mapping)
+    return fail("heads too long");
+  defineKernel(func, 3, *mapping, /*reductions=*/0,
+               [&](RowKernelBuilder &k, ValueRange args, ValueRange results) {
+                 buildRotaryBody(k, kernel, args, results);
+               });
+  return success();
 }
 
 /// Defines `func` from its `mte.row_kernel` dictionary, or says why not.
 LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
   auto kind = spec.getAs<StringAttr>("kind");
+  if (kind && kind.getValue() == "rotary")
+    return defineRotaryKernel(func, spec);
   ArrayRef<Type> types = func.getArgumentTypes();
   auto bufferType = [&](unsigned i) -> MemRefType {
     return i < types.size() ? dyn_cast<MemRefType>(types[i]) : MemRefType();
@@ -641,8 +874,13 @@ LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
     if (types.size() != 3u + kernel.hasMask || !rows.getElementType().isF32() ||
         !types[1 + kernel.hasMask].isF32())
       return fail("wrong number of arguments, or no f32 scores and scale");
+    // The probabilities' type sets the vector width: 16-byte stores of
+    // bf16 probabilities, the f32 scores loaded as two 16-byte halves.
+    auto probs = dyn_cast<MemRefType>(types.back());
+    if (!probs || probs.getShape() != rows.getShape())
+      return fail("the probabilities must be [rows, keys] like the scores");
     std::optional<RowMapping> mapping =
-        planRows(numRows, length, rows.getElementType());
+        planRows(numRows, length, probs.getElementType());
     if (!mapping)
       return fail("rows too long");
     defineKernel(func, 2 + kernel.hasMask, *mapping, /*reductions=*/2,
@@ -748,6 +986,85 @@ LogicalResult lowerAttentionCalls(func::FuncOp func, DictionaryAttr spec) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Declarations on views with dynamic layouts
+//===----------------------------------------------------------------------===//
+
+bool hasStaticLayout(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.hasStaticShape() &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
+
+/// A kernel may read a buffer through a view with a dynamic layout (a
+/// column slice, whatever its offset and strides turn out to be after
+/// bufferization); each call passes a memref.cast of a view whose layout is
+/// static. Declares `func` once per distinct set of such static types
+/// (`<name>_v<k>` when there are several), so that the kernel knows its
+/// strides and the alignment of its vectors, and makes each call pass the
+/// views themselves. An operand with no static layout behind it is copied
+/// into a fresh buffer for its call. Returns the declarations to define.
+SmallVector<func::FuncOp> specializeOnLayouts(func::FuncOp func) {
+  if (llvm::all_of(func.getArgumentTypes(), [](Type t) {
+        auto memref = dyn_cast<MemRefType>(t);
+        return !memref || hasStaticLayout(memref);
+      }))
+    return {func};
+  auto module = func->getParentOfType<ModuleOp>();
+  SmallVector<func::CallOp> calls;
+  std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
+  for (SymbolTable::SymbolUse use : *uses)
+    if (auto call = dyn_cast<func::CallOp>(use.getUser()))
+      calls.push_back(call);
+
+  llvm::MapVector<FunctionType, SmallVector<func::CallOp>> bySignature;
+  for (func::CallOp call : calls) {
+    OpBuilder b(call);
+    SmallVector<Value> operands;
+    for (Value operand : call.getOperands()) {
+      if (auto cast = operand.getDefiningOp<memref::CastOp>())
+        operand = cast.getSource();
+      auto type = dyn_cast<MemRefType>(operand.getType());
+      if (type && !hasStaticLayout(type)) {
+        auto copyType = MemRefType::get(
+            cast<MemRefType>(call.getOperand(operands.size()).getType())
+                .getShape(),
+            type.getElementType());
+        Value copy = memref::AllocOp::create(b, call.getLoc(), copyType);
+        memref::CopyOp::create(b, call.getLoc(), operand, copy);
+        OpBuilder after(call->getBlock(), std::next(call->getIterator()));
+        memref::DeallocOp::create(after, call.getLoc(), copy);
+        operand = copy;
+      }
+      operands.push_back(operand);
+    }
+    call->setOperands(operands);
+    bySignature[b.getFunctionType(TypeRange(ValueRange(operands)), {})]
+        .push_back(call);
+  }
+
+  if (bySignature.size() == 1) {
+    func.setType(bySignature.front().first);
+    return {func};
+  }
+  SmallVector<func::FuncOp> declarations;
+  for (auto [index, entry] : llvm::enumerate(bySignature)) {
+    auto &[signature, sites] = entry;
+    auto declaration = func.clone();
+    declaration.setType(signature);
+    declaration.setSymName((func.getSymName() + "_v" + Twine(index)).str());
+    module.getBody()->push_back(declaration);
+    for (func::CallOp call : sites)
+      call.setCallee(declaration.getSymName());
+    declarations.push_back(declaration);
+  }
+  func.erase();
+  return declarations;
+}
+
 struct BuildRowKernelsPass
     : mte::impl::BuildRowKernelsBase<BuildRowKernelsPass> {
   void runOnOperation() override {
@@ -762,9 +1079,11 @@ struct BuildRowKernelsPass
           return signalPassFailure();
         continue;
       }
-      if (failed(defineRowKernel(func, spec)))
-        return signalPassFailure();
-      func->removeAttr(mte::kRowKernelAttrName);
+      for (func::FuncOp declaration : specializeOnLayouts(func)) {
+        if (failed(defineRowKernel(declaration, spec)))
+          return signalPassFailure();
+        declaration->removeAttr(mte::kRowKernelAttrName);
+      }
     }
   }
 };

@@ -128,19 +128,53 @@ SmallVector<Value> writtenTensors(OpBuilder &b, Location loc,
   return tensors;
 }
 
+/// The contiguous `buffer` viewed as `shape` (the same number of elements)
+/// through its 1-D view.
+Value reshapeBuffer(OpBuilder &b, Location loc, Value buffer,
+                    ArrayRef<int64_t> shape) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getShape() == shape)
+    return buffer;
+  auto flat = [](int64_t rank) {
+    ReassociationIndices group;
+    for (int64_t d = 0; d < rank; ++d)
+      group.push_back(d);
+    return SmallVector<ReassociationIndices>(rank ? 1 : 0, group);
+  };
+  if (type.getRank() != 1)
+    buffer = type.getRank() == 0 ? memref::ExpandShapeOp::create(
+                                       b, loc, ArrayRef<int64_t>{1}, buffer,
+                                       ArrayRef<ReassociationIndices>{})
+                                       .getResult()
+                                 : memref::CollapseShapeOp::create(
+                                       b, loc, buffer, flat(type.getRank()))
+                                       .getResult();
+  if (shape.size() == 1)
+    return buffer;
+  if (shape.empty())
+    return memref::CollapseShapeOp::create(b, loc, buffer,
+                                           ArrayRef<ReassociationIndices>{});
+  return memref::ExpandShapeOp::create(b, loc, shape, buffer,
+                                       flat(shape.size()));
+}
+
 /// Calls the row kernel `name` (declaring it with `spec` on first use) on
 /// `inputs` (tensors are read through their buffers, scalars passed as they
-/// are); returns the tensors of `resultTypes` it writes.
+/// are); returns the tensors of `resultTypes` it writes. The kernel writes
+/// each result through its `rowsShape` view, into a buffer allocated in the
+/// result's own shape: a model output is written in place.
 SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
                                  DictionaryAttr spec, ValueRange inputs,
                                  ArrayRef<RankedTensorType> resultTypes,
+                                 ArrayRef<int64_t> rowsShape,
                                  OpBuilder &moduleBuilder,
                                  SymbolTable &symbols) {
   SmallVector<Value> operands;
   for (Value input : inputs)
     operands.push_back(readBuffer(b, loc, input));
   SmallVector<Value> outputs = allocateOutputs(b, loc, resultTypes);
-  operands.append(outputs);
+  for (Value output : outputs)
+    operands.push_back(reshapeBuffer(b, loc, output, rowsShape));
   callKernel(b, loc, name, spec, operands, moduleBuilder, symbols);
   return writtenTensors(b, loc, resultTypes, outputs);
 }
@@ -200,17 +234,103 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     inputs.push_back(reshapeTo(b, loc, residual, {rows, length}));
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getEpsilon().convertToFloat())));
-  SmallVector<RankedTensorType> resultTypes = {
-      RankedTensorType::get({rows, length}, outputType)};
-  if (residual)
-    resultTypes.push_back(RankedTensorType::get({rows, length}, inputType));
-
+  SmallVector<RankedTensorType> resultTypes;
+  for (Value result : op->getResults())
+    resultTypes.push_back(cast<RankedTensorType>(result.getType()));
   SmallVector<Value> results =
       callRowKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs,
-                    resultTypes, moduleBuilder, symbols);
-  for (auto [result, original] : llvm::zip(results, op->getResults()))
-    original.replaceAllUsesWith(reshapeTo(
-        b, loc, result, cast<RankedTensorType>(original.getType()).getShape()));
+                    resultTypes, {rows, length}, moduleBuilder, symbols);
+  op->replaceAllUsesWith(results);
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary embedding
+//===----------------------------------------------------------------------===//
+
+/// Replaces a rotate-half rotary embedding over whole heads by a call of its
+/// kernel, where a thread reads a vector of each half of a head and writes
+/// both: x is read once. x is read in place through a [outer, mid, D] view
+/// with any outer and mid strides, so the Q and K column slices of a packed
+/// projection need no copy; mte-build-row-kernels specialises the kernel on
+/// the layouts of its call sites.
+void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
+                   SymbolTable &symbols) {
+  RankedTensorType type = op.getInput().getType();
+  RankedTensorType tableType = op.getCos().getType();
+  Type element = type.getElementType();
+  if (op.getInterleaved() || !type.hasStaticShape() ||
+      !tableType.hasStaticShape() || type.getNumElements() == 0 ||
+      !isKernelFloat(element))
+    return;
+  // [B, S, H * D] is viewed as [B * S, H, D], [B, H, S, D] as [B * H, S, D].
+  bool headsMajor = type.getRank() == 4;
+  int64_t batch = type.getDimSize(0), heads, seq, headDim;
+  if (headsMajor) {
+    heads = type.getDimSize(1);
+    seq = type.getDimSize(2);
+    headDim = type.getDimSize(3);
+  } else {
+    heads = *op.getNumHeads();
+    seq = type.getDimSize(1);
+    headDim = type.getDimSize(2) / heads;
+  }
+  if (static_cast<int64_t>(op.getRotaryDim().value_or(headDim)) != headDim ||
+      !mte::canBuildRowKernel(headDim / 2, element))
+    return;
+  int64_t tableRows = tableType.getNumElements() / tableType.getShape().back();
+  int64_t width = tableType.getShape().back();
+
+  MLIRContext *ctx = op.getContext();
+  Builder attrs(ctx);
+  SmallVector<NamedAttribute> spec = {
+      attrs.getNamedAttr("kind", attrs.getStringAttr("rotary")),
+      attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(heads)),
+      attrs.getNamedAttr("seq", attrs.getI64IntegerAttr(seq))};
+  SmallVector<int64_t> view = {batch * (headsMajor ? heads : seq),
+                               headsMajor ? seq : heads, headDim};
+  std::string name = "mte_rotary_" + mangle(view, element) + "_table_" +
+                     mangle({tableRows, width});
+  if (headsMajor) {
+    name += "_heads_major";
+    spec.push_back(attrs.getNamedAttr("heads_major", attrs.getUnitAttr()));
+  }
+
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  // The view by reshapes that keep the innermost stride (a column slice
+  // stays a view), on x and on the output, which is allocated in the op's
+  // shape so that a model output is written in place.
+  auto viewType = RankedTensorType::get(view, element);
+  auto outputType = MemRefType::get(type.getShape(), element);
+  Value x = op.getInput();
+  Value output = memref::AllocOp::create(b, loc, outputType);
+  Value outputView;
+  if (headsMajor) {
+    SmallVector<ReassociationIndices> outer = {{0, 1}, {2}, {3}};
+    x = tensor::CollapseShapeOp::create(b, loc, x, outer);
+    outputView = memref::CollapseShapeOp::create(b, loc, output, outer);
+  } else {
+    SmallVector<ReassociationIndices> outer = {{0, 1}, {2}},
+                                      heads = {{0}, {1, 2}};
+    x = tensor::ExpandShapeOp::create(
+        b, loc, viewType, tensor::CollapseShapeOp::create(b, loc, x, outer),
+        heads);
+    outputView = memref::ExpandShapeOp::create(
+        b, loc, view, memref::CollapseShapeOp::create(b, loc, output, outer),
+        heads);
+  }
+  int64_t dynamic = ShapedType::kDynamic;
+  auto strided = StridedLayoutAttr::get(ctx, dynamic, {dynamic, dynamic, 1});
+  SmallVector<Value> operands = {
+      readBuffer(b, loc, x, strided),
+      readBuffer(b, loc, reshapeTo(b, loc, op.getCos(), {tableRows, width})),
+      readBuffer(b, loc, reshapeTo(b, loc, op.getSin(), {tableRows, width})),
+      outputView};
+  callKernel(b, loc, name, DictionaryAttr::get(ctx, spec), operands,
+             moduleBuilder, symbols);
+  op.getOutput().replaceAllUsesWith(
+      writtenTensors(b, loc, type, output).front());
   op->erase();
 }
 
@@ -325,12 +445,10 @@ Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
   }
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getScale().convertToFloat())));
-  Value probs =
-      callRowKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs,
-                    {RankedTensorType::get({rows, keys}, probsType)},
-                    moduleBuilder, symbols)
-          .front();
-  return reshapeTo(b, loc, probs, shape);
+  return callRowKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs,
+                       {RankedTensorType::get(shape, probsType)}, {rows, keys},
+                       moduleBuilder, symbols)
+      .front();
 }
 
 struct ConvertTransformerToRowKernelsPass
@@ -344,9 +462,12 @@ struct ConvertTransformerToRowKernelsPass
 
     SmallVector<Operation *> norms, attentions;
     SmallVector<AttentionOp> fused;
+    SmallVector<RotaryEmbeddingOp> rotaries;
     module.walk([&](Operation *op) {
       if (isa<LayerNormOp, RMSNormOp>(op))
         norms.push_back(op);
+      else if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op))
+        rotaries.push_back(rotary);
       else if (auto attention = dyn_cast<AttentionOp>(op)) {
         if (hasFlashAttentionKernel(attention))
           fused.push_back(attention);
@@ -356,6 +477,8 @@ struct ConvertTransformerToRowKernelsPass
     });
     for (AttentionOp op : fused)
       convertToFlashAttention(op, moduleBuilder, symbols);
+    for (RotaryEmbeddingOp op : rotaries)
+      convertRotary(op, moduleBuilder, symbols);
     for (Operation *op : norms) {
       if (auto layerNorm = dyn_cast<LayerNormOp>(op))
         convertNorm(layerNorm, moduleBuilder, symbols);
