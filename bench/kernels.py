@@ -37,6 +37,8 @@ CASES = {
                             2 * 4 * TOKENS * 4096 + 2 * 2 * 4096),
     "rms_norm": ({"x": [TOKENS, 4096]}, [TOKENS, 4096],
                  2 * 2 * TOKENS * 4096 + 2 * 4096),
+    "rms_norm_residual": ({"x": [TOKENS, 4096], "r": [TOKENS, 4096]},
+                          [TOKENS, 4096], 2 * 4 * TOKENS * 4096 + 2 * 4096),
     "swiglu": ({"x": [TOKENS, 2 * 14336]}, [TOKENS, 14336],
                2 * 3 * TOKENS * 14336),
     "rotary": ({"x": [B, S, H * D], "cos": [1, S, 1, D], "sin": [1, S, 1, D]},
@@ -55,7 +57,7 @@ CASES = {
 # that picks it.
 MEASURED_KERNEL = {"masked_softmax": "attention_softmax"}
 # Outputs besides "out" (of the same shape).
-EXTRA_OUTPUTS = {"layer_norm_residual": ["sum"]}
+EXTRA_OUTPUTS = {"layer_norm_residual": ["sum"], "rms_norm_residual": ["sum"]}
 
 
 def build_model(name, path):
@@ -94,8 +96,11 @@ def build_model(name, path):
         nodes.append(h.make_node("Add", ["x", "r"], ["sum"]))
         node("LayerNormalization", ["sum", bf16("g", gain), bf16("b", bias)],
              axis=-1, epsilon=1e-5)
-    elif name == "rms_norm":  # Hugging Face LlamaRMSNorm
-        xf = node("Cast", ["x"], to=T.FLOAT)
+    elif name in ("rms_norm", "rms_norm_residual"):  # HF LlamaRMSNorm
+        if name == "rms_norm_residual":
+            nodes.append(h.make_node("Add", ["x", "r"], ["sum"]))
+        xf = node("Cast", ["sum" if name == "rms_norm_residual" else "x"],
+                  to=T.FLOAT)
         var = node("ReduceMean", [node("Pow", [xf, const("two", np.float32(2))])],
                    axes=[-1], keepdims=1)
         inv = node("Reciprocal", [node("Sqrt", [node("Add", [var, const("eps", np.float32(1e-5))])])])
@@ -143,7 +148,8 @@ def norm_params(name, n):
     import numpy as np
     rng = np.random.default_rng(0)
     gain = 1 + 0.1 * rng.standard_normal(n)
-    bias = 0.1 * rng.standard_normal(n) if name != "rms_norm" else None
+    bias = (0.1 * rng.standard_normal(n)
+            if name.startswith("layer_norm") else None)
     return gain, bias
 
 
@@ -152,7 +158,8 @@ def reference(name, t):
     output "out", or a dict of every output."""
     import torch
     x = t["x"].float() if "x" in t else None
-    if name in ("layer_norm", "layer_norm_residual", "rms_norm"):
+    if name in ("layer_norm", "layer_norm_residual", "rms_norm",
+                "rms_norm_residual"):
         gain, bias = norm_params(name, x.shape[-1])
         def as_bf16(a):
             return torch.tensor(a, dtype=torch.float32,
@@ -164,8 +171,11 @@ def reference(name, t):
             total = (x + t["r"].float()).to(torch.bfloat16).float()
             return {"sum": total, "out": torch.nn.functional.layer_norm(
                 total, (x.shape[-1],), as_bf16(gain), as_bf16(bias), 1e-5)}
+        if name == "rms_norm_residual":
+            x = (x + t["r"].float()).to(torch.bfloat16).float()
         normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5)
-        return as_bf16(gain) * normed.to(torch.bfloat16).float()
+        out = as_bf16(gain) * normed.to(torch.bfloat16).float()
+        return {"sum": x, "out": out} if name == "rms_norm_residual" else out
     if name == "swiglu":
         gate, up = x.chunk(2, dim=-1)
         return torch.nn.functional.silu(gate) * up

@@ -412,14 +412,15 @@ def record_accuracy(result, outs, ref, k):
 
 def finish_accuracy(result, tol):
     """mte passes when its error against the float32 PyTorch forward is at
-    most max(tol, 1.5 x eager bf16's own error against it): two bf16
-    implementations round differently, and at Llama-4l's width PyTorch's own
-    bf16 forward is ~3e-2 away from float32. Without the float32 forward,
-    mte against eager bf16 within tol."""
+    most max(tol, 1.5 x eager bf16's own error against it), and never more
+    than 5 x tol: two bf16 implementations round differently, and at
+    Llama-4l's width PyTorch's own bf16 forward is ~3e-2 away from float32,
+    but a PyTorch forward gone wrong must not let any mte output pass.
+    Without the float32 forward, mte against eager bf16 within tol."""
     check = result["accuracy"].get("mte vs fp32")
     eager = result["accuracy"].get("eager vs fp32")
     if check is not None and eager is not None:
-        bound = max(tol, 1.5 * eager["rel_rms"])
+        bound = min(max(tol, 1.5 * eager["rel_rms"]), 5 * tol)
     else:
         check, bound = result["accuracy"].get("mte vs eager"), tol
     if check is None:

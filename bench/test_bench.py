@@ -201,6 +201,43 @@ class Stats(unittest.TestCase):
         self.assertEqual((s["runs"], s["median_ms"], s["min_ms"], s["max_ms"]), (3, 2.0, 1.0, 3.0))
 
 
+class Accuracy(unittest.TestCase):
+    """finish_accuracy's pass criterion."""
+
+    @staticmethod
+    def verdict(tol=2e-2, **errors):
+        accuracy = {name.replace("_", " "): {"rel_rms": e, "finite": e == e}
+                    for name, e in errors.items()}
+        result = {"accuracy": accuracy}
+        run.finish_accuracy(result, tol)
+        check = accuracy.get("mte vs fp32") or accuracy.get("mte vs eager")
+        return result["passed"], check and check.get("tol")
+
+    def test_against_fp32(self):
+        self.assertEqual(self.verdict(mte_vs_fp32=1.1e-2, eager_vs_fp32=1.2e-2),
+                         (True, 2e-2))
+        self.assertEqual(self.verdict(mte_vs_fp32=2.1e-2, eager_vs_fp32=1.2e-2),
+                         (False, 2e-2))
+
+    def test_eager_error_widens_the_bound(self):
+        passed, bound = self.verdict(mte_vs_fp32=4e-2, eager_vs_fp32=3e-2)
+        self.assertTrue(passed)
+        self.assertAlmostEqual(bound, 4.5e-2)
+
+    def test_bound_has_a_ceiling(self):
+        self.assertEqual(self.verdict(mte_vs_fp32=0.3, eager_vs_fp32=0.5),
+                         (False, 0.1))
+
+    def test_non_finite_fails(self):
+        passed, _ = self.verdict(mte_vs_fp32=float("nan"), eager_vs_fp32=1e-2)
+        self.assertFalse(passed)
+
+    def test_without_fp32_reference(self):
+        self.assertEqual(self.verdict(mte_vs_eager=1e-2), (True, 2e-2))
+        self.assertEqual(self.verdict(mte_vs_eager=3e-2), (False, 2e-2))
+        self.assertEqual(self.verdict(), (None, None))
+
+
 class RunArgs(unittest.TestCase):
     def test_defaults(self):
         a = run.parse_args([])

@@ -79,7 +79,8 @@ typedef enum mte_status {
   MTE_ERROR_SHAPE_MISMATCH = 8,
   /* The model's run function reported a failure. */
   MTE_ERROR_RUN_FAILED = 9,
-  /* An output buffer, or a CUDA model's activation arena, could not be
+  /* An output buffer, or device memory for a CUDA model (weights, staging
+   * buffers, activation arena, allocations during a run), could not be
    * allocated. */
   MTE_ERROR_OUT_OF_MEMORY = 10,
   /* A CUDA model cannot use the GPU: no driver, no device, an architecture

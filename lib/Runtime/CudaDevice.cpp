@@ -81,6 +81,8 @@ struct State {
   int computeCapability = 0;
   std::mutex errorMutex;
   std::string firstError;
+  /// Whether the first failure was the device running out of memory.
+  bool firstErrorOutOfMemory = false;
 };
 
 State &state() {
@@ -175,11 +177,13 @@ bool check(CUresult result, const char *what, std::string &error) {
 }
 
 /// Records the first failure of an mgpu* entry point.
-void record(const std::string &error) {
+void record(const std::string &error, bool outOfMemory = false) {
   State &s = state();
   std::lock_guard<std::mutex> guard(s.errorMutex);
-  if (s.firstError.empty())
+  if (s.firstError.empty()) {
     s.firstError = error;
+    s.firstErrorOutOfMemory = outOfMemory;
+  }
 }
 
 /// Runs `call` when the driver is ready, recording a failure.
@@ -189,8 +193,9 @@ template <typename Call> bool guarded(const char *what, Call call) {
     record(error);
     return false;
   }
-  if (!check(call(state().driver), what, error)) {
-    record(error);
+  CUresult result = call(state().driver);
+  if (!check(result, what, error)) {
+    record(error, result == CUDA_ERROR_OUT_OF_MEMORY);
     return false;
   }
   return true;
@@ -392,11 +397,14 @@ void mte::cuda::destroyGraph(void *graph) {
     state().driver.cuGraphExecDestroy(graph);
 }
 
-std::string mte::cuda::takeError() {
+std::string mte::cuda::takeError(bool *outOfMemory) {
   State &s = state();
   std::lock_guard<std::mutex> guard(s.errorMutex);
   std::string error;
   error.swap(s.firstError);
+  if (outOfMemory)
+    *outOfMemory = s.firstErrorOutOfMemory;
+  s.firstErrorOutOfMemory = false;
   return error;
 }
 
@@ -497,7 +505,7 @@ MTE_GPU_ENTRY void mgpuEventRecord(void *event, void *stream) {
 MTE_GPU_ENTRY void *mgpuMemAlloc(uint64_t bytes, void *stream,
                                  bool /*isHostShared*/) {
   CUdeviceptr pointer = 0;
-  guarded("cuMemAllocAsync (out of device memory?)", [&](const Driver &d) {
+  guarded("cuMemAllocAsync", [&](const Driver &d) {
     return d.cuMemAllocAsync(&pointer, bytes ? bytes : 1, stream);
   });
   return reinterpret_cast<void *>(pointer);

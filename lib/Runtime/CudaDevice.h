@@ -64,8 +64,8 @@ void setStream(void *stream);
 bool synchronize(std::string &error);
 
 /// Returns and clears the first failure the mgpu* entry points recorded
-/// (empty when there was none).
-std::string takeError();
+/// (empty when there was none), and whether the device ran out of memory.
+std::string takeError(bool *outOfMemory = nullptr);
 
 /// Records a failure of an entry point called from model code (the first
 /// one wins until takeError).

@@ -14,6 +14,7 @@
 
 #include "mte-c/ModelABI.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -26,8 +27,10 @@ namespace {
 /// The kernels' fatbin, or null in a runtime built without nvcc.
 #ifdef MTE_HAVE_ATTENTION_KERNELS
 const void *const kKernelImage = mteFlashAttentionFatbin;
+constexpr bool kHaveKernels = true;
 #else
 const void *const kKernelImage = nullptr;
+constexpr bool kHaveKernels = false;
 #endif
 
 std::string describeShape(int64_t batch, int64_t heads, int64_t kvHeads,
@@ -36,6 +39,28 @@ std::string describeShape(int64_t batch, int64_t heads, int64_t kvHeads,
          std::to_string(kvHeads) + " heads, " + std::to_string(queries) + "x" +
          std::to_string(keys) + " tokens, head dimension " +
          std::to_string(headDim);
+}
+
+/// The kernel for (type, head dimension, causal), loaded on first use and
+/// kept here after: a call takes no lock and builds no name (a forward
+/// replayed from a CUDA graph does not call at all, an eager one once per
+/// attention op). Null with the reason in `error`.
+void *attentionKernel(int32_t dtype, int64_t headDim, bool causal,
+                      int sharedBytes, std::string &error) {
+  static std::atomic<void *> kernels[2][4][2];
+  int headDims = headDim == 16 ? 0 : headDim == 32 ? 1 : headDim == 64 ? 2 : 3;
+  std::atomic<void *> &slot =
+      kernels[dtype == MTE_DTYPE_BF16][headDims][causal];
+  if (void *function = slot.load(std::memory_order_acquire))
+    return function;
+  std::string name = std::string("mte_flash_attention_") +
+                     (dtype == MTE_DTYPE_BF16 ? "bf16" : "f16") + "_d" +
+                     std::to_string(headDim) + (causal ? "_causal" : "");
+  void *function =
+      mte::cuda::builtinKernel(kKernelImage, name.c_str(), sharedBytes, error);
+  if (function)
+    slot.store(function, std::memory_order_release);
+  return function;
 }
 
 /// The kernels use 16-byte vector copies: every row of every head starts at
@@ -62,7 +87,7 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
   auto shape = [&] {
     return describeShape(batch, heads, kvHeads, queries, keys, headDim);
   };
-  if (!kKernelImage) {
+  if (!kHaveKernels) {
     mte::cuda::recordError("mte_cuda_attention (" + shape() +
                            "): this libmte_runtime was built without nvcc and "
                            "has no attention kernels; rebuild it where the "
@@ -100,14 +125,11 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
     return;
   }
 
-  std::string name = std::string("mte_flash_attention_") +
-                     (dtype == MTE_DTYPE_BF16 ? "bf16" : "f16") + "_d" +
-                     std::to_string(headDim) + (causal ? "_causal" : "");
   int sharedBytes =
       mte::attentionSharedBytes(static_cast<int>(headDim), elementBytes);
   std::string error;
   void *function =
-      mte::cuda::builtinKernel(kKernelImage, name.c_str(), sharedBytes, error);
+      attentionKernel(dtype, headDim, causal != 0, sharedBytes, error);
   if (!function) {
     mte::cuda::recordError("mte_cuda_attention: " + error);
     return;

@@ -327,6 +327,22 @@ mte_status buildExternalWeight(const char *path, const mte_weight_info &weight,
 }
 } // namespace
 
+/// Device memory of `bytes` for `what`, or the error: the device running
+/// out of memory is MTE_ERROR_OUT_OF_MEMORY (naming the size), any other
+/// failure MTE_ERROR_DEVICE.
+static mte_status allocateOnDevice(const char *path, uint64_t bytes,
+                                   const std::string &what, void *&device) {
+  std::string error;
+  bool outOfMemory = false;
+  device = mte::cuda::allocate(bytes, error, &outOfMemory);
+  if (device)
+    return MTE_OK;
+  return fail(outOfMemory ? MTE_ERROR_OUT_OF_MEMORY : MTE_ERROR_DEVICE,
+              "'%s': cannot allocate %s of %llu bytes on the GPU: %s", path,
+              what.c_str(), static_cast<unsigned long long>(bytes),
+              error.c_str());
+}
+
 /// Opens the GPU for a CUDA model, uploads its weights and allocates its
 /// staging buffers and its activation arena.
 static mte_status prepareDevice(mte_model *model) {
@@ -364,10 +380,10 @@ static mte_status prepareDevice(mte_model *model) {
         return status;
       data = external.data();
     }
-    void *device = mte::cuda::allocate(weight.num_bytes, error);
-    if (!device)
-      return fail(MTE_ERROR_DEVICE, "'%s': cannot allocate weight %u: %s", path,
-                  i, error.c_str());
+    void *device = nullptr;
+    if (mte_status status = allocateOnDevice(
+            path, weight.num_bytes, "weight " + std::to_string(i), device))
+      return status;
     model->deviceWeights.push_back(device);
     if (!mte::cuda::copyToDevice(device, data, weight.num_bytes, error))
       return fail(MTE_ERROR_DEVICE, "'%s': cannot upload weight %u: %s", path,
@@ -382,22 +398,15 @@ static mte_status prepareDevice(mte_model *model) {
        {std::pair(&model->inputs, &model->deviceInputs),
         std::pair(&model->outputs, &model->deviceOutputs)})
     for (const TensorDesc &desc : *descs) {
-      void *device = mte::cuda::allocate(desc.numBytes, error);
-      if (!device)
-        return fail(MTE_ERROR_DEVICE, "'%s': cannot allocate '%s': %s", path,
-                    desc.name.c_str(), error.c_str());
+      void *device = nullptr;
+      if (mte_status status = allocateOnDevice(path, desc.numBytes,
+                                               "'" + desc.name + "'", device))
+        return status;
       buffers->push_back(device);
     }
-  if (abi->arena_bytes) {
-    bool outOfMemory = false;
-    model->arena = mte::cuda::allocate(abi->arena_bytes, error, &outOfMemory);
-    if (!model->arena)
-      return fail(outOfMemory ? MTE_ERROR_OUT_OF_MEMORY : MTE_ERROR_DEVICE,
-                  "'%s': cannot allocate its activation arena of %llu bytes "
-                  "on the GPU: %s",
-                  path, static_cast<unsigned long long>(abi->arena_bytes),
-                  error.c_str());
-  }
+  if (abi->arena_bytes)
+    return allocateOnDevice(path, abi->arena_bytes, "its activation arena",
+                            model->arena);
   return MTE_OK;
 }
 
@@ -640,14 +649,16 @@ static int32_t enqueueCudaForward(mte_model *model, std::string &error) {
 }
 
 /// Reports how enqueueing a forward went: a driver failure (in `error` or
-/// recorded by the mgpu* entry points) or a non-zero run result.
+/// recorded by the mgpu* entry points; running out of device memory is
+/// MTE_ERROR_OUT_OF_MEMORY) or a non-zero run result.
 static mte_status checkForward(const char *path, int32_t result,
                                std::string &error) {
+  bool outOfMemory = false;
   if (error.empty())
-    error = mte::cuda::takeError();
+    error = mte::cuda::takeError(&outOfMemory);
   if (!error.empty())
-    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
-                error.c_str());
+    return fail(outOfMemory ? MTE_ERROR_OUT_OF_MEMORY : MTE_ERROR_RUN_FAILED,
+                "'%s' failed to run on the GPU: %s", path, error.c_str());
   if (result != 0)
     return fail(MTE_ERROR_RUN_FAILED,
                 "'%s' failed to run: its run function returned %d", path,
@@ -670,8 +681,14 @@ static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
       return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
                   model->inputs[i].name.c_str(), error.c_str());
   int32_t result = enqueueCudaForward(model, error);
-  if (mte_status status = checkForward(path, result, error))
+  if (mte_status status = checkForward(path, result, error)) {
+    // Let what the failed forward enqueued finish before the caller reuses
+    // the model (its failure is the one reported).
+    std::string ignored;
+    mte::cuda::synchronize(ignored);
+    mte::cuda::takeError();
     return status;
+  }
   if (!mte::cuda::synchronize(error))
     return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
                 error.c_str());

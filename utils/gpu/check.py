@@ -117,10 +117,11 @@ def check_external_errors(mte, directory):
 
 
 def check_arena(mte, directory):
-    """The runtime allocates a model's activation arena once and passes it
-    to every run (arena_model.so fails to run without one); an arena no GPU
-    holds fails to open with MTE_ERROR_OUT_OF_MEMORY (10), naming its
-    size."""
+    """The runtime allocates a model's activation arena once and passes the
+    same one to every run (arena_model.so fails to run without one, or with
+    another than the first); an arena no GPU holds fails to open with
+    MTE_ERROR_OUT_OF_MEMORY (10), naming its size, and so does a run whose
+    stream-ordered allocation no GPU holds."""
     failures = 0
     try:
         model = mte.load(os.path.join(directory, "arena_model.so"))
@@ -138,6 +139,16 @@ def check_arena(mte, directory):
         ok = (error.status == 10 and
               "activation arena of 1125899906842624 bytes" in str(error))
         print(f"{'PASS' if ok else 'FAIL'} huge activation arena: {error}")
+        failures += not ok
+    try:
+        model = mte.load(os.path.join(directory, "huge_run_alloc_model.so"))
+        model(x=np.zeros(1, np.float32))
+        print("FAIL huge allocation in a run: the run succeeded")
+        failures += 1
+    except mte.Error as error:
+        ok = (error.status == 10 and "cuMemAllocAsync" in str(error) and
+              "CUDA_ERROR_OUT_OF_MEMORY" in str(error))
+        print(f"{'PASS' if ok else 'FAIL'} huge allocation in a run: {error}")
         failures += not ok
     return failures
 

@@ -118,7 +118,8 @@ def main():
     shutil.copy(os.path.join(os.path.dirname(os.path.abspath(args.compile)),
                              "mte-run"), args.outdir)
     # Hand-written CUDA models with an activation arena (test/Runtime).
-    for name in ["arena_model.so", "huge_arena_model.so"]:
+    for name in ["arena_model.so", "huge_arena_model.so",
+                 "huge_run_alloc_model.so"]:
         shutil.copy(os.path.join(os.path.dirname(lib), "test", "Runtime",
                                  name), args.outdir)
     for family in ["bert", "gpt2", "llama"]:
