@@ -6,7 +6,8 @@ written).
 
 Each case is a small ONNX model with bf16 inputs and outputs, compiled
 with --target=cuda --precision=bf16, so that its forward is one mte kernel
-(the masked softmax: cuBLASLt GEMMs around it, MEASURED_KERNEL picks it).
+(the masked softmax: the head transposes of Q, K and V and cuBLASLt GEMMs
+around it, MEASURED_KERNEL picks it).
 On the GPU, kernel times come from torch.profiler (CUPTI) over 20
 CUDA-graph replays (each kernel is listed; memcpys left out); the bytes the
 measured kernel must move are counted from the shapes (each input read
@@ -223,7 +224,12 @@ def run():
                     and not event.name.startswith("Memcpy")):
                 kernels[event.name] = kernels.get(event.name, 0.0) + event.device_time_total
         measured = [k for k in kernels if MEASURED_KERNEL.get(name, "") in k]
-        seconds = sum(kernels[k] for k in measured) / runs * 1e-6
+        if len(measured) != 1:
+            print(f"{name:19s} FAIL: {len(measured)} kernels to time, not 1: "
+                  f"{sorted(kernels)}", flush=True)
+            failures += 1
+            continue
+        seconds = kernels[measured[0]] / runs * 1e-6
         rate = moved / seconds
         want = reference(name, tensors)
         if not isinstance(want, dict):

@@ -38,6 +38,15 @@ typedef enum mte_dtype {
   MTE_DTYPE_U64 = 15,
 } mte_dtype;
 
+/* The epilogues a CUDA model's GEMMs ask libmte_runtime's mte_cuda_gemm for:
+ * cuBLASLt's cublasLtEpilogue_t values, so the runtime passes them on. */
+typedef enum mte_gemm_epilogue {
+  MTE_GEMM_EPILOGUE_DEFAULT = 1,
+  MTE_GEMM_EPILOGUE_RELU = 2,
+  MTE_GEMM_EPILOGUE_BIAS = 4,  /* a flag: bias [N] in the output's type */
+  MTE_GEMM_EPILOGUE_GELU = 32, /* the tanh approximation */
+} mte_gemm_epilogue;
+
 /* A graph input or output: its ONNX name, element type and static shape. */
 typedef struct mte_tensor_info {
   const char *name;

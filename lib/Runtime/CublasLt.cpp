@@ -50,7 +50,6 @@ constexpr int kDescTransB = 4;       // CUBLASLT_MATMUL_DESC_TRANSB
 constexpr int kDescEpilogue = 7;     // CUBLASLT_MATMUL_DESC_EPILOGUE
 constexpr int kDescBiasPointer = 8;  // CUBLASLT_MATMUL_DESC_BIAS_POINTER
 constexpr int kDescBiasType = 26;    // CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE
-constexpr uint32_t kEpilogueBias = 4; // CUBLASLT_EPILOGUE_BIAS bit
 constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
 constexpr int kLayoutBatchCount = 5; // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT
 constexpr int kLayoutBatchStride = 6; // ..._STRIDED_BATCH_OFFSET
@@ -202,11 +201,10 @@ Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k, bool nk,
       l.descSetAttribute(plan->desc, kDescTransB, &transB, sizeof(transB)) ||
       l.descSetAttribute(plan->desc, kDescEpilogue, &epilogue,
                          sizeof(epilogue)) ||
-      ((epilogue & kEpilogueBias) &&
+      ((epilogue & MTE_GEMM_EPILOGUE_BIAS) &&
        l.descSetAttribute(plan->desc, kDescBiasType, &outputType,
                           sizeof(outputType))) ||
-      l.layoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k,
-                     nk ? k : n) ||
+      l.layoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k, nk ? k : n) ||
       l.layoutCreate(&plan->b, inputType, k, m, k) ||
       l.layoutCreate(&plan->c, outputType, n, m, n) ||
       !setBatch(l, plan->a, batch, n * k) ||
@@ -248,6 +246,8 @@ mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out, int64_t batch, int64_t m,
               int64_t n, int64_t k, int32_t transB, float beta, int32_t dtype,
               int32_t outDtype, int32_t epilogue, uint64_t bias,
               uint64_t residual) {
+  if (mte::cuda::failed())
+    return; // an earlier step of this forward failed
   Gemm &g = gemm();
   std::string error;
   if (!initialize(g, error)) {
@@ -271,7 +271,7 @@ mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out, int64_t batch, int64_t m,
   void *output = reinterpret_cast<void *>(out);
   void *c = residual ? reinterpret_cast<void *>(residual) : output;
   std::unique_lock<std::mutex> biasGuard(plan->biasMutex, std::defer_lock);
-  if (epilogue & kEpilogueBias) {
+  if (epilogue & MTE_GEMM_EPILOGUE_BIAS) {
     biasGuard.lock();
     void *biasPointer = reinterpret_cast<void *>(bias);
     if (g.lib.descSetAttribute(plan->desc, kDescBiasPointer, &biasPointer,

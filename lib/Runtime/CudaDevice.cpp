@@ -79,10 +79,6 @@ struct State {
   Driver driver = {};
   CUcontext context = nullptr;
   int computeCapability = 0;
-  std::mutex errorMutex;
-  std::string firstError;
-  /// Whether the first failure was the device running out of memory.
-  bool firstErrorOutOfMemory = false;
 };
 
 State &state() {
@@ -91,6 +87,13 @@ State &state() {
 }
 
 thread_local void *threadStream = nullptr;
+
+/// The first failure of an mgpu* entry point or library call on this
+/// thread since the last takeError (models run their forwards on the
+/// calling thread, so one model's failure is never another's), and whether
+/// it was the device running out of memory.
+thread_local std::string threadError;
+thread_local bool threadErrorOutOfMemory = false;
 
 /// Resolves every driver function; false (with `error`) on the first
 /// missing one.
@@ -176,13 +179,11 @@ bool check(CUresult result, const char *what, std::string &error) {
   return false;
 }
 
-/// Records the first failure of an mgpu* entry point.
+/// Records the first failure of an mgpu* entry point on this thread.
 void record(const std::string &error, bool outOfMemory = false) {
-  State &s = state();
-  std::lock_guard<std::mutex> guard(s.errorMutex);
-  if (s.firstError.empty()) {
-    s.firstError = error;
-    s.firstErrorOutOfMemory = outOfMemory;
+  if (threadError.empty()) {
+    threadError = error;
+    threadErrorOutOfMemory = outOfMemory;
   }
 }
 
@@ -199,6 +200,13 @@ template <typename Call> bool guarded(const char *what, Call call) {
     return false;
   }
   return true;
+}
+
+/// `guarded` for work a forward enqueues (launches, copies, allocations):
+/// skipped once this thread has failed, so that nothing runs on buffers a
+/// failed allocation left null (which would poison the context).
+template <typename Call> bool enqueued(const char *what, Call call) {
+  return threadError.empty() && guarded(what, call);
 }
 } // namespace
 
@@ -352,7 +360,11 @@ bool mte::cuda::synchronize(std::string &error) {
                "cuStreamSynchronize", error);
 }
 
-void mte::cuda::recordError(const std::string &error) { record(error); }
+void mte::cuda::recordError(const std::string &error, bool outOfMemory) {
+  record(error, outOfMemory);
+}
+
+bool mte::cuda::failed() { return !threadError.empty(); }
 
 void *mte::cuda::currentStream() { return threadStream; }
 
@@ -387,9 +399,12 @@ void *mte::cuda::endCapture(void *stream, std::string &error) {
   return ok ? exec : nullptr;
 }
 
-bool mte::cuda::launchGraph(void *graph, void *stream, std::string &error) {
-  return check(state().driver.cuGraphLaunch(graph, stream), "cuGraphLaunch",
-               error);
+bool mte::cuda::launchGraph(void *graph, void *stream, std::string &error,
+                            bool *outOfMemory) {
+  CUresult result = state().driver.cuGraphLaunch(graph, stream);
+  if (outOfMemory)
+    *outOfMemory = result == CUDA_ERROR_OUT_OF_MEMORY;
+  return check(result, "cuGraphLaunch", error);
 }
 
 void mte::cuda::destroyGraph(void *graph) {
@@ -398,13 +413,11 @@ void mte::cuda::destroyGraph(void *graph) {
 }
 
 std::string mte::cuda::takeError(bool *outOfMemory) {
-  State &s = state();
-  std::lock_guard<std::mutex> guard(s.errorMutex);
   std::string error;
-  error.swap(s.firstError);
+  error.swap(threadError);
   if (outOfMemory)
-    *outOfMemory = s.firstErrorOutOfMemory;
-  s.firstErrorOutOfMemory = false;
+    *outOfMemory = threadErrorOutOfMemory;
+  threadErrorOutOfMemory = false;
   return error;
 }
 
@@ -448,7 +461,7 @@ MTE_GPU_ENTRY void mgpuLaunchKernel(void *function, intptr_t gridX,
                                     void ** /*extra*/, size_t /*count*/) {
   if (!function)
     return;
-  guarded("cuLaunchKernel", [&](const Driver &d) {
+  enqueued("cuLaunchKernel", [&](const Driver &d) {
     return d.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                             blockZ, sharedMemory, stream, params, nullptr);
   });
@@ -505,7 +518,7 @@ MTE_GPU_ENTRY void mgpuEventRecord(void *event, void *stream) {
 MTE_GPU_ENTRY void *mgpuMemAlloc(uint64_t bytes, void *stream,
                                  bool /*isHostShared*/) {
   CUdeviceptr pointer = 0;
-  guarded("cuMemAllocAsync", [&](const Driver &d) {
+  enqueued("cuMemAllocAsync", [&](const Driver &d) {
     return d.cuMemAllocAsync(&pointer, bytes ? bytes : 1, stream);
   });
   return reinterpret_cast<void *>(pointer);
@@ -521,7 +534,7 @@ MTE_GPU_ENTRY void mgpuMemFree(void *pointer, void *stream) {
 
 MTE_GPU_ENTRY void mgpuMemcpy(void *dst, void *src, size_t bytes,
                               void *stream) {
-  guarded("cuMemcpyAsync", [&](const Driver &d) {
+  enqueued("cuMemcpyAsync", [&](const Driver &d) {
     return d.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                            reinterpret_cast<CUdeviceptr>(src), bytes, stream);
   });
@@ -529,7 +542,7 @@ MTE_GPU_ENTRY void mgpuMemcpy(void *dst, void *src, size_t bytes,
 
 MTE_GPU_ENTRY void mgpuMemset32(void *dst, unsigned value, size_t count,
                                 void *stream) {
-  guarded("cuMemsetD32Async", [&](const Driver &d) {
+  enqueued("cuMemsetD32Async", [&](const Driver &d) {
     return d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                               stream);
   });
@@ -537,7 +550,7 @@ MTE_GPU_ENTRY void mgpuMemset32(void *dst, unsigned value, size_t count,
 
 MTE_GPU_ENTRY void mgpuMemset16(void *dst, unsigned short value, size_t count,
                                 void *stream) {
-  guarded("cuMemsetD16Async", [&](const Driver &d) {
+  enqueued("cuMemsetD16Async", [&](const Driver &d) {
     return d.cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                               stream);
   });

@@ -63,13 +63,18 @@ bool launch(void *function, const unsigned (&grid)[3], unsigned threads,
 void setStream(void *stream);
 bool synchronize(std::string &error);
 
-/// Returns and clears the first failure the mgpu* entry points recorded
-/// (empty when there was none), and whether the device ran out of memory.
+/// Returns and clears the first failure the mgpu* entry points and library
+/// calls recorded on this thread (empty when there was none), and whether
+/// the device ran out of memory.
 std::string takeError(bool *outOfMemory = nullptr);
 
 /// Records a failure of an entry point called from model code (the first
-/// one wins until takeError).
-void recordError(const std::string &error);
+/// one on this thread wins until takeError).
+void recordError(const std::string &error, bool outOfMemory = false);
+
+/// Whether this thread has recorded a failure since the last takeError:
+/// entry points then enqueue nothing more.
+bool failed();
 
 /// The stream set for this thread.
 void *currentStream();
@@ -84,7 +89,8 @@ bool beginCapture(void *stream, std::string &error);
 /// Returns the instantiated graph, or null (with `error`) when capturing or
 /// instantiating failed; the stream is usable again either way.
 void *endCapture(void *stream, std::string &error);
-bool launchGraph(void *graph, void *stream, std::string &error);
+bool launchGraph(void *graph, void *stream, std::string &error,
+                 bool *outOfMemory = nullptr);
 void destroyGraph(void *graph);
 
 } // namespace mte::cuda

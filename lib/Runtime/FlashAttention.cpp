@@ -84,6 +84,8 @@ extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
     int64_t kBatchStride, int64_t kRowStride, int64_t vBatchStride,
     int64_t vRowStride, int64_t oBatchStride, int64_t oRowStride, float scale,
     int32_t causal, int32_t dtype) {
+  if (mte::cuda::failed())
+    return; // an earlier step of this forward failed
   auto shape = [&] {
     return describeShape(batch, heads, kvHeads, queries, keys, headDim);
   };

@@ -3,8 +3,8 @@
 // Implements include/mte-c/Runtime.h over the table a model.so exports
 // (include/mte-c/ModelABI.h). The library is built without exceptions in
 // mind: no function here throws, and failing to allocate a few bytes of
-// metadata terminates the process as it does in LLVM. Only output buffers,
-// which can be large, report MTE_ERROR_OUT_OF_MEMORY.
+// metadata terminates the process as it does in LLVM. Output buffers and
+// device memory, which can be large, report MTE_ERROR_OUT_OF_MEMORY.
 //
 //===----------------------------------------------------------------------===//
 
@@ -613,8 +613,8 @@ static void *allocateBuffer(size_t numBytes) {
 /// Enqueues a CUDA model's forward on its stream, over its staging buffers:
 /// eagerly on the first run, captured as a CUDA graph on the second (if
 /// capture works), replayed after. Returns the run function's result; a
-/// driver failure is left in `error` or recorded (mte::cuda::takeError).
-static int32_t enqueueCudaForward(mte_model *model, std::string &error) {
+/// driver failure is recorded (mte::cuda::takeError).
+static int32_t enqueueCudaForward(mte_model *model) {
   mte::cuda::setStream(model->stream);
   auto forward = [&] {
     return model->abi->run(model->deviceInputs.data(),
@@ -622,8 +622,17 @@ static int32_t enqueueCudaForward(mte_model *model, std::string &error) {
                            model->deviceWeights.data(), model->arena);
   };
   int32_t result = 0;
+  // A graph's stream-ordered allocations happen at launch: its failure is
+  // recorded like the eager entry points' (running out of memory included).
+  auto launchGraph = [&] {
+    std::string launchError;
+    bool outOfMemory = false;
+    if (!mte::cuda::launchGraph(model->graph, model->stream, launchError,
+                                &outOfMemory))
+      mte::cuda::recordError(launchError, outOfMemory);
+  };
   if (model->graph) {
-    mte::cuda::launchGraph(model->graph, model->stream, error);
+    launchGraph();
   } else if (model->useGraph && model->runs > 0) {
     // Capture once; if the forward cannot be captured, run it eagerly from
     // now on (the outputs of this run are computed either way).
@@ -639,7 +648,7 @@ static int32_t enqueueCudaForward(mte_model *model, std::string &error) {
       model->useGraph = false;
       result = forward();
     } else {
-      mte::cuda::launchGraph(model->graph, model->stream, error);
+      launchGraph();
     }
   } else {
     result = forward();
@@ -654,8 +663,9 @@ static int32_t enqueueCudaForward(mte_model *model, std::string &error) {
 static mte_status checkForward(const char *path, int32_t result,
                                std::string &error) {
   bool outOfMemory = false;
+  std::string recorded = mte::cuda::takeError(&outOfMemory);
   if (error.empty())
-    error = mte::cuda::takeError(&outOfMemory);
+    error = recorded;
   if (!error.empty())
     return fail(outOfMemory ? MTE_ERROR_OUT_OF_MEMORY : MTE_ERROR_RUN_FAILED,
                 "'%s' failed to run on the GPU: %s", path, error.c_str());
@@ -680,13 +690,12 @@ static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
                                  model->inputs[i].numBytes, error))
       return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
                   model->inputs[i].name.c_str(), error.c_str());
-  int32_t result = enqueueCudaForward(model, error);
+  int32_t result = enqueueCudaForward(model);
   if (mte_status status = checkForward(path, result, error)) {
-    // Let what the failed forward enqueued finish before the caller reuses
-    // the model (its failure is the one reported).
+    // Let what the failed forward enqueued before it failed finish before
+    // the caller reuses the model.
     std::string ignored;
     mte::cuda::synchronize(ignored);
-    mte::cuda::takeError();
     return status;
   }
   if (!mte::cuda::synchronize(error))
@@ -942,7 +951,7 @@ mte_status mte_model_run_device(mte_model *model, size_t num_inputs,
     ok = mte::cuda::copyOnDevice(model->deviceInputs[i], inputs[i],
                                  model->inputs[i].numBytes, model->stream,
                                  error);
-  int32_t result = ok ? enqueueCudaForward(model, error) : 0;
+  int32_t result = ok ? enqueueCudaForward(model) : 0;
   if (mte_status status = checkForward(path, result, error))
     return status;
   for (size_t i = 0; ok && i < num_outputs; ++i)

@@ -99,8 +99,8 @@ func.func private @mte_row_layer_norm_4x7xf32(memref<4x7xf32>, memref<7xf32>, f3
 // CHECK: gpu.shuffle  xor %[[MAX2]], %c1_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
 // CHECK: %[[FACTOR:.*]] = arith.divf %{{.*}}, %[[ROWSUM:.*]] : f32
-// CHECK: %[[SEEN:.*]] = arith.cmpf one, %[[MAX]]
 // CHECK: %[[POSITIVE:.*]] = arith.cmpf ogt, %[[ROWSUM]]
+// CHECK: %[[SEEN:.*]] = arith.cmpf one, %[[MAX]]
 // CHECK: %[[SEES:.*]] = arith.andi %[[POSITIVE]], %[[SEEN]] : i1
 // CHECK: %[[F:.*]] = arith.select %[[SEES]], %[[FACTOR]], %{{.*}} : f32
 // CHECK: arith.mulf %[[E0]], %[[F]] : f32

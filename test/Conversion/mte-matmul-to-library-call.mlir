@@ -85,7 +85,7 @@ func.func @epilogues(%x: memref<6x8xbf16>, %w: memref<4x8xbf16>, %b: memref<4xbf
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
                   iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%view, %b : memref<2x3x4xf32>, memref<4xbf16>) outs(%y : memref<2x3x4xbf16>)
-      attrs = {mte.gemm_epilogue = {activation = "gelu_tanh", bias}} {
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<gelu_tanh>, bias}} {
   ^bb0(%p: f32, %bias: bf16, %o: bf16):
     %e = arith.extf %bias : bf16 to f32
     %s = arith.addf %p, %e : f32
@@ -100,7 +100,7 @@ func.func @epilogues(%x: memref<6x8xbf16>, %w: memref<4x8xbf16>, %b: memref<4xbf
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
                   iterator_types = ["parallel", "parallel"]}
       ins(%tmp2, %b, %r : memref<6x4xf32>, memref<4xbf16>, memref<6x4xbf16>) outs(%r : memref<6x4xbf16>)
-      attrs = {mte.gemm_epilogue = {activation = "none", bias, residual}} {
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, bias, residual}} {
   ^bb0(%p: f32, %bias: bf16, %res: bf16, %o: bf16):
     %e = arith.extf %bias : bf16 to f32
     %s = arith.addf %p, %e : f32
@@ -122,5 +122,35 @@ func.func @epilogues(%x: memref<6x8xbf16>, %w: memref<4x8xbf16>, %b: memref<4xbf
     linalg.yield %s : f32
   }
   memref.dealloc %tmp3 : memref<6x4xf32>
+  return
+}
+
+// -----
+
+// Zeros copied from a zero-filled buffer (bufferization's copy of a zero
+// tensor that CSE shared between GEMMs) start the product as a fill does:
+// beta = 0 and the copy goes; when something reads the zeros between the
+// copy and the GEMM, the copy stays (beta still 0).
+// CHECK-LABEL: func.func @zeros_copied
+// CHECK: linalg.fill
+// CHECK-NOT: linalg.copy
+// CHECK: %[[BETA0:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[BETA0]],
+// CHECK: linalg.copy ins(%{{.*}} : memref<6x4xf32>) outs(%[[O2:.*]] : memref<6x4xf32>)
+// CHECK: linalg.copy ins(%[[O2]] : memref<6x4xf32>)
+// CHECK: %[[BETA0B:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[BETA0B]],
+func.func @zeros_copied(%x: memref<6x8xf32>, %w: memref<4x8xf32>, %o1: memref<6x4xf32>, %o2: memref<6x4xf32>, %seen: memref<6x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %zeros = memref.alloc() : memref<6x4xf32>
+  linalg.fill ins(%zero : f32) outs(%zeros : memref<6x4xf32>)
+  linalg.copy ins(%zeros : memref<6x4xf32>) outs(%o1 : memref<6x4xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<6x8xf32>, memref<4x8xf32>) outs(%o1 : memref<6x4xf32>)
+  linalg.copy ins(%zeros : memref<6x4xf32>) outs(%o2 : memref<6x4xf32>)
+  linalg.copy ins(%o2 : memref<6x4xf32>) outs(%seen : memref<6x4xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<6x8xf32>, memref<4x8xf32>) outs(%o2 : memref<6x4xf32>)
+  memref.dealloc %zeros : memref<6x4xf32>
   return
 }

@@ -278,7 +278,9 @@ int main(int argc, char **argv) {
       llvm::errs() << "mte-compile: note: no ptxas/fatbinary in '" << toolkit
                    << "/bin'; the model carries PTX, which the driver "
                       "compiles when it loads\n";
-    // Kernels need nothing else from the toolkit (math is expanded inline).
+    // Kernels also link the toolkit's libdevice for their math functions
+    // (exp, tanh, erf, ...); without a toolkit here, MLIR looks in the CUDA
+    // path it was built with.
     cuda.toolkitPath = llvm::sys::fs::is_directory(toolkit) ? toolkit : "";
     cuda.format = assemble ? "fatbin" : "isa";
     mte::buildCudaPipeline(lower, cuda);

@@ -123,11 +123,25 @@ def check_arena(mte, directory):
     MTE_ERROR_OUT_OF_MEMORY (10), naming its size, and so does a run whose
     stream-ordered allocation no GPU holds."""
     failures = 0
+    x = np.zeros(1, np.float32)
     try:
         model = mte.load(os.path.join(directory, "arena_model.so"))
         for _ in range(3):  # eager, captured, replayed
-            model(x=np.zeros(1, np.float32))
-        print("PASS activation arena: passed to every run")
+            model(x=x)
+        # Without graphs every run calls the model's run function; a model
+        # opened in between takes device memory, so an arena allocated anew
+        # for a run would not come back at the same address.
+        os.environ["MTE_CUDA_GRAPHS"] = "0"
+        try:
+            eager = mte.load(os.path.join(directory, "arena_model.so"))
+        finally:
+            del os.environ["MTE_CUDA_GRAPHS"]
+        eager(x=x)
+        other = mte.load(os.path.join(directory, "gpt2_dynamo.cuda.so"))
+        for _ in range(2):
+            eager(x=x)
+        del other
+        print("PASS activation arena: the same one passed to every run")
     except mte.Error as error:
         print(f"FAIL activation arena: {error}")
         failures += 1
@@ -140,16 +154,28 @@ def check_arena(mte, directory):
               "activation arena of 1125899906842624 bytes" in str(error))
         print(f"{'PASS' if ok else 'FAIL'} huge activation arena: {error}")
         failures += not ok
+    # Eager, then captured (the allocation becomes a graph node, which fails
+    # when the graph launches), then eager again: out of memory every time,
+    # and nothing left behind for another model's run.
+    huge = mte.load(os.path.join(directory, "huge_run_alloc_model.so"))
+    for run in range(3):
+        try:
+            huge(x=x)
+            print(f"FAIL huge allocation in run {run + 1}: the run succeeded")
+            failures += 1
+        except mte.Error as error:
+            ok = (error.status == 10 and "CUDA_ERROR_OUT_OF_MEMORY" in str(error)
+                  and ("cuMemAllocAsync" in str(error) or
+                       "cuGraphLaunch" in str(error)))
+            print(f"{'PASS' if ok else 'FAIL'} huge allocation in run "
+                  f"{run + 1}: {error}")
+            failures += not ok
     try:
-        model = mte.load(os.path.join(directory, "huge_run_alloc_model.so"))
-        model(x=np.zeros(1, np.float32))
-        print("FAIL huge allocation in a run: the run succeeded")
-        failures += 1
+        mte.load(os.path.join(directory, "arena_model.so"))(x=x)
+        print("PASS a run after an out-of-memory failure")
     except mte.Error as error:
-        ok = (error.status == 10 and "cuMemAllocAsync" in str(error) and
-              "CUDA_ERROR_OUT_OF_MEMORY" in str(error))
-        print(f"{'PASS' if ok else 'FAIL'} huge allocation in a run: {error}")
-        failures += not ok
+        print(f"FAIL a run after an out-of-memory failure: {error}")
+        failures += 1
     return failures
 
 

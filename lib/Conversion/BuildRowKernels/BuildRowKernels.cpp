@@ -685,11 +685,11 @@ void buildSoftmaxBody(RowKernelBuilder &k, const SoftmaxKernel &kernel,
   Value factor = arith::DivFOp::create(
       b, loc, exp(arith::SubFOp::create(b, loc, shift, shiftOf(rowMax))),
       rowSum);
-  Value seesAKey = arith::AndIOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, rowSum,
-                            k.f32(0)),
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, max, negInf));
+  Value rowSeesAKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                            rowSum, k.f32(0));
+  Value threadSeesAKey =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, max, negInf);
+  Value seesAKey = arith::AndIOp::create(b, loc, rowSeesAKey, threadSeesAKey);
   factor = arith::SelectOp::create(b, loc, seesAKey, factor, k.f32(0));
   for (auto [s, offset, isValid] : llvm::zip(values, offsets, valid)) {
     SmallVector<Value> p;
@@ -1016,9 +1016,10 @@ SmallVector<func::FuncOp> specializeOnLayouts(func::FuncOp func) {
   auto module = func->getParentOfType<ModuleOp>();
   SmallVector<func::CallOp> calls;
   std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
-  for (SymbolTable::SymbolUse use : *uses)
-    if (auto call = dyn_cast<func::CallOp>(use.getUser()))
-      calls.push_back(call);
+  if (uses)
+    for (SymbolTable::SymbolUse use : *uses)
+      if (auto call = dyn_cast<func::CallOp>(use.getUser()))
+        calls.push_back(call);
 
   llvm::MapVector<FunctionType, SmallVector<func::CallOp>> bySignature;
   for (func::CallOp call : calls) {
@@ -1051,12 +1052,14 @@ SmallVector<func::FuncOp> specializeOnLayouts(func::FuncOp func) {
     return {func};
   }
   SmallVector<func::FuncOp> declarations;
+  SymbolTable symbols(module);
   for (auto [index, entry] : llvm::enumerate(bySignature)) {
     auto &[signature, sites] = entry;
     auto declaration = func.clone();
     declaration.setType(signature);
     declaration.setSymName((func.getSymName() + "_v" + Twine(index)).str());
-    module.getBody()->push_back(declaration);
+    // Renamed further if the module has that name already.
+    symbols.insert(declaration);
     for (func::CallOp call : sites)
       call.setCallee(declaration.getSymName());
     declarations.push_back(declaration);

@@ -2,6 +2,8 @@
 
 #include "mte/Conversion/MatmulToLibraryCall/MatmulToLibraryCall.h"
 
+#include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
+
 #include "mte-c/ModelABI.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -101,45 +103,32 @@ linalg::LinalgOp lastWriterBefore(Operation *user, Value buffer) {
   return {};
 }
 
-/// How `out` comes to hold zeros right before `matmul`, if it does: a zero
-/// fill of it, or a copy of a zero-filled buffer (bufferization copies a
-/// zero tensor that CSE shared between GEMMs). Returns the op only
-/// `matmul` needs, which the GEMM with beta = 0 replaces (erase it), or
-/// null when the zeros are shared with other readers and stay.
-std::optional<Operation *> zeroInitBefore(Operation *matmul, Value out) {
-  linalg::LinalgOp writer = lastWriterBefore(matmul, out);
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(writer.getOperation())) {
-    if (!isZeroFill(fill))
-      return std::nullopt;
-    // Other readers between the fill and the GEMM still need the zeros.
-    for (Operation *op = fill->getNextNode(); op != matmul;
-         op = op->getNextNode())
-      if (llvm::is_contained(op->getOperands(), out))
-        return nullptr;
-    return fill.getOperation();
-  }
-  auto copy = dyn_cast_or_null<linalg::CopyOp>(writer.getOperation());
-  if (!copy)
-    return std::nullopt;
-  Value source = copy.getInputs()[0];
-  auto fill = dyn_cast_or_null<linalg::FillOp>(
-      lastWriterBefore(copy, source).getOperation());
-  if (!isZeroFill(fill))
-    return std::nullopt;
-  for (Operation *op = copy->getNextNode(); op != matmul;
-       op = op->getNextNode())
-    if (llvm::is_contained(op->getOperands(), out))
-      return std::nullopt;
-  return copy.getOperation();
+/// Whether an op strictly between `from` and `to` (in one block) uses `v`.
+bool usedBetween(Operation *from, Operation *to, Value v) {
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+    if (llvm::is_contained(op->getOperands(), v))
+      return true;
+  return false;
 }
 
-/// cuBLASLt's epilogues (cublasLtEpilogue_t).
-enum Epilogue : int32_t {
-  kEpilogueDefault = 1,
-  kEpilogueRelu = 2,
-  kEpilogueBias = 4,
-  kEpilogueGelu = 32, // the tanh approximation
-};
+/// How `out` comes to hold zeros right before `matmul`, if it does: a zero
+/// fill of it, or a copy of a zero-filled buffer (bufferization copies a
+/// zero tensor that CSE shared between GEMMs). Returns that op when only
+/// `matmul` needs its zeros, which the GEMM with beta = 0 replaces (erase
+/// it), or null when other readers in between need them and it stays.
+std::optional<Operation *> zeroInitBefore(Operation *matmul, Value out) {
+  Operation *writer = lastWriterBefore(matmul, out).getOperation();
+  auto filled = [&](Operation *op) {
+    return isZeroFill(dyn_cast_or_null<linalg::FillOp>(op));
+  };
+  if (auto copy = dyn_cast_or_null<linalg::CopyOp>(writer)) {
+    if (!filled(lastWriterBefore(copy, copy.getInputs()[0]).getOperation()))
+      return std::nullopt;
+  } else if (!filled(writer)) {
+    return std::nullopt;
+  }
+  return usedBetween(writer, matmul, out) ? nullptr : writer;
+}
 
 /// A GEMM's epilogue that cuBLASLt can apply: the elementwise op the
 /// lowering tagged `mte.gemm_epilogue`, reading the product and writing
@@ -148,17 +137,13 @@ enum Epilogue : int32_t {
 struct LibraryEpilogue {
   linalg::GenericOp op;
   Value out, bias, residual;
-  int32_t code = kEpilogueDefault;
+  int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
 };
 
-/// The buffer a view (reshape) is of.
+/// The buffer a view (reshape, subview, cast, ...) is of.
 Value rootBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
-      v = def->getOperand(0);
-    else
-      break;
-  }
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
   return v;
 }
 
@@ -194,7 +179,8 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
           copy && copy.getOutputs()[0] == tmp)
         continue;
       auto generic = dyn_cast<linalg::GenericOp>(user);
-      if (!generic || epilogue.op || !generic->hasAttr("mte.gemm_epilogue") ||
+      if (!generic || epilogue.op ||
+          !generic->hasAttr(mte::kGemmEpilogueAttrName) ||
           generic.getDpsInputs().empty() ||
           generic.getDpsInputs()[0] != views[i])
         return std::nullopt;
@@ -204,23 +190,32 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   if (!op || op->getBlock() != matmul->getBlock() ||
       !matmul->isBeforeInBlock(op) || op.getNumDpsInits() != 1)
     return std::nullopt;
-  auto spec = op->getAttrOfType<DictionaryAttr>("mte.gemm_epilogue");
-  auto activation = spec.getAs<StringAttr>("activation");
+  auto spec = op->getAttrOfType<DictionaryAttr>(mte::kGemmEpilogueAttrName);
+  auto activation = spec.getAs<mte::transformer::ActivationAttr>("activation");
   bool hasBias = spec.contains("bias"), hasResidual = spec.contains("residual");
   epilogue.out = op.getDpsInits()[0];
   Type outType = elementTypeOf(epilogue.out);
   if (!dtypeCode(outType) || !isDenseOf(epilogue.out, outType) ||
       op.getNumDpsInputs() != 1 + hasBias + hasResidual)
     return std::nullopt;
-  // cuBLASLt adds C before the activation, the linear after it.
-  StringRef act = activation ? activation.getValue() : "";
-  if (act == "none")
+  // cuBLASLt adds C before the activation, the linear after it; it has no
+  // exact-erf GELU or SiLU.
+  if (!activation)
+    return std::nullopt;
+  switch (activation.getValue()) {
+  case mte::transformer::Activation::None:
     epilogue.code = 0;
-  else if (act == "relu" && !hasResidual)
-    epilogue.code = kEpilogueRelu;
-  else if (act == "gelu_tanh" && !hasResidual)
-    epilogue.code = kEpilogueGelu;
-  else
+    break;
+  case mte::transformer::Activation::Relu:
+    epilogue.code = MTE_GEMM_EPILOGUE_RELU;
+    break;
+  case mte::transformer::Activation::GeluTanh:
+    epilogue.code = MTE_GEMM_EPILOGUE_GELU;
+    break;
+  default:
+    return std::nullopt;
+  }
+  if (hasResidual && epilogue.code != 0)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   unsigned rank = op.getNumLoops();
@@ -235,7 +230,7 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
         !isDenseOf(epilogue.bias, outType) ||
         maps[next] != identity.getSubMap({rank - 1}))
       return std::nullopt;
-    epilogue.code |= kEpilogueBias;
+    epilogue.code |= MTE_GEMM_EPILOGUE_BIAS;
     ++next;
   }
   if (hasResidual) {
@@ -244,7 +239,7 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
       return std::nullopt;
   }
   if (epilogue.code == 0)
-    epilogue.code = kEpilogueDefault;
+    epilogue.code = MTE_GEMM_EPILOGUE_DEFAULT;
   // The call takes the generic's place: nothing in between may write what
   // the GEMM reads.
   SmallVector<Value> read = {rootBuffer(matmul.getDpsInputs()[0]),
@@ -312,7 +307,7 @@ struct MatmulToLibraryCallPass
         epilogue = matchEpilogue(matmul, out);
       float beta = zeroInit ? 0.0f : 1.0f;
       Value result = out, bias, residual;
-      int32_t code = kEpilogueDefault;
+      int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
       if (epilogue) {
         result = epilogue->out;
         bias = epilogue->bias;

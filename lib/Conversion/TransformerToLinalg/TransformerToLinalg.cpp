@@ -1088,13 +1088,13 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     if (libraryProduct)
       if (Operation *epilogue = result.getDefiningOp()) {
         SmallVector<NamedAttribute> spec = {rewriter.getNamedAttr(
-            "activation", rewriter.getStringAttr(stringifyActivation(act)))};
+            "activation", ActivationAttr::get(rewriter.getContext(), act))};
         if (bias)
           spec.push_back(rewriter.getNamedAttr("bias", rewriter.getUnitAttr()));
         if (residual)
           spec.push_back(
               rewriter.getNamedAttr("residual", rewriter.getUnitAttr()));
-        epilogue->setAttr("mte.gemm_epilogue",
+        epilogue->setAttr(mte::kGemmEpilogueAttrName,
                           rewriter.getDictionaryAttr(spec));
       }
     rewriter.replaceOp(op, result);

@@ -2,10 +2,10 @@
 |*                                                                            *|
 |* A CUDA model without kernels whose table asks for an activation arena of  *|
 |* MTE_TEST_ARENA_BYTES (default 1 MiB). Its run fails (returns 1) when the  *|
-|* runtime passes no arena, and (returns 2) when it passes another arena     *|
-|* than the first run's. utils/gpu/check.py opens it on a GPU, a variant     *|
-|* with an arena larger than any GPU, which must fail to open with           *|
-|* MTE_ERROR_OUT_OF_MEMORY, and one whose run asks the runtime's             *|
+|* runtime passes no arena, and (returns 2) when it passes a model another   *|
+|* arena than the model's first run got. utils/gpu/check.py opens it on a    *|
+|* GPU; a variant with an arena larger than any GPU, which must fail to open *|
+|* with MTE_ERROR_OUT_OF_MEMORY; and one whose run asks the runtime's        *|
 |* stream-ordered allocator (as compiled models do for what the arena does   *|
 |* not hold) for MTE_TEST_RUN_ALLOC_BYTES, more than any GPU has, which must *|
 |* fail to run with MTE_ERROR_OUT_OF_MEMORY.                                 *|
@@ -27,25 +27,34 @@ static const mte_tensor_info inputs[] = {{"x", MTE_DTYPE_F32, 1, shape}};
 static const mte_tensor_info outputs[] = {{"y", MTE_DTYPE_F32, 1, shape}};
 
 #ifdef MTE_TEST_RUN_ALLOC_BYTES
-/* libmte_runtime's allocator for compiled models' kernels. */
+/* libmte_runtime's stream and allocator for compiled models' kernels. */
+void *mgpuStreamCreate(void);
 void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared);
 #endif
 
-static void *firstArena;
+/* The first arena each open model (told apart by its staging input
+ * buffer, which the runtime allocates per model) was given. */
+enum { kMaxModels = 16 };
+static void *modelInput[kMaxModels], *firstArena[kMaxModels];
 
 static int32_t run(void *const *in, void *const *out, void *const *weights,
                    void *arena) {
-  (void)in;
   (void)out;
   (void)weights;
 #ifdef MTE_TEST_RUN_ALLOC_BYTES
-  mgpuMemAlloc(MTE_TEST_RUN_ALLOC_BYTES, NULL, false);
+  mgpuMemAlloc(MTE_TEST_RUN_ALLOC_BYTES, mgpuStreamCreate(), false);
 #endif
   if (!arena)
     return 1;
-  if (!firstArena)
-    firstArena = arena;
-  return arena == firstArena ? 0 : 2;
+  for (int i = 0; i < kMaxModels; ++i) {
+    if (!modelInput[i]) {
+      modelInput[i] = in[0];
+      firstArena[i] = arena;
+    }
+    if (modelInput[i] == in[0])
+      return arena == firstArena[i] ? 0 : 2;
+  }
+  return 3; /* more open models than the table holds */
 }
 
 static const mte_model_abi abi = {

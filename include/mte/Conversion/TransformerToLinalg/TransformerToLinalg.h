@@ -15,6 +15,12 @@ namespace mte {
 #define GEN_PASS_DECL_CONVERTTRANSFORMERTOLINALG
 #include "mte/Conversion/Passes.h.inc"
 
+/// The attribute with which the lowering (`named-matmul`) tags a linear's
+/// epilogue after its product, for mte-matmul-to-library-call: a dictionary
+/// of `activation` (a transformer::ActivationAttr) and the unit entries
+/// `bias` and `residual`.
+constexpr llvm::StringLiteral kGemmEpilogueAttrName = "mte.gemm_epilogue";
+
 /// Patterns lowering every transformer op to linalg/tensor/arith/math.
 /// `namedMatmul`: f32 linears compute their product with linalg.matmul on
 /// the [M, K] view of the input (a library call for the CUDA backend).
