@@ -178,3 +178,22 @@ func.func @rotary_heads_major(%x: tensor<2x4x5x64xf32>, %cos: tensor<2x5x64xf32>
   %2 = transformer.rotary_embedding %x, %ch, %ch {rotary_dim = 32 : i64} : (tensor<2x4x5x64xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<2x4x5x64xf32>
   return %0, %1, %2 : tensor<2x4x5x64xf32>, tensor<2x4x5x64xf32>, tensor<2x4x5x64xf32>
 }
+
+// -----
+
+// A softmax over the last axis (not attention's) is the attention softmax
+// kernel with one head, a query per row, no mask and a scale of 1, in its
+// own type; over another axis it keeps the reference lowering.
+// CHECK-LABEL: func.func @softmax
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[X:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<6x1024xbf16> to memref<6x1024xbf16>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x3x1024xbf16>
+// CHECK: %[[VIEW:.*]] = memref.expand_shape %{{.*}} output_shape [6, 1024]
+// CHECK: call @mte_softmax_6x1024xbf16(%[[X]], %[[ONE]], %[[VIEW]])
+// CHECK: transformer.softmax %{{.*}} {axis = 0 : i64} : tensor<4x8xf32>
+// CHECK: func.func private @mte_softmax_6x1024xbf16(memref<6x1024xbf16>, f32, memref<6x1024xbf16>) attributes {mte.row_kernel = {heads = 1 : i64, kind = "attention_softmax", queries = 6 : i64}}
+func.func @softmax(%x: tensor<2x3x1024xbf16>, %y: tensor<4x8xf32>) -> (tensor<2x3x1024xbf16>, tensor<4x8xf32>) {
+  %0 = transformer.softmax %x : tensor<2x3x1024xbf16>
+  %1 = transformer.softmax %y {axis = 0 : i64} : tensor<4x8xf32>
+  return %0, %1 : tensor<2x3x1024xbf16>, tensor<4x8xf32>
+}

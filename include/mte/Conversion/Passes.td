@@ -44,7 +44,10 @@ def ConvertTransformerToRowKernels
     `@mte_flash_attention_...`; other `transformer.attention` is lowered as
     `mte-convert-transformer-to-linalg{named-matmul}` lowers it, except that
     its scale + mask + causal mask + softmax is a call of
-    `@mte_attention_softmax_<B>x<H>x<Sq>x<Skv>...` on the f32 scores.
+    `@mte_attention_softmax_<B>x<H>x<Sq>x<Skv>...` on the f32 scores; a
+    standalone `transformer.softmax` over the last axis is a call of the
+    same kernel (`@mte_softmax_<rows>x<length>x<type>`: one head, a query
+    per row, no mask, scale 1).
 
     The functions are declarations on buffers in destination-passing style
     (inputs, scalars, then outputs) carrying a `mte.row_kernel` dictionary
@@ -83,7 +86,7 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
       type). f16/bf16 inputs round the residual sum to their type before
       the statistics, as the reference lowering does.
     - `"attention_softmax"` (`heads`, `queries`, `causal`, `mask_shape`):
-      scores [R = B * H * Sq, Skv] (f32), (the mask, flattened; it
+      scores [R = B * H * Sq, Skv] (f32, bf16 or f16), (the mask, flattened; it
       broadcasts from `mask_shape` to [B, H, Sq, Skv]), scale (f32),
       probabilities [R, Skv] (f32, bf16 or f16; their type sets the vector
       width). Causal masking keeps key j for query i iff j <= i + Skv - Sq;

@@ -871,9 +871,12 @@ LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
       if (kernel.maskShape.size() > 4)
         return fail("a mask has at most 4 dimensions");
     }
-    if (types.size() != 3u + kernel.hasMask || !rows.getElementType().isF32() ||
+    Type scores = rows.getElementType();
+    if (types.size() != 3u + kernel.hasMask ||
+        !(scores.isF32() || scores.isBF16() || scores.isF16()) ||
         !types[1 + kernel.hasMask].isF32())
-      return fail("wrong number of arguments, or no f32 scores and scale");
+      return fail("wrong number of arguments, or no float scores and f32 "
+                  "scale");
     // The probabilities' type sets the vector width: 16-byte stores of
     // bf16 probabilities, the f32 scores loaded as two 16-byte halves.
     auto probs = dyn_cast<MemRefType>(types.back());

@@ -451,6 +451,39 @@ Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
       .front();
 }
 
+/// Replaces a softmax over the last axis (not attention's: that one is
+/// inside transformer.attention) by a call of the attention softmax kernel
+/// as one head with one query per row, no mask and a scale of 1.
+void convertSoftmax(SoftmaxOp op, OpBuilder &moduleBuilder,
+                    SymbolTable &symbols) {
+  RankedTensorType type = op.getResult().getType();
+  Type element = type.getElementType();
+  if (!type.hasStaticShape() || type.getNumElements() == 0 ||
+      type.getRank() == 0 || !isKernelFloat(element) ||
+      *normalizeAxis(op.getAxis(), type.getRank()) != type.getRank() - 1)
+    return;
+  int64_t keys = type.getShape().back(), rows = type.getNumElements() / keys;
+  if (!mte::canBuildRowKernel(keys, Float32Type::get(op.getContext())))
+    return;
+  MLIRContext *ctx = op.getContext();
+  Builder attrs(ctx);
+  SmallVector<NamedAttribute> spec = {
+      attrs.getNamedAttr("kind", attrs.getStringAttr("attention_softmax")),
+      attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(1)),
+      attrs.getNamedAttr("queries", attrs.getI64IntegerAttr(rows))};
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value probs =
+      callRowKernel(b, loc, "mte_softmax_" + mangle({rows, keys}, element),
+                    DictionaryAttr::get(ctx, spec),
+                    {reshapeTo(b, loc, op.getInput(), {rows, keys}),
+                     arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1))},
+                    {type}, {rows, keys}, moduleBuilder, symbols)
+          .front();
+  op.getResult().replaceAllUsesWith(probs);
+  op->erase();
+}
+
 struct ConvertTransformerToRowKernelsPass
     : mte::impl::ConvertTransformerToRowKernelsBase<
           ConvertTransformerToRowKernelsPass> {
@@ -463,11 +496,14 @@ struct ConvertTransformerToRowKernelsPass
     SmallVector<Operation *> norms, attentions;
     SmallVector<AttentionOp> fused;
     SmallVector<RotaryEmbeddingOp> rotaries;
+    SmallVector<SoftmaxOp> softmaxes;
     module.walk([&](Operation *op) {
       if (isa<LayerNormOp, RMSNormOp>(op))
         norms.push_back(op);
       else if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op))
         rotaries.push_back(rotary);
+      else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+        softmaxes.push_back(softmax);
       else if (auto attention = dyn_cast<AttentionOp>(op)) {
         if (hasFlashAttentionKernel(attention))
           fused.push_back(attention);
@@ -479,6 +515,8 @@ struct ConvertTransformerToRowKernelsPass
       convertToFlashAttention(op, moduleBuilder, symbols);
     for (RotaryEmbeddingOp op : rotaries)
       convertRotary(op, moduleBuilder, symbols);
+    for (SoftmaxOp op : softmaxes)
+      convertSoftmax(op, moduleBuilder, symbols);
     for (Operation *op : norms) {
       if (auto layerNorm = dyn_cast<LayerNormOp>(op))
         convertNorm(layerNorm, moduleBuilder, symbols);
