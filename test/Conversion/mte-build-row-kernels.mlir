@@ -231,3 +231,24 @@ func.func @forward_rotary(%qkv: memref<2x5x384xbf16>, %cos: memref<5x32xbf16>, %
 
 // expected-error @below {{'func.func' op is not a valid rotary kernel: x must be [outer, mid, D] with static strides, the last 1}}
 func.func private @mte_rotary_bad(memref<10x128xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x128xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid rotary kernel: needs positive heads and seq}}
+func.func private @mte_rotary_no_seq(memref<10x4x32xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary"}}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid rotary kernel: cos and sin must be [T, W], the output like x}}
+func.func private @mte_rotary_bad_output(memref<10x4x32xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xf32>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+
+// -----
+
+// A 24-column table is neither D (32) nor D / 2 wide.
+// expected-error @below {{'func.func' op is not a valid rotary kernel: tables do not match the view}}
+func.func private @mte_rotary_bad_table(memref<10x4x32xbf16>, memref<5x24xbf16>, memref<5x24xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid row kernel: the probabilities must be [rows, keys] like the scores}}
+func.func private @mte_softmax_bad(memref<4x16xf32>, f32, memref<4x8xbf16>) attributes {mte.row_kernel = {heads = 1 : i64, kind = "attention_softmax", queries = 4 : i64}}

@@ -36,6 +36,14 @@ namespace {
 
 bool isKernelFloat(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
 
+/// One reassociation group of all `rank` dimensions (none for rank 0).
+SmallVector<ReassociationIndices> all(int64_t rank) {
+  ReassociationIndices group;
+  for (int64_t d = 0; d < rank; ++d)
+    group.push_back(d);
+  return SmallVector<ReassociationIndices>(rank ? 1 : 0, group);
+}
+
 /// `value` reshaped to `shape` through its 1-D view (a no-op when the shapes
 /// agree); both are contiguous, so the reshapes bufferize to views.
 Value reshapeTo(OpBuilder &b, Location loc, Value value,
@@ -45,12 +53,6 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
     return value;
   auto flatType =
       RankedTensorType::get({type.getNumElements()}, type.getElementType());
-  auto all = [](int64_t rank) {
-    ReassociationIndices group;
-    for (int64_t d = 0; d < rank; ++d)
-      group.push_back(d);
-    return SmallVector<ReassociationIndices>(rank ? 1 : 0, group);
-  };
   if (type.getRank() > 1)
     value = tensor::CollapseShapeOp::create(b, loc, value, all(type.getRank()));
   else if (type.getRank() == 0)
@@ -128,34 +130,20 @@ SmallVector<Value> writtenTensors(OpBuilder &b, Location loc,
   return tensors;
 }
 
-/// The contiguous `buffer` viewed as `shape` (the same number of elements)
-/// through its 1-D view.
+/// A fresh (contiguous) `buffer` of rank 1 or more viewed as `shape` (the
+/// same number of elements, rank 1 or more) through its 1-D view.
 Value reshapeBuffer(OpBuilder &b, Location loc, Value buffer,
                     ArrayRef<int64_t> shape) {
   auto type = cast<MemRefType>(buffer.getType());
   if (type.getShape() == shape)
     return buffer;
-  auto flat = [](int64_t rank) {
-    ReassociationIndices group;
-    for (int64_t d = 0; d < rank; ++d)
-      group.push_back(d);
-    return SmallVector<ReassociationIndices>(rank ? 1 : 0, group);
-  };
-  if (type.getRank() != 1)
-    buffer = type.getRank() == 0 ? memref::ExpandShapeOp::create(
-                                       b, loc, ArrayRef<int64_t>{1}, buffer,
-                                       ArrayRef<ReassociationIndices>{})
-                                       .getResult()
-                                 : memref::CollapseShapeOp::create(
-                                       b, loc, buffer, flat(type.getRank()))
-                                       .getResult();
-  if (shape.size() == 1)
-    return buffer;
-  if (shape.empty())
-    return memref::CollapseShapeOp::create(b, loc, buffer,
-                                           ArrayRef<ReassociationIndices>{});
-  return memref::ExpandShapeOp::create(b, loc, shape, buffer,
-                                       flat(shape.size()));
+  if (type.getRank() > 1)
+    buffer =
+        memref::CollapseShapeOp::create(b, loc, buffer, all(type.getRank()));
+  if (shape.size() > 1)
+    buffer =
+        memref::ExpandShapeOp::create(b, loc, shape, buffer, all(shape.size()));
+  return buffer;
 }
 
 /// Calls the row kernel `name` (declaring it with `spec` on first use) on
@@ -298,35 +286,28 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
 
   Location loc = op.getLoc();
   OpBuilder b(op);
-  // The view by reshapes that keep the innermost stride (a column slice
-  // stays a view), on x and on the output, which is allocated in the op's
-  // shape so that a model output is written in place.
-  auto viewType = RankedTensorType::get(view, element);
-  auto outputType = MemRefType::get(type.getShape(), element);
+  // x viewed by reshapes that keep its innermost stride (a column slice
+  // stays a view); the output, allocated in the op's shape so that a model
+  // output is written in place, through its 1-D view.
   Value x = op.getInput();
-  Value output = memref::AllocOp::create(b, loc, outputType);
-  Value outputView;
   if (headsMajor) {
-    SmallVector<ReassociationIndices> outer = {{0, 1}, {2}, {3}};
-    x = tensor::CollapseShapeOp::create(b, loc, x, outer);
-    outputView = memref::CollapseShapeOp::create(b, loc, output, outer);
+    x = tensor::CollapseShapeOp::create(
+        b, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
   } else {
-    SmallVector<ReassociationIndices> outer = {{0, 1}, {2}},
-                                      heads = {{0}, {1, 2}};
     x = tensor::ExpandShapeOp::create(
-        b, loc, viewType, tensor::CollapseShapeOp::create(b, loc, x, outer),
-        heads);
-    outputView = memref::ExpandShapeOp::create(
-        b, loc, view, memref::CollapseShapeOp::create(b, loc, output, outer),
-        heads);
+        b, loc, RankedTensorType::get(view, element),
+        tensor::CollapseShapeOp::create(
+            b, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}}),
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
   }
+  Value output = allocateOutputs(b, loc, type).front();
   int64_t dynamic = ShapedType::kDynamic;
   auto strided = StridedLayoutAttr::get(ctx, dynamic, {dynamic, dynamic, 1});
   SmallVector<Value> operands = {
       readBuffer(b, loc, x, strided),
       readBuffer(b, loc, reshapeTo(b, loc, op.getCos(), {tableRows, width})),
       readBuffer(b, loc, reshapeTo(b, loc, op.getSin(), {tableRows, width})),
-      outputView};
+      reshapeBuffer(b, loc, output, view)};
   callKernel(b, loc, name, DictionaryAttr::get(ctx, spec), operands,
              moduleBuilder, symbols);
   op.getOutput().replaceAllUsesWith(
