@@ -1329,8 +1329,8 @@ Value sliceLast(OpBuilder &b, Location loc, Value value, int64_t offset,
 /// index arithmetic: x1' = x1 * cos1 - x2 * sin1 into the first half of the
 /// result, x2' = x2 * cos2 + x1 * sin2 into the second, the tables' columns
 /// read as slices (the same for both halves when the tables are half
-/// width). Every operand varies along the feature only as its last index,
-/// so the CUDA backend runs both with 16-byte vectors.
+/// width). The host backend's (and the reference) lowering: the CUDA
+/// pipeline gives these to its rotary row kernel first.
 Value rotateHalves(OpBuilder &b, Location loc, Value x, int64_t seqDim,
                    Value cos, Value sin, bool fullWidth, Type computeType) {
   MLIRContext *ctx = b.getContext();
