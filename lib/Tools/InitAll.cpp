@@ -3,6 +3,7 @@
 #include "mte/InitAll.h"
 
 #include "mte/Conversion/Passes.h"
+#include "mte/Dialect/Kernel/IR/KernelOps.h"
 #include "mte/Dialect/Transformer/IR/TransformerDialect.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 #include "mte/Pipelines/Pipelines.h"
@@ -40,7 +41,8 @@
 #include "mlir/Transforms/Passes.h"
 
 void mte::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<transformer::TransformerDialect, mlir::arith::ArithDialect,
+  registry.insert<transformer::TransformerDialect, kernel::KernelDialect,
+                  mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::func::FuncDialect, mlir::gpu::GPUDialect,
                   mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect,

@@ -1,28 +1,19 @@
 // RUN: mte-opt %s -split-input-file -mte-convert-transformer-to-row-kernels | FileCheck %s
 
-// A LayerNorm with bias and residual over the last dimension: the call reads
-// the [rows, length] views through their buffers and writes [rows, length]
-// views of two fresh allocations in the op's shape (output and residual
-// sum), which hold the results. A second norm of the same shape calls the
-// same declaration.
+// A LayerNorm with bias and residual over the last dimension: a kernel.call
+// of the declaration on the [rows, length] views, writing two fresh tensors
+// in the op's shape (output and residual sum), which the declaration takes
+// as [rows, length] buffers. A second norm of the same shape calls the same
+// declaration.
 // CHECK-LABEL: func.func @layer_norm
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8x768xf32>, %[[G:.*]]: tensor<768xf32>, %[[B:.*]]: tensor<768xf32>, %[[R:.*]]: tensor<2x8x768xf32>)
 // CHECK: %[[XR:.*]] = tensor.expand_shape %{{.*}} output_shape [16, 768]
+// CHECK: %[[RR:.*]] = tensor.expand_shape %{{.*}} output_shape [16, 768]
 // CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
-// CHECK: %[[XB:.*]] = bufferization.to_buffer %[[XR]] read_only : tensor<16x768xf32> to memref<16x768xf32>
-// CHECK: %[[GB:.*]] = bufferization.to_buffer %[[G]] read_only
-// CHECK: %[[BB:.*]] = bufferization.to_buffer %[[B]] read_only
-// CHECK: %[[RB:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<16x768xf32> to memref<16x768xf32>
-// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x8x768xf32>
-// CHECK: %[[SUM:.*]] = memref.alloc() : memref<2x8x768xf32>
-// CHECK: %[[OUT1:.*]] = memref.collapse_shape %[[OUT]]
-// CHECK: %[[OUTV:.*]] = memref.expand_shape %[[OUT1]] {{.*}} output_shape [16, 768]
-// CHECK: %[[SUM1:.*]] = memref.collapse_shape %[[SUM]]
-// CHECK: %[[SUMV:.*]] = memref.expand_shape %[[SUM1]] {{.*}} output_shape [16, 768]
-// CHECK: call @mte_row_layer_norm_16x768xf32_bias_residual(%[[XB]], %[[GB]], %[[BB]], %[[RB]], %[[EPS]], %[[OUTV]], %[[SUMV]])
-// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x8x768xf32> to tensor<2x8x768xf32>
-// CHECK: bufferization.to_tensor %[[SUM]] restrict writable
-// CHECK: call @mte_row_layer_norm_16x768xf32_bias_residual(
+// CHECK: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<2x8x768xf32>
+// CHECK: %[[SUM:.*]] = bufferization.alloc_tensor() : tensor<2x8x768xf32>
+// CHECK: %[[Y:.*]]:2 = kernel.call @mte_row_layer_norm_16x768xf32_bias_residual(%[[XR]], %[[G]], %[[B]], %[[RR]], %[[EPS]] : tensor<16x768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<16x768xf32>, f32) outs(%[[OUT]], %[[SUM]] : tensor<2x8x768xf32>, tensor<2x8x768xf32>) -> tensor<2x8x768xf32>, tensor<2x8x768xf32>
+// CHECK: kernel.call @mte_row_layer_norm_16x768xf32_bias_residual(
 // CHECK-NOT: transformer.layer_norm
 // CHECK: func.func private @mte_row_layer_norm_16x768xf32_bias_residual(memref<16x768xf32>, memref<768xf32>, memref<768xf32>, memref<16x768xf32>, f32, memref<16x768xf32>, memref<16x768xf32>) attributes {mte.row_kernel = {bias, kind = "layer_norm", residual}}
 // CHECK-NOT: func.func private @mte_row_layer_norm
@@ -36,8 +27,8 @@ func.func @layer_norm(%x: tensor<2x8x768xf32>, %g: tensor<768xf32>, %b: tensor<7
 
 // A bf16 RMSNorm that writes f32, normalising the last two dimensions.
 // CHECK-LABEL: func.func @rms_norm
-// CHECK: call @mte_row_rms_norm_4x256xbf16_to_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<4x256xbf16>, memref<256xbf16>, f32, memref<4x256xf32>) -> ()
-// CHECK: func.func private @mte_row_rms_norm_4x256xbf16_to_f32({{.*}}) attributes {mte.row_kernel = {kind = "rms_norm"}}
+// CHECK: kernel.call @mte_row_rms_norm_4x256xbf16_to_f32(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4x256xbf16>, tensor<256xbf16>, f32) outs(%{{.*}} : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
+// CHECK: func.func private @mte_row_rms_norm_4x256xbf16_to_f32(memref<4x256xbf16>, memref<256xbf16>, f32, memref<4x256xf32>) attributes {mte.row_kernel = {kind = "rms_norm"}}
 func.func @rms_norm(%x: tensor<4x16x16xbf16>, %g: tensor<16x16xbf16>) -> tensor<4x16x16xf32> {
   %0 = transformer.rms_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-6 : f32} : (tensor<4x16x16xbf16>, tensor<16x16xbf16>) -> tensor<4x16x16xf32>
   return %0 : tensor<4x16x16xf32>
@@ -50,12 +41,11 @@ func.func @rms_norm(%x: tensor<4x16x16xbf16>, %g: tensor<16x16xbf16>) -> tensor<
 // given (flattened) and the scale.
 // CHECK-LABEL: func.func @attention
 // CHECK: linalg.batch_matmul
-// CHECK: %[[S:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<32x4xf32> to memref<32x4xf32>
-// CHECK: %[[M:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<8xi1> to memref<8xi1>
-// CHECK: %[[P:.*]] = memref.alloc() : memref<2x4x4x4xf32>
-// CHECK: %[[PV:.*]] = memref.expand_shape %{{.*}} output_shape [32, 4]
-// CHECK: call @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(%[[S]], %[[M]], %{{.*}}, %[[PV]])
-// CHECK: bufferization.to_tensor %[[P]] restrict writable
+// CHECK: %[[S:.*]] = tensor.expand_shape %{{.*}} output_shape [32, 4] : tensor<128xf32> into tensor<32x4xf32>
+// CHECK: %[[M:.*]] = tensor.collapse_shape %{{.*}} : tensor<2x1x1x4xi1> into tensor<8xi1>
+// CHECK: %[[P:.*]] = bufferization.alloc_tensor() : tensor<2x4x4x4xf32>
+// CHECK: %[[PT:.*]] = kernel.call @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(%[[S]], %[[M]], %{{.*}} : tensor<32x4xf32>, tensor<8xi1>, f32) outs(%[[P]] : tensor<2x4x4x4xf32>)
+// CHECK: tensor.collapse_shape %[[PT]]
 // CHECK: linalg.batch_matmul
 // CHECK-NOT: transformer.attention
 // CHECK: func.func private @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(memref<32x4xf32>, memref<8xi1>, f32, memref<32x4xf32>) attributes {mte.row_kernel = {causal, heads = 4 : i64, kind = "attention_softmax", mask_shape = array<i64: 2, 1, 1, 4>, queries = 4 : i64}}
@@ -69,9 +59,8 @@ func.func @attention(%q: tensor<2x4x32xf32>, %k: tensor<2x4x16xf32>, %v: tensor<
 // bf16 attention: the kernel reads the f32 scores and writes the
 // probabilities in bf16, which P·V reads (rounded once, no cast kernel).
 // CHECK-LABEL: func.func @attention_bf16
-// CHECK: %[[P:.*]] = memref.alloc() : memref<2x4x4x4xbf16>
-// CHECK: %[[PV:.*]] = memref.expand_shape %{{.*}} output_shape [32, 4]
-// CHECK: call @mte_attention_softmax_2x4x4x4xbf16_causal(%{{.*}}, %{{.*}}, %[[PV]])
+// CHECK: %[[P:.*]] = bufferization.alloc_tensor() : tensor<2x4x4x4xbf16>
+// CHECK: kernel.call @mte_attention_softmax_2x4x4x4xbf16_causal(%{{.*}}, %{{.*}} : tensor<32x4xf32>, f32) outs(%[[P]] : tensor<2x4x4x4xbf16>)
 // CHECK-NOT: arith.truncf
 // CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<4x8x4xbf16>, tensor<4x4x8xbf16>) outs(%{{.*}} : tensor<4x8x8xf32>)
 // CHECK: func.func private @mte_attention_softmax_2x4x4x4xbf16_causal(memref<32x4xf32>, f32, memref<32x4xbf16>)
@@ -101,20 +90,17 @@ func.func @not_matched(%x: tensor<2x64xf64>, %g: tensor<64xf64>, %y: tensor<1x32
 // -----
 
 // bf16 attention with a head dimension of 64 and no mask operand goes to the
-// runtime's fused kernel: Q, K and V are read in place through buffers with
-// any batch and row strides (here column slices of one packed projection),
-// the output is a fresh buffer; no GEMMs, no scores.
+// runtime's fused kernel: the declaration reads Q, K and V through buffers
+// with any batch and row strides (here column slices of one packed
+// projection), the output is a fresh tensor; no GEMMs, no scores.
 // CHECK-LABEL: func.func @flash_attention
-// CHECK: %[[Q:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x5x128xbf16> to memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>
-// CHECK: %[[K:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x5x64xbf16> to memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>
-// CHECK: %[[V:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x5x64xbf16> to memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[QKV:.*]]:3 = transformer.split
 // CHECK: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
-// CHECK: %[[O:.*]] = memref.alloc() : memref<2x5x128xbf16>
-// CHECK: call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(%[[Q]], %[[K]], %[[V]], %[[SCALE]], %[[O]])
-// CHECK: %[[T:.*]] = bufferization.to_tensor %[[O]] restrict writable
+// CHECK: %[[O:.*]] = bufferization.alloc_tensor() : tensor<2x5x128xbf16>
+// CHECK: %[[T:.*]] = kernel.call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(%[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2, %[[SCALE]] : tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>, f32) outs(%[[O]] : tensor<2x5x128xbf16>)
 // CHECK: return %[[T]]
 // CHECK-NOT: linalg
-// CHECK: func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal({{.*}}) attributes {mte.row_kernel = {causal, heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}
+// CHECK: func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = {causal, heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}
 func.func @flash_attention(%qkv: tensor<2x5x256xbf16>) -> tensor<2x5x128xbf16> {
   %q, %k, %v = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 128, 64, 64>} : tensor<2x5x256xbf16> -> tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>
   %0 = transformer.attention %q, %k, %v {num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32, causal} : (tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>) -> tensor<2x5x128xbf16>
@@ -127,7 +113,7 @@ func.func @flash_attention(%qkv: tensor<2x5x256xbf16>) -> tensor<2x5x128xbf16> {
 // operand, a head dimension of 8, f32.
 // CHECK-LABEL: func.func @no_flash_attention
 // CHECK-NOT: mte_flash_attention
-// CHECK-COUNT-3: call @mte_attention_softmax
+// CHECK-COUNT-3: kernel.call @mte_attention_softmax
 // CHECK-NOT: mte_flash_attention
 func.func @no_flash_attention(%q: tensor<1x4x64xf16>, %m: tensor<1x1x4x4xf16>, %q8: tensor<1x4x16xf16>, %q32: tensor<1x4x64xf32>) -> (tensor<1x4x64xf16>, tensor<1x4x16xf16>, tensor<1x4x64xf32>) {
   %0 = transformer.attention %q, %q, %q mask %m {num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32} : (tensor<1x4x64xf16>, tensor<1x4x64xf16>, tensor<1x4x64xf16>, tensor<1x1x4x4xf16>) -> tensor<1x4x64xf16>
@@ -139,20 +125,16 @@ func.func @no_flash_attention(%q: tensor<1x4x64xf16>, %m: tensor<1x1x4x4xf16>, %
 // -----
 
 // Rotate-half RoPE over whole heads of the Q and K column slices of a packed
-// projection: x is read in place through a [B * S, H, D] view with dynamic
-// strides (mte-build-row-kernels specialises them), the output is a fresh
-// buffer in the op's shape written through its [B * S, H, D] view. Q and K share
-// the declaration.
+// projection: the declaration reads x in place through a [B * S, H, D] view
+// with dynamic strides (mte-build-row-kernels specialises them) and writes a
+// fresh tensor in the op's shape through its [B * S, H, D] view. Q and K
+// share the declaration.
 // CHECK-LABEL: func.func @rotary
 // CHECK: %[[X1:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x5x128xbf16> into tensor<10x128xbf16>
 // CHECK: %[[X:.*]] = tensor.expand_shape %[[X1]] {{\[\[}}0], [1, 2]] output_shape [10, 4, 32]
-// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x5x128xbf16>
-// CHECK: %[[XB:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<10x4x32xbf16> to memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>
-// CHECK: %[[O1:.*]] = memref.collapse_shape %[[OUT]]
-// CHECK: %[[OV:.*]] = memref.expand_shape %[[O1]] {{.*}} output_shape [10, 4, 32]
-// CHECK: call @mte_rotary_10x4x32xbf16_table_5x32(%[[XB]], %{{.*}}, %{{.*}}, %[[OV]])
-// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x5x128xbf16> to tensor<2x5x128xbf16>
-// CHECK: call @mte_rotary_10x4x32xbf16_table_5x32(
+// CHECK: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<2x5x128xbf16>
+// CHECK: kernel.call @mte_rotary_10x4x32xbf16_table_5x32(%[[X]], %{{.*}}, %{{.*}} : tensor<10x4x32xbf16>, tensor<5x32xbf16>, tensor<5x32xbf16>) outs(%[[OUT]] : tensor<2x5x128xbf16>) -> tensor<2x5x128xbf16>
+// CHECK: kernel.call @mte_rotary_10x4x32xbf16_table_5x32(
 // CHECK-NOT: transformer.rotary_embedding
 // CHECK: func.func private @mte_rotary_10x4x32xbf16_table_5x32(memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
 func.func @rotary(%qkv: tensor<2x5x384xbf16>, %cos: tensor<5x32xbf16>, %sin: tensor<5x32xbf16>) -> (tensor<2x5x128xbf16>, tensor<2x5x128xbf16>) {
@@ -168,7 +150,7 @@ func.func @rotary(%qkv: tensor<2x5x384xbf16>, %cos: tensor<5x32xbf16>, %sin: ten
 // Interleaved pairs (GPT-J) and a partial rotary_dim keep the reference
 // lowering.
 // CHECK-LABEL: func.func @rotary_heads_major
-// CHECK: call @mte_rotary_8x5x64xf32_table_10x64_heads_major(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<8x5x64xf32, strided<[?, ?, 1], offset: ?>>, memref<10x64xf32>, memref<10x64xf32>, memref<8x5x64xf32>) -> ()
+// CHECK: kernel.call @mte_rotary_8x5x64xf32_table_10x64_heads_major(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8x5x64xf32>, tensor<10x64xf32>, tensor<10x64xf32>) outs(%{{.*}} : tensor<2x4x5x64xf32>)
 // CHECK: transformer.rotary_embedding %{{.*}} {interleaved}
 // CHECK: transformer.rotary_embedding %{{.*}} {rotary_dim = 32 : i64}
 // CHECK: attributes {mte.row_kernel = {heads = 4 : i64, heads_major, kind = "rotary", seq = 5 : i64}}
@@ -185,11 +167,10 @@ func.func @rotary_heads_major(%x: tensor<2x4x5x64xf32>, %cos: tensor<2x5x64xf32>
 // kernel with one head, a query per row, no mask and a scale of 1, in its
 // own type; over another axis it keeps the reference lowering.
 // CHECK-LABEL: func.func @softmax
+// CHECK: %[[X:.*]] = tensor.expand_shape %{{.*}} output_shape [6, 1024] : tensor<6144xbf16> into tensor<6x1024xbf16>
 // CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK: %[[X:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<6x1024xbf16> to memref<6x1024xbf16>
-// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x3x1024xbf16>
-// CHECK: %[[VIEW:.*]] = memref.expand_shape %{{.*}} output_shape [6, 1024]
-// CHECK: call @mte_softmax_6x1024xbf16(%[[X]], %[[ONE]], %[[VIEW]])
+// CHECK: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<2x3x1024xbf16>
+// CHECK: kernel.call @mte_softmax_6x1024xbf16(%[[X]], %[[ONE]] : tensor<6x1024xbf16>, f32) outs(%[[OUT]] : tensor<2x3x1024xbf16>)
 // CHECK: transformer.softmax %{{.*}} {axis = 0 : i64} : tensor<4x8xf32>
 // CHECK: func.func private @mte_softmax_6x1024xbf16(memref<6x1024xbf16>, f32, memref<6x1024xbf16>) attributes {mte.row_kernel = {heads = 1 : i64, kind = "attention_softmax", queries = 6 : i64}}
 func.func @softmax(%x: tensor<2x3x1024xbf16>, %y: tensor<4x8xf32>) -> (tensor<2x3x1024xbf16>, tensor<4x8xf32>) {

@@ -14,8 +14,10 @@ float64 reference by relative RMS error: ||mte - ref|| / ||ref|| <= 2e-2
 (bf16 keeps 8 significant bits, so each rounding is up to 2^-9 relative).
 
 Usage: host_models.py MTE_COMPILE WORKDIR [--batch 2 --seq 16]
+                      [--families bert,gpt2,llama] [--precisions bf16,fp16]
 """
 import argparse
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -31,6 +33,58 @@ RTOL, ATOL = 1e-4, 1e-5
 NARROW_RMS_TOL = 2e-2
 
 
+def run_case(args, family, exporter):
+    """Compiles and checks one fixture; returns (report lines, failures)."""
+    lines, failures = [], 0
+    stem = os.path.join(args.workdir, f"{family}_{exporter}")
+    subprocess.run([sys.executable, MODELS, "--family", family,
+                    "--exporter", exporter, "--seed", str(args.seed),
+                    "-o", stem + ".onnx", "--reference-out",
+                    stem + ".npz", "--batch", str(args.batch),
+                    "--seq", str(args.seq)], check=True)
+    reference = np.load(stem + ".npz")
+    inputs = {k: reference[k] for k in reference.files
+              if k != "last_hidden_state"}
+    shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
+              for k, v in inputs.items()]
+    results = {}
+    for fusion in ["true", "false"]:
+        so = f"{stem}.fusion-{fusion}.so"
+        subprocess.run([args.compile, stem + ".onnx", "-o", so,
+                        f"--fusion={fusion}"] + shapes, check=True)
+        results[fusion] = mte.load(so)(**inputs)["last_hidden_state"]
+    want = reference["last_hidden_state"]
+    for fusion, got in results.items():
+        err = np.abs(got.astype(np.float64) - want)
+        ok = got.shape == want.shape and np.all(
+            err <= RTOL * np.abs(want) + ATOL)
+        worst = np.max(err / (np.abs(want) + ATOL / RTOL))
+        lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
+                     f"fusion={fusion}: max abs error {err.max():.2e}, "
+                     f"worst error/tolerance {worst / RTOL:.3f}")
+        failures += not ok
+    # The fused and the unfused graph agree (rtol 1e-5).
+    same = np.allclose(results["true"], results["false"],
+                       rtol=1e-5, atol=1e-6)
+    lines.append(f"{'PASS' if same else 'FAIL'} {family} {exporter}: "
+                 f"fused == unfused")
+    failures += not same
+    for precision in args.precisions.split(","):
+        so = f"{stem}.{precision}.so"
+        subprocess.run([args.compile, stem + ".onnx", "-o", so,
+                        f"--precision={precision}"] + shapes,
+                       check=True)
+        got = mte.load(so)(**inputs)["last_hidden_state"]
+        rel = (np.linalg.norm(got.astype(np.float64) - want) /
+               np.linalg.norm(want))
+        ok = (got.dtype == np.float32 and got.shape == want.shape
+              and rel <= NARROW_RMS_TOL)
+        lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
+                     f"precision={precision}: relative RMS error {rel:.2e}")
+        failures += not ok
+    return lines, failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("compile")
@@ -38,57 +92,19 @@ def main():
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--seq", type=int, default=16)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--families", default="bert,gpt2,llama",
+                        help="comma-separated models.py families")
+    parser.add_argument("--precisions", default="bf16,fp16")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
+    cases = [(family, exporter) for family in args.families.split(",")
+             for exporter in ["torchscript", "dynamo"]]
     failures = 0
-    for family in ["bert", "gpt2", "llama"]:
-        for exporter in ["torchscript", "dynamo"]:
-            stem = os.path.join(args.workdir, f"{family}_{exporter}")
-            subprocess.run([sys.executable, MODELS, "--family", family,
-                            "--exporter", exporter, "--seed", str(args.seed),
-                            "-o", stem + ".onnx", "--reference-out",
-                            stem + ".npz", "--batch", str(args.batch),
-                            "--seq", str(args.seq)], check=True)
-            reference = np.load(stem + ".npz")
-            inputs = {k: reference[k] for k in reference.files
-                      if k != "last_hidden_state"}
-            shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
-                      for k, v in inputs.items()]
-            results = {}
-            for fusion in ["true", "false"]:
-                so = f"{stem}.fusion-{fusion}.so"
-                subprocess.run([args.compile, stem + ".onnx", "-o", so,
-                                f"--fusion={fusion}"] + shapes, check=True)
-                results[fusion] = mte.load(so)(**inputs)["last_hidden_state"]
-            want = reference["last_hidden_state"]
-            for fusion, got in results.items():
-                err = np.abs(got.astype(np.float64) - want)
-                ok = got.shape == want.shape and np.all(
-                    err <= RTOL * np.abs(want) + ATOL)
-                worst = np.max(err / (np.abs(want) + ATOL / RTOL))
-                print(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
-                      f"fusion={fusion}: max abs error {err.max():.2e}, "
-                      f"worst error/tolerance {worst / RTOL:.3f}")
-                failures += not ok
-            # The fused and the unfused graph agree (rtol 1e-5).
-            same = np.allclose(results["true"], results["false"],
-                               rtol=1e-5, atol=1e-6)
-            print(f"{'PASS' if same else 'FAIL'} {family} {exporter}: "
-                  f"fused == unfused")
-            failures += not same
-            for precision in ["bf16", "fp16"]:
-                so = f"{stem}.{precision}.so"
-                subprocess.run([args.compile, stem + ".onnx", "-o", so,
-                                f"--precision={precision}"] + shapes,
-                               check=True)
-                got = mte.load(so)(**inputs)["last_hidden_state"]
-                rel = (np.linalg.norm(got.astype(np.float64) - want) /
-                       np.linalg.norm(want))
-                ok = (got.dtype == np.float32 and got.shape == want.shape
-                      and rel <= NARROW_RMS_TOL)
-                print(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
-                      f"precision={precision}: relative RMS error {rel:.2e}")
-                failures += not ok
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for lines, failed in pool.map(lambda c: run_case(args, *c), cases):
+            print("\n".join(lines), flush=True)
+            failures += failed
     return 1 if failures else 0
 
 

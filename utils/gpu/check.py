@@ -40,6 +40,7 @@ def main():
     if not cases:
         print(f"FAIL no models in {directory}")
         return 1
+    outputs = {}
     for name in cases:
         data = np.load(os.path.join(directory, name + ".npz"))
         inputs = {k: data[k] for k in data.files
@@ -56,6 +57,7 @@ def main():
             continue
         seconds = time.perf_counter() - start
         got = runs[0]
+        outputs[name] = got
         same = all(np.array_equal(r, runs[0]) for r in runs)
         print(f"{'PASS' if same else 'FAIL'} {name}: graph capture and "
               f"replay give the eager run's output")
@@ -74,6 +76,7 @@ def main():
             print(f"{'PASS' if ok else 'FAIL'} {name} vs {label}: {detail} "
                   f"(load + 3 runs {seconds:.2f} s)")
             failures += not ok
+    failures += check_fused_unfused(outputs)
     failures += check_wrong_arch(mte, os.path.join(directory, "wrong_arch.so"))
     failures += check_external_errors(mte, directory)
     failures += check_arena(mte, directory)
@@ -81,6 +84,35 @@ def main():
     failures += check_node_tests(mte, os.path.join(directory, "node"))
     print(f"{failures} failure(s)")
     return 1 if failures else 0
+
+
+def check_fused_unfused(outputs):
+    """Each fused CUDA model agrees with its --fusion=false build: fp32
+    within rtol 1e-4 (atol 1e-5), bf16 within the bf16 relative RMS bound
+    (the two round in different places). A fused form lowered wrongly for
+    CUDA fails here even where the reference tolerance would be loose."""
+    failures = 0
+    pairs = [(n.replace(".unfused", ""), n) for n in outputs if ".unfused" in n]
+    if not pairs:
+        print("FAIL no unfused models to compare with")
+        return 1
+    for fused, unfused in sorted(pairs):
+        if fused not in outputs:
+            print(f"FAIL {unfused}: its fused model did not run")
+            failures += 1
+            continue
+        a = outputs[fused].astype(np.float64)
+        b = outputs[unfused].astype(np.float64)
+        if fused.endswith(".bf16"):
+            rel = np.linalg.norm(a - b) / np.linalg.norm(b)
+            ok, detail = rel <= NARROW_RMS_TOL, f"relative RMS {rel:.2e}"
+        else:
+            ok = bool(np.allclose(a, b, rtol=RTOL, atol=ATOL))
+            detail = f"max abs difference {np.abs(a - b).max():.2e}"
+        print(f"{'PASS' if ok else 'FAIL'} {fused}: fused == unfused on CUDA "
+              f"({detail})")
+        failures += not ok
+    return failures
 
 
 def check_wrong_arch(mte, path):

@@ -2,12 +2,14 @@
 """Builds, on the compile machine, everything the GPU check needs, so that
 the GPU machine runs models without a compiler (as deployments do).
 
-For each BERT / GPT-2 / Llama fixture (both exporters' node patterns):
-the ONNX model with its weights in an external-data file, its CUDA model.so
-(mte-compile --target=cuda, weights embedded), a bf16 one reading the
-weights from that file (--precision=bf16 --weights=external), seeded inputs
-with the independent float64 numpy reference output (models.py), and the
-host backend's outputs (fp32 and bf16) for the same inputs. Also copies
+For each models.py fixture (BERT / GPT-2 / Llama and the model-zoo
+decoder families, both exporters' node patterns): the ONNX model with its
+weights in an external-data file, its CUDA model.so (mte-compile
+--target=cuda, weights embedded), a bf16 one reading the weights from that
+file (--precision=bf16 --weights=external), the same two unfused
+(--fusion=false, NAME.unfused.*), seeded inputs with the independent
+float64 numpy reference output (models.py), and the host backend's outputs
+(fp32 and bf16) for the same inputs. Also copies
 libmte_runtime, and sets up broken copies of one external-weight model: a
 data file that differs, and none at all.
 
@@ -36,6 +38,45 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "test", "Integration"))
 sys.path.insert(0, os.path.join(ROOT, "test", "Target", "ONNX"))
 import mte  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(MODELS))
+import models  # noqa: E402
+
+
+def prepare_fixture(args, family, exporter):
+    """One models.py fixture: its ONNX model (weights in NAME.data), seeded
+    inputs with the float64 reference and the host backend's outputs, and
+    four CUDA models: fused and unfused (--fusion=false), each fp32 with
+    embedded weights and bf16 reading NAME.data at open."""
+    name = f"{family}_{exporter}"
+    stem = os.path.join(args.outdir, name)
+    subprocess.run([sys.executable, MODELS, "--family", family,
+                    "--exporter", exporter, "--seed", str(args.seed),
+                    "-o", stem + ".onnx", "--external-data",
+                    name + ".data", "--reference-out",
+                    stem + ".npz", "--batch", str(args.batch),
+                    "--seq", str(args.seq)], check=True)
+    reference = dict(np.load(stem + ".npz"))
+    inputs = {k: v for k, v in reference.items() if k != "last_hidden_state"}
+    shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
+              for k, v in inputs.items()]
+    cuda = ["--target=cuda", f"--gpu={args.gpu}"]
+    for precision, suffix, extra in [("fp32", "", []),
+                                     ("bf16", ".bf16", ["--weights=external"])]:
+        host_so = f"{stem}{suffix}.host.so"
+        subprocess.run([args.compile, stem + ".onnx", "-o", host_so,
+                        f"--precision={precision}"] + shapes, check=True)
+        host = mte.load(host_so)(**inputs)["last_hidden_state"]
+        os.remove(host_so)
+        for fusion, infix in [("true", ""), ("false", ".unfused")]:
+            subprocess.run([args.compile, stem + ".onnx", "-o",
+                            f"{stem}{infix}{suffix}.cuda.so",
+                            f"--precision={precision}",
+                            f"--fusion={fusion}"] + cuda + extra + shapes,
+                           check=True)
+            np.savez(f"{stem}{infix}{suffix}.npz", host_output=host,
+                     **reference)
+    return name
 
 
 def prepare_node_test(args, test_dir, outdir):
@@ -122,41 +163,11 @@ def main():
                  "huge_run_alloc_model.so"]:
         shutil.copy(os.path.join(os.path.dirname(lib), "test", "Runtime",
                                  name), args.outdir)
-    for family in ["bert", "gpt2", "llama"]:
-        for exporter in ["torchscript", "dynamo"]:
-            name = f"{family}_{exporter}"
-            stem = os.path.join(args.outdir, name)
-            subprocess.run([sys.executable, MODELS, "--family", family,
-                            "--exporter", exporter, "--seed", str(args.seed),
-                            "-o", stem + ".onnx", "--external-data",
-                            name + ".data", "--reference-out",
-                            stem + ".npz", "--batch", str(args.batch),
-                            "--seq", str(args.seq)], check=True)
-            reference = dict(np.load(stem + ".npz"))
-            inputs = {k: v for k, v in reference.items()
-                      if k != "last_hidden_state"}
-            shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
-                      for k, v in inputs.items()]
-            subprocess.run([args.compile, stem + ".onnx", "-o",
-                            stem + ".cuda.so", "--target=cuda",
-                            f"--gpu={args.gpu}"] + shapes, check=True)
-            subprocess.run([args.compile, stem + ".onnx", "-o",
-                            stem + ".host.so"] + shapes, check=True)
-            host = mte.load(stem + ".host.so")(**inputs)["last_hidden_state"]
-            np.savez(stem + ".npz", host_output=host, **reference)
-            os.remove(stem + ".host.so")
-            # bf16, weights read from NAME.data when the model opens.
-            subprocess.run([args.compile, stem + ".onnx", "-o",
-                            stem + ".bf16.cuda.so", "--target=cuda",
-                            f"--gpu={args.gpu}", "--precision=bf16",
-                            "--weights=external"] + shapes, check=True)
-            subprocess.run([args.compile, stem + ".onnx", "-o",
-                            stem + ".host.so", "--precision=bf16"] + shapes,
-                           check=True)
-            host = mte.load(stem + ".host.so")(**inputs)["last_hidden_state"]
-            np.savez(stem + ".bf16.npz", host_output=host, **reference)
-            os.remove(stem + ".host.so")
-            print(f"prepared {name}")
+    families = models.FAMILIES + models.ZOO_FAMILIES
+    cases = [(f, e) for f in families for e in ["torchscript", "dynamo"]]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        for name in pool.map(lambda c: prepare_fixture(args, *c), cases):
+            print(f"prepared {name}", flush=True)
     # External weights that do not match, or are missing.
     for case in ["corrupt", "missing"]:
         os.makedirs(os.path.join(args.outdir, case), exist_ok=True)

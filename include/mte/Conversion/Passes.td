@@ -53,11 +53,11 @@ def ConvertTransformerToRowKernels
     (inputs, scalars, then outputs) carrying a `mte.row_kernel` dictionary
     that `mte-build-row-kernels` turns into their bodies after
     bufferization: a kernel's `gpu.launch` cannot go through buffer
-    deallocation. The call reads its operands through
-    `bufferization.to_buffer read_only` and writes views of fresh
-    allocations in the results' shapes, which
-    `bufferization.to_tensor restrict writable` hands back, so one-shot
-    bufferization copies nothing and a model output is written in place.
+    deallocation. Each is called by a `kernel.call` on tensors, whose
+    outputs are `bufferization.alloc_tensor`s in the results' shapes (fresh
+    buffers, which CSE does not merge): bufferization then sees the kernel
+    read its inputs where it runs (so no in-place write of another op can
+    come between), copies nothing, and writes a model output in place.
 
     An op is left to the reference lowering when a shape is dynamic, an
     element type is not f16, bf16 or f32, or a row is longer than 1024
@@ -67,7 +67,8 @@ def ConvertTransformerToRowKernels
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect",
+    "::mte::kernel::KernelDialect"
   ];
 }
 

@@ -12,6 +12,7 @@
 
 #include "mte/Conversion/BuildRowKernels/BuildRowKernels.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
+#include "mte/Dialect/Kernel/IR/KernelOps.h"
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -79,92 +80,66 @@ std::string mangle(ArrayRef<int64_t> shape, Type elementType = {}) {
   return name;
 }
 
-/// Calls the kernel declaration `name` (declaring it with `spec` on first
-/// use) on `operands`.
-void callKernel(OpBuilder &b, Location loc, StringRef name, DictionaryAttr spec,
-                ValueRange operands, OpBuilder &moduleBuilder,
-                SymbolTable &symbols) {
+/// The argument type through which a kernel reads operand `value`: a
+/// buffer of its shape in `layout` (identity when null) for a tensor, the
+/// scalar's own type otherwise.
+Type argumentType(Value value, MemRefLayoutAttrInterface layout = {}) {
+  auto tensor = dyn_cast<RankedTensorType>(value.getType());
+  if (!tensor)
+    return value.getType();
+  return MemRefType::get(tensor.getShape(), tensor.getElementType(), layout);
+}
+
+/// Calls the kernel declaration `name` (declaring it with `spec` and
+/// `arguments` on first use) on `inputs`, writing fresh tensors of
+/// `resultTypes`, which it returns. The call is a kernel.call: its
+/// operands are read, and its outputs written, where it runs.
+SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
+                              DictionaryAttr spec, ValueRange inputs,
+                              ArrayRef<RankedTensorType> resultTypes,
+                              ArrayRef<Type> arguments,
+                              OpBuilder &moduleBuilder, SymbolTable &symbols) {
   auto func = symbols.lookup<func::FuncOp>(name);
   if (!func) {
-    func = func::FuncOp::create(
-        moduleBuilder, loc, name,
-        b.getFunctionType(TypeRange(ValueRange(operands)), {}));
+    func = func::FuncOp::create(moduleBuilder, loc, name,
+                                b.getFunctionType(arguments, {}));
     func.setPrivate();
     func->setAttr(mte::kRowKernelAttrName, spec);
     symbols.insert(func);
   }
-  func::CallOp::create(b, loc, func, operands);
-}
-
-/// The buffer of tensor `input`, read only, in `layout` (identity when
-/// null); scalars are passed as they are.
-Value readBuffer(OpBuilder &b, Location loc, Value input,
-                 MemRefLayoutAttrInterface layout = {}) {
-  auto tensorType = dyn_cast<RankedTensorType>(input.getType());
-  if (!tensorType)
-    return input;
-  auto type = MemRefType::get(tensorType.getShape(),
-                              tensorType.getElementType(), layout);
-  return bufferization::ToBufferOp::create(b, loc, type, input,
-                                           /*read_only=*/true);
-}
-
-/// New buffers for the tensors of `types` that a kernel writes.
-SmallVector<Value> allocateOutputs(OpBuilder &b, Location loc,
-                                   ArrayRef<RankedTensorType> types) {
-  SmallVector<Value> buffers;
-  for (RankedTensorType t : types)
-    buffers.push_back(memref::AllocOp::create(
-        b, loc, MemRefType::get(t.getShape(), t.getElementType())));
-  return buffers;
-}
-
-/// The tensors that `buffers`, written by a kernel, hold.
-SmallVector<Value> writtenTensors(OpBuilder &b, Location loc,
-                                  ArrayRef<RankedTensorType> types,
-                                  ValueRange buffers) {
-  SmallVector<Value> tensors;
-  for (auto [t, buffer] : llvm::zip(types, buffers))
-    tensors.push_back(bufferization::ToTensorOp::create(
-        b, loc, t, buffer, /*restrict=*/true, /*writable=*/true));
-  return tensors;
-}
-
-/// A fresh (contiguous) `buffer` of rank 1 or more viewed as `shape` (the
-/// same number of elements, rank 1 or more) through its 1-D view.
-Value reshapeBuffer(OpBuilder &b, Location loc, Value buffer,
-                    ArrayRef<int64_t> shape) {
-  auto type = cast<MemRefType>(buffer.getType());
-  if (type.getShape() == shape)
-    return buffer;
-  if (type.getRank() > 1)
-    buffer =
-        memref::CollapseShapeOp::create(b, loc, buffer, all(type.getRank()));
-  if (shape.size() > 1)
-    buffer =
-        memref::ExpandShapeOp::create(b, loc, shape, buffer, all(shape.size()));
-  return buffer;
+  SmallVector<Value> outputs;
+  SmallVector<Type> types;
+  // A fresh buffer for each output: unlike tensor.empty, alloc_tensor is
+  // not merged by CSE, which would make all kernels of a shape compete for
+  // one buffer (and the ops around them take fresh ones instead).
+  for (RankedTensorType t : resultTypes) {
+    outputs.push_back(
+        bufferization::AllocTensorOp::create(b, loc, t, ValueRange()));
+    types.push_back(t);
+  }
+  auto call = mte::kernel::CallOp::create(b, loc, types, func.getSymName(),
+                                          inputs, outputs);
+  return SmallVector<Value>(call.getResults());
 }
 
 /// Calls the row kernel `name` (declaring it with `spec` on first use) on
-/// `inputs` (tensors are read through their buffers, scalars passed as they
-/// are); returns the tensors of `resultTypes` it writes. The kernel writes
-/// each result through its `rowsShape` view, into a buffer allocated in the
-/// result's own shape: a model output is written in place.
+/// `inputs` (tensors read through buffers of their shapes, scalars passed
+/// as they are); returns the tensors of `resultTypes` it writes, each
+/// through its `rowsShape` view, into a buffer in the result's own shape: a
+/// model output is written in place.
 SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
                                  DictionaryAttr spec, ValueRange inputs,
                                  ArrayRef<RankedTensorType> resultTypes,
                                  ArrayRef<int64_t> rowsShape,
                                  OpBuilder &moduleBuilder,
                                  SymbolTable &symbols) {
-  SmallVector<Value> operands;
+  SmallVector<Type> arguments;
   for (Value input : inputs)
-    operands.push_back(readBuffer(b, loc, input));
-  SmallVector<Value> outputs = allocateOutputs(b, loc, resultTypes);
-  for (Value output : outputs)
-    operands.push_back(reshapeBuffer(b, loc, output, rowsShape));
-  callKernel(b, loc, name, spec, operands, moduleBuilder, symbols);
-  return writtenTensors(b, loc, resultTypes, outputs);
+    arguments.push_back(argumentType(input));
+  for (RankedTensorType t : resultTypes)
+    arguments.push_back(MemRefType::get(rowsShape, t.getElementType()));
+  return callKernel(b, loc, name, spec, inputs, resultTypes, arguments,
+                    moduleBuilder, symbols);
 }
 
 //===----------------------------------------------------------------------===//
@@ -300,18 +275,19 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
             b, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}}),
         SmallVector<ReassociationIndices>{{0}, {1, 2}});
   }
-  Value output = allocateOutputs(b, loc, type).front();
   int64_t dynamic = ShapedType::kDynamic;
   auto strided = StridedLayoutAttr::get(ctx, dynamic, {dynamic, dynamic, 1});
-  SmallVector<Value> operands = {
-      readBuffer(b, loc, x, strided),
-      readBuffer(b, loc, reshapeTo(b, loc, op.getCos(), {tableRows, width})),
-      readBuffer(b, loc, reshapeTo(b, loc, op.getSin(), {tableRows, width})),
-      reshapeBuffer(b, loc, output, view)};
-  callKernel(b, loc, name, DictionaryAttr::get(ctx, spec), operands,
-             moduleBuilder, symbols);
-  op.getOutput().replaceAllUsesWith(
-      writtenTensors(b, loc, type, output).front());
+  SmallVector<Value> inputs = {
+      x, reshapeTo(b, loc, op.getCos(), {tableRows, width}),
+      reshapeTo(b, loc, op.getSin(), {tableRows, width})};
+  SmallVector<Type> arguments = {
+      argumentType(inputs[0], strided), argumentType(inputs[1]),
+      argumentType(inputs[2]), MemRefType::get(view, element)};
+  Value result =
+      callKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs, type,
+                 arguments, moduleBuilder, symbols)
+          .front();
+  op.getOutput().replaceAllUsesWith(result);
   op->erase();
 }
 
@@ -367,18 +343,19 @@ void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
   OpBuilder b(op);
   int64_t dynamic = ShapedType::kDynamic;
   auto rows = StridedLayoutAttr::get(ctx, dynamic, {dynamic, dynamic, 1});
-  SmallVector<Value> operands = {
-      readBuffer(b, loc, op.getQuery(), rows),
-      readBuffer(b, loc, op.getKey(), rows),
-      readBuffer(b, loc, op.getValue(), rows),
+  SmallVector<Value> inputs = {
+      op.getQuery(), op.getKey(), op.getValue(),
       arith::ConstantOp::create(b, loc, op.getScaleAttr())};
   RankedTensorType outputType = op.getOutput().getType();
-  SmallVector<Value> outputs = allocateOutputs(b, loc, outputType);
-  operands.append(outputs);
-  callKernel(b, loc, name, DictionaryAttr::get(ctx, spec), operands,
-             moduleBuilder, symbols);
-  op.getOutput().replaceAllUsesWith(
-      writtenTensors(b, loc, outputType, outputs).front());
+  SmallVector<Type> arguments = {
+      argumentType(inputs[0], rows), argumentType(inputs[1], rows),
+      argumentType(inputs[2], rows), argumentType(inputs[3]),
+      argumentType(op.getOutput())};
+  Value result = callKernel(b, loc, name, DictionaryAttr::get(ctx, spec),
+                            inputs, outputType, arguments, moduleBuilder,
+                            symbols)
+                     .front();
+  op.getOutput().replaceAllUsesWith(result);
   op->erase();
 }
 

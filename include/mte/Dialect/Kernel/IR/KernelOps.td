@@ -1,0 +1,77 @@
+//===- KernelOps.td - calls of hand-built kernels on tensors -*- tablegen -*-===//
+//
+// The `kernel` dialect: the CUDA backend's requests for kernels it builds
+// itself (row kernels) or takes from the runtime (fused attention), made on
+// tensors before bufferization. A request is an op that bufferization
+// understands, so that the buffers a kernel reads are read where it runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_DIALECT_KERNEL_IR_KERNELOPS_TD
+#define MTE_DIALECT_KERNEL_IR_KERNELOPS_TD
+
+include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+
+def Kernel_Dialect : Dialect {
+  let name = "kernel";
+  let cppNamespace = "::mte::kernel";
+  let summary = "Calls of the CUDA backend's kernels on tensors";
+  let description = [{
+    The CUDA backend chooses its row kernels (norms, rotary embeddings,
+    softmax) and the runtime's fused attention while the model is still on
+    tensors, where each is one `transformer` op, but can only define or call
+    them on buffers. `kernel.call` carries the choice across bufferization:
+    a destination-style op whose inputs bufferize to reads and whose outputs
+    bufferize to writes at the op itself, so One-Shot Bufferize orders every
+    other write of those buffers around the call (a `bufferization.to_buffer`
+    taken earlier would be a read at the wrong place: CSE merges equal ones).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def Kernel_CallOp : Op<Kernel_Dialect, "call", [
+    AttrSizedOperandSegments,
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<BufferizableOpInterface,
+        ["bufferizesToMemoryRead", "bufferizesToMemoryWrite",
+         "getAliasingValues", "bufferize"]>]> {
+  let summary = "calls a kernel declaration on the buffers of tensors";
+  let description = [{
+    Calls the function declaration `callee` with, in order, the buffers of
+    `inputs` (tensors, which it only reads, and scalars, passed as they
+    are) and of `outputs`, which it overwrites; result `i` is output `i`
+    after the call. A tensor is passed as the callee's argument type says:
+    through a `memref.cast` to a more dynamic layout (the kernel is then
+    specialised on the layout it gets), as a reshaped view when only the
+    shape differs (contiguous buffers, same element count), or else through
+    a contiguous copy.
+
+    ```mlir
+    %y = kernel.call @mte_row_rms_norm_32x64xf32(%x, %w, %eps
+           : tensor<32x64xf32>, tensor<64xf32>, f32)
+           outs(%init : tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Variadic<AnyType>:$inputs,
+                       Variadic<AnyRankedTensor>:$outputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $callee `(` ($inputs^ `:` type($inputs))? `)`
+    `outs` `(` $outputs `:` type($outputs) `)` attr-dict `->` type($results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getOutputsMutable();
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MTE_DIALECT_KERNEL_IR_KERNELOPS_TD
