@@ -3,7 +3,8 @@
 #   make demo    install missing packages, configure, build, run the bundled example
 # The GPU tests run where no compiler is (see docs/cuda.md):
 #   make gpu-artifacts   here: compile the fixtures for CUDA, with references
-#   make check-gpu       on the GPU machine, with $(BUILD_DIR)/gpu-check carried
+#   make check-gpu       on the GPU machine, with $(BUILD_DIR)/gpu-check.tar.xz
+#                        (or the folder itself) carried
 # The benchmark (docs/performance.md):
 #   make bench-artifacts here: generate and compile the benchmark models
 #   make bench           on the GPU machine, with $(BUILD_DIR)/bench carried;
@@ -40,8 +41,11 @@ gpu-artifacts: build
 	rm -rf $(BUILD_DIR)/gpu-check
 	/usr/bin/python3 utils/gpu/prepare.py $(BUILD_DIR)/bin/mte-compile \
 	  $(BUILD_DIR)/gpu-check --node-tests $(BUILD_DIR)/bin/mte-translate
+	# 75 MB of models, 6 MB compressed: what the GPU machine is sent.
+	tar cJf $(BUILD_DIR)/gpu-check.tar.xz -C $(BUILD_DIR) gpu-check
 
 check-gpu:
+	test -d $(BUILD_DIR)/gpu-check || tar xJf $(BUILD_DIR)/gpu-check.tar.xz -C $(BUILD_DIR)
 	python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
 	python3 utils/gpu/check_attention.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
 	cd $(BUILD_DIR)/gpu-check && LD_LIBRARY_PATH=. compute-sanitizer \

@@ -118,3 +118,23 @@ func.func @rotary_halves(%x: tensor<2x5x24xf32>, %cos: tensor<5x8xf32>, %sin: te
   %0 = transformer.rotary_embedding %x, %cos, %sin {num_heads = 3 : i64} : (tensor<2x5x24xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x24xf32>
   return %0 : tensor<2x5x24xf32>
 }
+
+// -----
+
+// CumSum is one reduction over a second copy of the axis (d2 here): the
+// output at i adds the inputs at j that the mode keeps (reverse, exclusive:
+// j > i), from a zero fill.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @cumsum_reverse_exclusive
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<2x5xi64>) outs(%[[ZERO]] : tensor<2x5xi64>)
+// CHECK: %[[I:.*]] = linalg.index 1
+// CHECK: %[[J:.*]] = linalg.index 2
+// CHECK: %[[KEEP:.*]] = arith.cmpi sgt, %[[J]], %[[I]]
+// CHECK: arith.select %[[KEEP]]
+// CHECK: arith.addi
+func.func @cumsum_reverse_exclusive(%x: tensor<2x5xi64>) -> tensor<2x5xi64> {
+  %0 = transformer.cumsum %x {axis = 1 : i64, exclusive, reverse} : tensor<2x5xi64>
+  return %0 : tensor<2x5xi64>
+}

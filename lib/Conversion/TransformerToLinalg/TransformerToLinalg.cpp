@@ -791,6 +791,55 @@ struct GatherPattern : OpRewritePattern<GatherOp> {
   }
 };
 
+/// GatherND: every output element reads its index tuple from `indices`
+/// (the output's leading dimensions, then each of the k positions) and the
+/// data element it names.
+struct GatherNDPattern : OpRewritePattern<GatherNDOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherNDOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType dataType = op.getData().getType();
+    RankedTensorType indicesType = op.getIndices().getType();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank(), q = indicesType.getRank();
+    int64_t batch = op.getBatchDims(), k = indicesType.getShape().back();
+    Value init = emptyTensor(rewriter, op.getLoc(), type.getShape(),
+                             signlessType(type.getElementType()));
+    SmallVector<AffineMap> maps = {
+        AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value data = op.getData(), indices = op.getIndices();
+    rewriter.replaceOp(
+        op, linalg::GenericOp::create(
+                rewriter, op.getLoc(), init.getType(), ValueRange{}, init, maps,
+                iterators,
+                [&](OpBuilder &b, Location l, ValueRange) {
+                  SmallVector<Value> tuple;
+                  for (int64_t d = 0; d < q - 1; ++d)
+                    tuple.push_back(linalg::IndexOp::create(b, l, d));
+                  SmallVector<Value> coords(tuple.begin(),
+                                            tuple.begin() + batch);
+                  for (int64_t j = 0; j < k; ++j) {
+                    SmallVector<Value> at(tuple);
+                    at.push_back(arith::ConstantIndexOp::create(b, l, j));
+                    Value v = tensor::ExtractOp::create(b, l, indices, at);
+                    coords.push_back(
+                        toIndex(b, l, v, dataType.getDimSize(batch + j)));
+                  }
+                  for (int64_t d = q - 1; d < rank; ++d)
+                    coords.push_back(linalg::IndexOp::create(b, l, d));
+                  linalg::YieldOp::create(
+                      b, l,
+                      tensor::ExtractOp::create(b, l, data, coords)
+                          .getResult());
+                })
+                .getResult(0));
+    return success();
+  }
+};
+
 struct GatherElementsPattern : OpRewritePattern<GatherElementsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherElementsOp op,
@@ -839,6 +888,164 @@ struct TriluPattern : OpRewritePattern<TriluOp> {
                                          constantOf(b, l, t, 0));
         });
     rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Convolution as one linalg.generic over (n, m, o..., c, k...) on the
+/// zero-padded input: out[n, m, o] += x[n, g(m) * C/group + c, o * stride +
+/// k * dilation] * w[m, c, k], with g(m) = m floordiv (M / group), in f32
+/// for 16-bit types; the bias is added by a second, elementwise generic.
+struct ConvPattern : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType weightType = op.getWeight().getType();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank(), spatial = rank - 2;
+    Type elementType = type.getElementType();
+    Type acc = computeType(elementType);
+    ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
+                      dilations = op.getDilations();
+
+    Value input = op.getInput();
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+      SmallVector<OpFoldResult> low(rank, rewriter.getIndexAttr(0)),
+          high(rank, rewriter.getIndexAttr(0));
+      SmallVector<int64_t> shape(inputType.getShape());
+      for (int64_t i = 0; i < spatial; ++i) {
+        low[2 + i] = rewriter.getIndexAttr(pads[i]);
+        high[2 + i] = rewriter.getIndexAttr(pads[spatial + i]);
+        shape[2 + i] += pads[i] + pads[spatial + i];
+      }
+      Value zero = arith::ConstantOp::create(rewriter, loc,
+                                             rewriter.getZeroAttr(elementType));
+      input = tensor::PadOp::create(
+          rewriter, loc, RankedTensorType::get(shape, elementType), input, low,
+          high, zero);
+    }
+
+    // Loops: n, m, o_1..o_s, then c, k_1..k_s.
+    int64_t numLoops = 3 + 2 * spatial;
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    int64_t perGroup = weightType.getDimSize(1);
+    int64_t filtersPerGroup = weightType.getDimSize(0) / op.getGroup();
+    AffineExpr c = dim(2 + spatial);
+    SmallVector<AffineExpr> inputExprs = {
+        dim(0), dim(1).floorDiv(filtersPerGroup) * perGroup + c};
+    SmallVector<AffineExpr> weightExprs = {dim(1), c};
+    for (int64_t i = 0; i < spatial; ++i) {
+      AffineExpr o = dim(2 + i), k = dim(3 + spatial + i);
+      inputExprs.push_back(o * strides[i] + k * dilations[i]);
+      weightExprs.push_back(k);
+    }
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(numLoops, 0, inputExprs, ctx),
+        AffineMap::get(numLoops, 0, weightExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(rank)};
+    SmallVector<utils::IteratorType> iterators(numLoops,
+                                               utils::IteratorType::reduction);
+    for (int64_t d = 0; d < rank; ++d)
+      iterators[d] = utils::IteratorType::parallel;
+    Value init = filledTensor(rewriter, loc, type.getShape(), acc, 0);
+    Value sum =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{input, op.getWeight()},
+            init, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value x = convertScalar(b, l, a[0], elementType, acc);
+              Value w = convertScalar(b, l, a[1], elementType, acc);
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::AddFOp::create(b, l, a[2],
+                                        arith::MulFOp::create(b, l, x, w))
+                      .getResult());
+            })
+            .getResult(0);
+    Value bias = op.getBias();
+    SmallVector<Value> operands = {sum};
+    SmallVector<AffineMap> epilogueMaps = {
+        AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    if (bias) {
+      operands.push_back(bias);
+      epilogueMaps.push_back(AffineMap::get(rank, 0, {dim(1)}, ctx));
+    }
+    epilogueMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+    Value out = emptyTensor(rewriter, loc, type.getShape(), elementType);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, out.getType(), operands, out, epilogueMaps,
+            SmallVector<utils::IteratorType>(rank,
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value v = a[0];
+              if (bias)
+                v = arith::AddFOp::create(
+                    b, l, v, convertScalar(b, l, a[1], elementType, acc));
+              linalg::YieldOp::create(b, l,
+                                      convertScalar(b, l, v, acc, elementType));
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// CumSum as one reduction over a second copy of the axis: result[.., i, ..]
+/// adds input[.., j, ..] for the j the mode keeps (j <= i, j < i, j >= i,
+/// j > i). Quadratic in the axis length, but every output element is
+/// independent, which suits the GPU, and Transformer exports take it over
+/// token positions (RoBERTa-style position ids from a padding mask).
+struct CumSumPattern : OpRewritePattern<CumSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CumSumOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    int64_t axis = *normalizeAxis(op.getAxis(), rank);
+    Type elementType = type.getElementType();
+    Type acc = signlessType(computeType(elementType));
+    // Loops: the result's dimensions, then j.
+    SmallVector<AffineExpr> inputExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      inputExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank + 1, 0, inputExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank + 1,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    arith::CmpIPredicate keep =
+        op.getReverse()
+            ? (op.getExclusive() ? arith::CmpIPredicate::sgt
+                                 : arith::CmpIPredicate::sge)
+            : (op.getExclusive() ? arith::CmpIPredicate::slt
+                                 : arith::CmpIPredicate::sle);
+    Value init = filledTensor(rewriter, loc, type.getShape(), acc, 0);
+    Value sum =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), op.getInput(), init, maps,
+            iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value i = linalg::IndexOp::create(b, l, axis);
+              Value j = linalg::IndexOp::create(b, l, rank);
+              Value x = convertScalar(b, l, a[0], elementType, acc);
+              Value kept = arith::SelectOp::create(
+                  b, l, arith::CmpIOp::create(b, l, keep, j, i), x,
+                  constantOf(b, l, acc, 0));
+              Value s = isFloat(acc)
+                            ? arith::AddFOp::create(b, l, a[1], kept).getResult()
+                            : arith::AddIOp::create(b, l, a[1], kept).getResult();
+              linalg::YieldOp::create(b, l, s);
+            })
+            .getResult(0);
+    rewriter.replaceOp(op,
+                       castTensor(rewriter, loc, sum, signlessType(elementType)));
     return success();
   }
 };
@@ -1747,6 +1954,54 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
           return math::AbsFOp::create(b, l, a[0]);
         return math::AbsIOp::create(b, l, a[0]);
       });
+  addElementwise<SignOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T t, SignOp) -> Value {
+        // x > 0 ? 1 : (x < 0 ? -1 : x): zeros and NaN pass through.
+        Value zero = constantOf(b, l, t, 0);
+        Value positive, negative;
+        if (isFloat(t)) {
+          positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                           a[0], zero);
+          negative = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT,
+                                           a[0], zero);
+        } else {
+          positive = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
+                                           a[0], zero);
+          negative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                           a[0], zero);
+        }
+        Value inner = arith::SelectOp::create(
+            b, l, negative, constantOf(b, l, t, -1), a[0]);
+        return arith::SelectOp::create(b, l, positive, constantOf(b, l, t, 1),
+                                       inner);
+      });
+  addElementwise<ModOp>(
+      patterns,
+      [](OpBuilder &b, Location l, ValueRange a, T t, ModOp op) -> Value {
+        if (isFloat(t))
+          return viaComputeType(
+              b, l, a, t, [](OpBuilder &nb, Location nl, ValueRange w) {
+                return arith::RemFOp::create(nb, nl, w[0], w[1]).getResult();
+              });
+        if (isUnsigned(t))
+          return arith::RemUIOp::create(b, l, a[0], a[1]);
+        Value rem = arith::RemSIOp::create(b, l, a[0], a[1]);
+        if (op.getFmod())
+          return rem;
+        // Floored: a nonzero remainder whose sign differs from the
+        // divisor's moves by one divisor.
+        Value zero = constantOf(b, l, t, 0);
+        Value nonzero =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, rem, zero);
+        Value differ = arith::XOrIOp::create(
+            b, l,
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, rem, zero),
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, a[1], zero));
+        Value adjust = arith::AndIOp::create(b, l, nonzero, differ);
+        return arith::SelectOp::create(
+            b, l, adjust, arith::AddIOp::create(b, l, rem, a[1]), rem);
+      });
   addElementwise<ReluOp>(
       patterns,
       [](OpBuilder &b, Location l, ValueRange a, T t, ReluOp) -> Value {
@@ -1790,8 +2045,10 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
 
   patterns.add<MatmulPattern, ReducePattern, SoftmaxPattern, TransposePattern,
                ReshapePattern, ExpandPattern, SlicePattern, ConcatPattern,
-               SplitPattern, GatherPattern, GatherElementsPattern, TriluPattern,
-               RangePattern, StaticResultPattern<ShapeOp>,
+               SplitPattern, GatherPattern, GatherNDPattern, GatherElementsPattern,
+               TriluPattern,
+               RangePattern, CumSumPattern, ConvPattern,
+               StaticResultPattern<ShapeOp>,
                StaticResultPattern<SizeOp>,
                StaticResultPattern<ConstantOfShapeOp>, NormPattern<LayerNormOp>,
                NormPattern<RMSNormOp>, RotaryEmbeddingPattern, AmaxPattern,

@@ -122,6 +122,25 @@ template <typename OpTy> LogicalResult importVariadic(NodeImporter &n) {
   return n.setOutput(result);
 }
 
+/// Mod: the floored remainder (fmod = 0) is defined for integers only.
+LogicalResult importMod(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto fmod = n.getInt("fmod", 0);
+  if (failed(fmod))
+    return failure();
+  if (*fmod != 0 && *fmod != 1)
+    return n.emitError() << "fmod must be 0 or 1, not " << *fmod;
+  if (!*fmod && isa<FloatType>(n.getInputType(0).getElementType()))
+    return n.emitError() << "fmod = 0 (the floored remainder) is defined "
+                            "for integers only; floats need fmod = 1";
+  SmallVector<NamedAttribute> attrs;
+  if (*fmod)
+    attrs.push_back(n.getBuilder().getNamedAttr("fmod",
+                                                n.getBuilder().getUnitAttr()));
+  return forward(n, n.create<ModOp>({n.getInput(0), n.getInput(1)}, attrs));
+}
+
 LogicalResult importIsNaN(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)))
     return failure();
@@ -631,6 +650,112 @@ template <typename OpTy> LogicalResult importGather(NodeImporter &n) {
                                    {namedI64(n, "axis", *axis)}));
 }
 
+/// CumSum: the axis is a constant input; exclusive and reverse flags.
+LogicalResult importCumSum(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto axis = n.getConstantInts(1);
+  if (failed(axis))
+    return failure();
+  if (axis->size() != 1)
+    return n.emitError() << "axis must hold one value, not " << axis->size();
+  int64_t rank = n.getInputType(0).getRank();
+  if ((*axis)[0] < -rank || (*axis)[0] >= rank)
+    return n.emitError() << "axis " << (*axis)[0]
+                         << " is out of range for rank " << rank;
+  SmallVector<NamedAttribute> attrs = {namedI64(n, "axis", (*axis)[0])};
+  for (StringRef flag : {"exclusive", "reverse"}) {
+    auto value = n.getInt(flag, 0);
+    if (failed(value))
+      return failure();
+    if (*value != 0 && *value != 1)
+      return n.emitError() << flag << " must be 0 or 1, not " << *value;
+    if (*value)
+      attrs.push_back(
+          n.getBuilder().getNamedAttr(flag, n.getBuilder().getUnitAttr()));
+  }
+  return forward(n, n.createTyped<CumSumOp>(n.getInputType(0), n.getInput(0),
+                                            attrs));
+}
+
+/// Conv: explicit pads, or auto_pad SAME_UPPER / SAME_LOWER (the padding
+/// that keeps ceil(D / stride) outputs, the odd one at the end or the
+/// start) or VALID.
+LogicalResult importConv(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 3)))
+    return failure();
+  RankedTensorType input = n.getInputType(0), weight = n.getInputType(1);
+  int64_t spatial = input.getRank() - 2;
+  if (input.getRank() < 3 || weight.getRank() != input.getRank() ||
+      !input.hasStaticShape() || !weight.hasStaticShape())
+    return n.emitError() << "needs static input and weight of one rank, 3 or "
+                            "more (got "
+                         << input << " and " << weight << ")";
+  auto ints = [&](StringRef name, int64_t count,
+                  int64_t fill) -> FailureOr<SmallVector<int64_t>> {
+    auto given = n.getOptionalInts(name);
+    if (failed(given))
+      return failure();
+    if (!*given)
+      return SmallVector<int64_t>(count, fill);
+    if (static_cast<int64_t>((*given)->size()) != count)
+      return n.emitError() << "'" << name << "' has " << (*given)->size()
+                           << " values, expected " << count;
+    return **given;
+  };
+  auto strides = ints("strides", spatial, 1);
+  auto dilations = ints("dilations", spatial, 1);
+  auto pads = ints("pads", 2 * spatial, 0);
+  auto kernel = ints("kernel_shape", spatial, 0);
+  auto group = n.getInt("group", 1);
+  auto autoPad = n.getString("auto_pad", "NOTSET");
+  if (failed(strides) || failed(dilations) || failed(pads) || failed(kernel) ||
+      failed(group) || failed(autoPad))
+    return failure();
+  for (int64_t i = 0; i < spatial; ++i)
+    if ((*kernel)[i] != 0 && (*kernel)[i] != weight.getDimSize(2 + i))
+      return n.emitError() << "kernel_shape does not match the weight "
+                           << weight;
+  if (*autoPad == "VALID") {
+    pads->assign(2 * spatial, 0);
+  } else if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t size = input.getDimSize(2 + i), stride = (*strides)[i];
+      if (stride < 1)
+        return n.emitError() << "strides must be positive";
+      int64_t out = (size + stride - 1) / stride;
+      int64_t span = (*dilations)[i] * (weight.getDimSize(2 + i) - 1) + 1;
+      int64_t total = std::max<int64_t>(0, (out - 1) * stride + span - size);
+      int64_t small = total / 2, large = total - small;
+      (*pads)[i] = *autoPad == "SAME_UPPER" ? small : large;
+      (*pads)[spatial + i] = *autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (*autoPad != "NOTSET") {
+    return n.emitError() << "unknown auto_pad '" << *autoPad << "'";
+  }
+  OpBuilder &b = n.getBuilder();
+  SmallVector<Value> operands = {n.getInput(0), n.getInput(1)};
+  if (n.getInput(2))
+    operands.push_back(n.getInput(2));
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("strides", b.getDenseI64ArrayAttr(*strides)),
+      b.getNamedAttr("pads", b.getDenseI64ArrayAttr(*pads)),
+      b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(*dilations)),
+      namedI64(n, "group", *group)};
+  return forward(n, n.create<ConvOp>(operands, attrs));
+}
+
+LogicalResult importGatherND(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto batchDims = n.getInt("batch_dims", 0);
+  if (failed(batchDims))
+    return failure();
+  return forward(n, n.create<GatherNDOp>({n.getInput(0), n.getInput(1)},
+                                         {namedI64(n, "batch_dims",
+                                                   *batchDims)}));
+}
+
 LogicalResult importTrilu(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 2)))
     return failure();
@@ -1043,6 +1168,8 @@ const OpHandlerEntry kHandlers[] = {
     {"", "Reciprocal", 6, importUnary<ReciprocalOp>},
     {"", "Neg", 6, importUnary<NegOp>},
     {"", "Abs", 6, importUnary<AbsOp>},
+    {"", "Sign", 9, importUnary<SignOp>},
+    {"", "Mod", 10, importMod},
     {"", "Exp", 6, importUnary<ExpOp>},
     {"", "Log", 6, importUnary<LogOp>},
     {"", "Erf", 9, importUnary<ErfOp>},
@@ -1080,9 +1207,12 @@ const OpHandlerEntry kHandlers[] = {
     {"", "Split", 2, importSplit},
     {"", "Gather", 1, importGather<GatherOp>},
     {"", "GatherElements", 11, importGather<GatherElementsOp>},
+    {"", "GatherND", 11, importGatherND},
     {"", "Trilu", 14, importTrilu},
+    {"", "CumSum", 11, importCumSum},
     // Contractions and reductions.
     {"", "MatMul", 1, importMatMul},
+    {"", "Conv", 11, importConv},
     {"", "Gemm", 11, importGemm},
     {"", "ReduceMean", 1, importReduce<ReduceKind::Mean, false>},
     {"", "ReduceMean", 18, importReduce<ReduceKind::Mean, true>},

@@ -768,3 +768,55 @@ func.func @amax_result(%x: tensor<16x64xf32>) {
   %0 = transformer.amax %x : tensor<16x64xf32> -> tensor<1xf32>
   return
 }
+
+// -----
+
+func.func @mod_float_floored(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{of floats needs fmod (ONNX defines the floored remainder for integers only)}}
+  %0 = transformer.mod %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @cumsum_axis(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{axis -3 is out of range for rank 2}}
+  %0 = transformer.cumsum %a {axis = -3 : i64} : tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @conv_too_small(%x: tensor<1x4x2x2xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x1x1xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{spatial dimension 0 of 2 (padded 2) is smaller than the kernel's span 3}}
+  %0 = transformer.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x2x2xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x1x1xf32>
+  return %0 : tensor<1x6x1x1xf32>
+}
+
+// -----
+
+func.func @conv_bias(%x: tensor<1x4x8xf32>, %w: tensor<6x4x3xf32>, %b: tensor<4xf32>) -> tensor<1x6x6xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{bias must be [6]}}
+  %0 = transformer.conv %x, %w bias %b {strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>} : (tensor<1x4x8xf32>, tensor<6x4x3xf32>, tensor<4xf32>) -> tensor<1x6x6xf32>
+  return %0 : tensor<1x6x6xf32>
+}
+
+// -----
+
+func.func @gather_nd_tuple(%d: tensor<2x3xf32>, %i: tensor<4x3xi64>) -> tensor<4xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{index tuples of 3 values do not fit data of rank 2 after 0 batch dimensions}}
+  %0 = transformer.gather_nd %d[%i] : (tensor<2x3xf32>, tensor<4x3xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_nd_batch(%d: tensor<2x3x4xf32>, %i: tensor<3x1xi64>) -> tensor<3x4xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{batch dimension 0 differs: 2 in data, 3 in indices}}
+  %0 = transformer.gather_nd %d[%i] {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<3x1xi64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

@@ -62,8 +62,14 @@ func.func @elementwise_unary(%x: tensor<8x16xf32>, %i: tensor<8xi64>,
   %11 = transformer.neg %10 : tensor<8x16xf32>
   // CHECK: transformer.abs
   %12 = transformer.abs %11 : tensor<8x16xf32>
+  // CHECK: transformer.sign
+  %s = transformer.sign %12 : tensor<8x16xf32>
+  // CHECK: transformer.mod %{{.*}}, %{{.*}} {fmod} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %r = transformer.mod %s, %12 {fmod} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  // CHECK: transformer.cumsum %{{.*}} {axis = 1 : i64, exclusive} : tensor<8x16xf32>
+  %c = transformer.cumsum %r {axis = 1 : i64, exclusive} : tensor<8x16xf32>
   // CHECK: transformer.relu
-  %13 = transformer.relu %12 : tensor<8x16xf32>
+  %13 = transformer.relu %c : tensor<8x16xf32>
   // CHECK: transformer.clip %{{.*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<8x16xf32>
   %14 = transformer.clip %13 {min = 0.0 : f64, max = 6.0 : f64} : tensor<8x16xf32>
   // CHECK: transformer.neg %{{.*}} : tensor<8xi64>
@@ -229,4 +235,15 @@ func.func @fp8(%x: tensor<16x64xbf16>, %s: tensor<f32>)
   // CHECK: transformer.amax %{{.*}} : tensor<16x64xbf16> -> tensor<f32>
   %3 = transformer.amax %x : tensor<16x64xbf16> -> tensor<f32>
   return %0, %1, %2, %3 : tensor<16x64xf8E4M3FN>, tensor<16x64xf8E5M2>, tensor<16x64xf32>, tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv_gather_nd
+// CHECK: transformer.conv %{{.*}}, %{{.*}} bias %{{.*}} {dilations = array<i64: 1>, group = 2 : i64, pads = array<i64: 1, 1>, strides = array<i64: 2>} : (tensor<1x4x9xf32>, tensor<6x2x3xf32>, tensor<6xf32>) -> tensor<1x6x5xf32>
+// CHECK: transformer.gather_nd %{{.*}}[%{{.*}}] {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
+func.func @conv_gather_nd(%x: tensor<1x4x9xf32>, %w: tensor<6x2x3xf32>, %b: tensor<6xf32>, %d: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) -> (tensor<1x6x5xf32>, tensor<2x5x4xf32>) {
+  %0 = transformer.conv %x, %w bias %b {strides = array<i64: 2>, pads = array<i64: 1, 1>, dilations = array<i64: 1>, group = 2 : i64} : (tensor<1x4x9xf32>, tensor<6x2x3xf32>, tensor<6xf32>) -> tensor<1x6x5xf32>
+  %1 = transformer.gather_nd %d[%i] {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
+  return %0, %1 : tensor<1x6x5xf32>, tensor<2x5x4xf32>
 }

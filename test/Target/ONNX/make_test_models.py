@@ -175,6 +175,35 @@ save("bad_initializer_size", one_node(
     helper.make_node("Add", ["x", "w"], ["y"], name="add"),
     [tensor("x", [4, 4])], [tensor("y", [4, 4])], [bad_data]), check=False)
 
+# CumSum whose axis is not a constant, or out of range; Mod of floats
+# without fmod.
+save("cumsum_dynamic_axis", one_node(
+    helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum"),
+    [tensor("x", [2, 4]), tensor("axis", [], TensorProto.INT64)],
+    [tensor("y", [2, 4])]))
+save("cumsum_axis_out_of_range", one_node(
+    helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum"),
+    [tensor("x", [2, 4])], [tensor("y", [2, 4])],
+    [numpy_helper.from_array(np.array(2, np.int64), "axis")]))
+save("mod_float_floored", one_node(
+    helper.make_node("Mod", ["x", "x"], ["y"], name="mod"),
+    [tensor("x", [2, 4])], [tensor("y", [2, 4])]), check=False)
+
+# Conv whose group does not divide the channels, whose kernel_shape
+# contradicts the weight, or with an unknown auto_pad.
+save("conv_bad_group", one_node(
+    helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=3),
+    [tensor("x", [1, 4, 8, 8])], [tensor("y", [1, 6, 6, 6])],
+    [weight("w", (6, 2, 3, 3))]), check=False)
+save("conv_kernel_shape", one_node(
+    helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[2, 2]),
+    [tensor("x", [1, 4, 8, 8])], [tensor("y", [1, 6, 6, 6])],
+    [weight("w", (6, 4, 3, 3))]), check=False)
+save("conv_auto_pad", one_node(
+    helper.make_node("Conv", ["x", "w"], ["y"], name="conv", auto_pad="SAME"),
+    [tensor("x", [1, 4, 8, 8])], [tensor("y", [1, 6, 6, 6])],
+    [weight("w", (6, 4, 3, 3))]), check=False)
+
 # A graph output with no elements (Slice of an empty range).
 save("empty_output", model(
     [helper.make_node("Constant", [], ["s"], name="starts",

@@ -15,6 +15,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mte::transformer;
@@ -183,6 +184,76 @@ ReduceOp::inferReturnTypes(MLIRContext *context,
   }
   inferredReturnTypes.push_back(
       RankedTensorType::get(shape, inputType.getElementType()));
+  return success();
+}
+
+LogicalResult
+ConvOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
+                         Adaptor adaptor,
+                         SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  int64_t rank = input.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> strides = adaptor.getStrides(), pads = adaptor.getPads(),
+                    dilations = adaptor.getDilations();
+  int64_t group = adaptor.getGroup();
+  if (rank < 3 || weight.getRank() != rank || !input.hasStaticShape() ||
+      !weight.hasStaticShape())
+    return emitOptionalError(location, "needs static input [N, C, ...] and "
+                                       "weight [M, C / group, ...] of one "
+                                       "rank, 3 or more");
+  if (static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return emitOptionalError(location, "needs ", spatial, " strides and "
+                             "dilations and ", 2 * spatial, " pads");
+  int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
+  if (group < 1 || channels % group != 0 || filters % group != 0 ||
+      weight.getDimSize(1) * group != channels)
+    return emitOptionalError(location, "group ", group, " does not divide ",
+                             channels, " input channels into the weight's ",
+                             weight.getDimSize(1), " per group (",
+                             filters, " filters)");
+  if (auto bias = adaptor.getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getRank() != 1 || biasType.getDimSize(0) != filters)
+      return emitOptionalError(location, "bias must be [", filters, "]");
+  }
+  SmallVector<int64_t> shape = {input.getDimSize(0), filters};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t size = input.getDimSize(2 + i), kernel = weight.getDimSize(2 + i);
+    if (strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 ||
+        pads[spatial + i] < 0 || kernel < 1)
+      return emitOptionalError(location, "spatial dimension ", i,
+                               ": strides, dilations and kernel sizes must "
+                               "be positive, pads not negative");
+    int64_t padded = 0, span = 0;
+    if (llvm::AddOverflow(size, pads[i], padded) ||
+        llvm::AddOverflow(padded, pads[spatial + i], padded) ||
+        llvm::MulOverflow(dilations[i], kernel - 1, span) || padded <= span)
+      return emitOptionalError(location, "spatial dimension ", i, " of ",
+                               size, " (padded ", padded,
+                               ") is smaller than the kernel's span ",
+                               span + 1);
+    shape.push_back((padded - span - 1) / strides[i] + 1);
+  }
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult ModOp::verify() {
+  if (!getFmod() && isa<FloatType>(getLhs().getType().getElementType()))
+    return emitOpError("of floats needs fmod (ONNX defines the floored "
+                       "remainder for integers only)");
+  return success();
+}
+
+LogicalResult CumSumOp::verify() {
+  int64_t axis = getAxis();
+  if (!normalizeAxis(axis, getInput().getType().getRank()))
+    return emitOpError("axis ") << axis << " is out of range for rank "
+                                << getInput().getType().getRank();
   return success();
 }
 
@@ -377,6 +448,35 @@ GatherOp::inferReturnTypes(MLIRContext *context,
   SmallVector<int64_t> shape(dataType.getShape().take_front(*axis));
   llvm::append_range(shape, indicesType.getShape());
   llvm::append_range(shape, dataType.getShape().drop_front(*axis + 1));
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, dataType.getElementType()));
+  return success();
+}
+
+LogicalResult GatherNDOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indicesType = cast<RankedTensorType>(adaptor.getIndices().getType());
+  int64_t r = dataType.getRank(), q = indicesType.getRank();
+  int64_t b = static_cast<int64_t>(adaptor.getBatchDims());
+  if (q < 1 || r < 1)
+    return emitOptionalError(location, "data and indices need rank 1 or more");
+  if (b < 0 || b >= std::min(r, q))
+    return emitOptionalError(location, "batch_dims ", b,
+                             " must be below both ranks (", r, ", ", q, ")");
+  int64_t k = indicesType.getShape().back();
+  if (ShapedType::isDynamic(k) || k < 1 || k > r - b)
+    return emitOptionalError(location, "index tuples of ", k,
+                             " values do not fit data of rank ", r,
+                             " after ", b, " batch dimensions");
+  for (int64_t d = 0; d < b; ++d)
+    if (dataType.getDimSize(d) != indicesType.getDimSize(d))
+      return emitOptionalError(location, "batch dimension ", d, " differs: ",
+                               dataType.getDimSize(d), " in data, ",
+                               indicesType.getDimSize(d), " in indices");
+  SmallVector<int64_t> shape(indicesType.getShape().drop_back());
+  llvm::append_range(shape, dataType.getShape().drop_front(b + k));
   inferredReturnTypes.push_back(
       RankedTensorType::get(shape, dataType.getElementType()));
   return success();

@@ -107,6 +107,18 @@ def Transformer_DivOp : Transformer_BroadcastBinaryOp<"div",
   }];
   let hasFolder = 1;
 }
+def Transformer_ModOp : Transformer_BroadcastBinaryOp<"mod",
+    Transformer_NumericTensor> {
+  let summary = "elementwise remainder with numpy broadcasting (ONNX Mod)";
+  let description = [{
+    With `fmod`, the remainder of truncated division (C's `fmod`: the sign
+    of the dividend); without it, of floored division (Python's `%`: the
+    sign of the divisor), which ONNX defines for integers only.
+  }];
+  let arguments = (ins Transformer_NumericTensor:$lhs,
+                       Transformer_NumericTensor:$rhs, UnitAttr:$fmod);
+  let hasVerifier = 1;
+}
 def Transformer_PowOp : Transformer_BroadcastBinaryOp<"pow",
     Transformer_NumericTensor> {
   let summary = "elementwise power with numpy broadcasting (ONNX Pow)";
@@ -214,6 +226,12 @@ def Transformer_NegOp : Transformer_UnaryOp<"neg", Transformer_SignedTensor> {
 }
 def Transformer_AbsOp : Transformer_UnaryOp<"abs", Transformer_SignedTensor> {
   let summary = "elementwise absolute value (ONNX Abs)";
+}
+def Transformer_SignOp : Transformer_UnaryOp<"sign", Transformer_SignedTensor> {
+  let summary = "elementwise sign: -1, 0 or 1 (ONNX Sign)";
+  let description = [{
+    NaN stays NaN and a zero keeps its sign bit, as numpy's `sign`.
+  }];
 }
 def Transformer_ReluOp : Transformer_UnaryOp<"relu", Transformer_SignedTensor> {
   let summary = "elementwise max(x, 0) (ONNX Relu)";
@@ -406,6 +424,24 @@ def Transformer_GatherOp : Transformer_Op<"gather", [Pure, InferTypeOpAdaptor]> 
   let hasFolder = 1;
 }
 
+def Transformer_GatherNDOp : Transformer_Op<"gather_nd",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "gathers slices by index tuples (ONNX GatherND)";
+  let description = [{
+    With `b = batch_dims` and `indices` of shape `[..., k]`, each index
+    tuple of `k` values picks a slice of `data` along its dimensions
+    `b .. b + k - 1`; the first `b` dimensions of `data` and `indices` are
+    batch dimensions taken together:
+    `result.shape = indices.shape[:-1] + data.shape[b + k:]`. Negative
+    indices count from the end.
+  }];
+  let arguments = (ins AnyRankedTensor:$data, Transformer_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$data `[` $indices `]` attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
 def Transformer_GatherElementsOp : Transformer_Op<"gather_elements",
     [Pure, InferTypeOpAdaptor]> {
   let summary = "elementwise gather along an axis (ONNX GatherElements)";
@@ -414,6 +450,42 @@ def Transformer_GatherElementsOp : Transformer_Op<"gather_elements",
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$data `[` $indices `]` attr-dict `:` "
                        "functional-type(operands, results)";
+}
+
+def Transformer_ConvOp : Transformer_Op<"conv",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "N-d convolution, channels first (ONNX Conv)";
+  let description = [{
+    `input` is `[N, C, D1, .., Dn]`, `weight` `[M, C / group, K1, .., Kn]`,
+    the optional `bias` `[M]`; `pads` holds the begin then the end padding
+    of each spatial dimension (zeros), and output dimension `i` is
+    `(Di + begin_i + end_i - dilation_i * (Ki - 1) - 1) / stride_i + 1`.
+    Output channel `m` reads input channels of group `m / (M / group)`.
+  }];
+  let arguments = (ins Transformer_FloatTensor:$input,
+                       Transformer_FloatTensor:$weight,
+                       Optional<Transformer_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Transformer_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight (`bias` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Transformer_CumSumOp : Transformer_Op<"cumsum",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "cumulative sum along one axis (ONNX CumSum)";
+  let description = [{
+    `result[.., i, ..] = sum(input[.., j, ..])` over `j <= i` along `axis`;
+    `j < i` with `exclusive`; `j >= i` (`j > i`) with `reverse`. 16-bit
+    floats accumulate in f32.
+  }];
+  let arguments = (ins Transformer_NumericTensor:$input, I64Attr:$axis,
+                       UnitAttr:$exclusive, UnitAttr:$reverse);
+  let results = (outs Transformer_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def Transformer_TriluOp : Transformer_Op<"trilu",
