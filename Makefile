@@ -48,10 +48,7 @@ check-gpu:
 	test -d $(BUILD_DIR)/gpu-check || tar xJf $(BUILD_DIR)/gpu-check.tar.xz -C $(BUILD_DIR)
 	python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
 	python3 utils/gpu/check_attention.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
-	cd $(BUILD_DIR)/gpu-check && LD_LIBRARY_PATH=. compute-sanitizer \
-	  --error-exitcode 1 --tool memcheck ./mte-run llama_dynamo.cuda.so
-	cd $(BUILD_DIR)/gpu-check && LD_LIBRARY_PATH=. compute-sanitizer \
-	  --error-exitcode 1 --tool memcheck ./mte-run llama_dynamo.bf16.cuda.so
+	utils/gpu/sanitize.sh $(BUILD_DIR)/gpu-check
 
 bench-artifacts: build
 	bench/prepare.sh $(BUILD_DIR)

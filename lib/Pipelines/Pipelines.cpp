@@ -92,6 +92,7 @@ static void buildBufferization(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(mte::createDistinctResults());
   // Results become caller-owned out-parameters; the final allocation of each
   // is hoisted away so the forward writes straight into the caller's buffer.
   bufferization::BufferResultsToOutParamsPassOptions outParams;

@@ -138,3 +138,23 @@ func.func @cumsum_reverse_exclusive(%x: tensor<2x5xi64>) -> tensor<2x5xi64> {
   %0 = transformer.cumsum %x {axis = 1 : i64, exclusive, reverse} : tensor<2x5xi64>
   return %0 : tensor<2x5xi64>
 }
+
+// -----
+
+// Degenerate shapes: a linear over K = 0 is its zero fill (then the
+// epilogue); an op whose result has no elements is an empty tensor.
+// NAMED-LABEL: func @linear_k0
+// NAMED: %[[ZERO:.*]] = linalg.fill
+// NAMED: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x0xf32>, tensor<0x4xf32>) outs(%[[ZERO]] : tensor<2x4xf32>)
+// CHECK-LABEL: func @linear_k0
+// CHECK-LABEL: func @rotary_no_tokens
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<1x4x0x8xf32>
+// CHECK-NEXT: return %[[E]]
+func.func @linear_k0(%x: tensor<2x0xf32>, %w: tensor<0x4xf32>) -> tensor<2x4xf32> {
+  %0 = transformer.linear %x, %w layout <kn> : (tensor<2x0xf32>, tensor<0x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+func.func @rotary_no_tokens(%x: tensor<1x4x0x8xf32>, %c: tensor<0x8xf32>) -> tensor<1x4x0x8xf32> {
+  %0 = transformer.rotary_embedding %x, %c, %c : (tensor<1x4x0x8xf32>, tensor<0x8xf32>, tensor<0x8xf32>) -> tensor<1x4x0x8xf32>
+  return %0 : tensor<1x4x0x8xf32>
+}

@@ -150,8 +150,17 @@ static bool parseOptions(int argc, char **argv, Options &options,
     // Every other option takes a value: --name=value or --name value.
     std::string name = arg, value;
     size_t equals = arg.find('=');
-    if (arg.compare(0, 2, "--") == 0 && equals != std::string::npos) {
+    if (arg.compare(0, 2, "--") == 0 && equals != std::string::npos)
       name = arg.substr(0, equals);
+    static const char *const kValueOptions[] = {
+        "-i",     "--input", "-o",          "--output-dir", "--save-inputs",
+        "--seed", "--bench", "--int-range", "--warmup"};
+    if (std::none_of(std::begin(kValueOptions), std::end(kValueOptions),
+                     [&](const char *known) { return name == known; })) {
+      error = "unknown option '" + name + "' (see mte-run --help)";
+      return false;
+    }
+    if (name != arg) {
       value = arg.substr(equals + 1);
     } else if (i + 1 < argc) {
       value = argv[++i];
@@ -192,9 +201,6 @@ static bool parseOptions(int argc, char **argv, Options &options,
       if (!parseUnsigned(value, options.warmupRuns))
         return invalid("an unsigned integer");
       options.warmupGiven = true;
-    } else {
-      error = "unknown option '" + name + "' (see mte-run --help)";
-      return false;
     }
   }
   if (options.modelPath.empty()) {

@@ -4,6 +4,7 @@
 #define MTE_CONVERSION_PASSES_H
 
 #include "mte/Conversion/BuildRowKernels/BuildRowKernels.h"
+#include "mte/Conversion/DistinctResults/DistinctResults.h"
 #include "mte/Conversion/ExpandFP8Conversions/ExpandFP8Conversions.h"
 #include "mte/Conversion/FuseElementwise/FuseElementwise.h"
 #include "mte/Conversion/HoistConstantsToArguments/HoistConstantsToArguments.h"

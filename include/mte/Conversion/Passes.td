@@ -131,6 +131,18 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
   ];
 }
 
+def DistinctResults : Pass<"mte-distinct-results", "::mlir::ModuleOp"> {
+  let summary = "Give every result of a function a buffer of its own";
+  let description = [{
+    After bufferization, a `func.return` that returns one buffer more than
+    once (ONNX lets two graph outputs name one value: an output listed
+    twice, or one behind an Identity) returns a copy of it for every repeat,
+    so that `buffer-results-to-out-params` gives each result its own
+    out-parameter.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ConvertMemRefCopyToLinalg : Pass<"mte-convert-memref-copy-to-linalg"> {
   let summary = "Rewrite memref.copy as linalg.copy";
   let description = [{

@@ -53,6 +53,11 @@ bool isLibraryGemm(linalg::LinalgOp op) {
     return false;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
+  // An empty product (M, N or K of 0) stays a loop nest: nothing, or the
+  // zero fill, is all there is to it.
+  for (Value v : {a, b, c})
+    if (cast<MemRefType>(v.getType()).getNumElements() == 0)
+      return false;
   return elementTypeOf(a) == elementTypeOf(b) && elementTypeOf(c).isF32();
 }
 

@@ -1177,6 +1177,29 @@ template <typename OpTy> struct NormPattern : OpRewritePattern<OpTy> {
   }
 };
 
+/// A transformer op whose results hold no elements computes nothing: each
+/// result is an empty tensor. (Ahead of the op's own lowering, which may
+/// index into a dimension of size zero.)
+struct ZeroElementResultsPattern : RewritePattern {
+  ZeroElementResultsPattern(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/2, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<TransformerDialect>(op->getDialect()) || op->getNumResults() == 0)
+      return failure();
+    SmallVector<Value> empties;
+    for (Type type : op->getResultTypes()) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || !tensor.hasStaticShape() || tensor.getNumElements() != 0)
+        return failure();
+      empties.push_back(emptyTensor(rewriter, op->getLoc(), tensor.getShape(),
+                                    tensor.getElementType()));
+    }
+    rewriter.replaceOp(op, empties);
+    return success();
+  }
+};
+
 struct LinearPattern : OpRewritePattern<LinearOp> {
   LinearPattern(MLIRContext *ctx, bool namedMatmul)
       : OpRewritePattern(ctx), namedMatmul(namedMatmul) {}
@@ -1193,7 +1216,9 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
         weightType.getElementType() != elementType)
       return nullptr;
     int64_t k = inputType.getShape().back();
-    int64_t m = inputType.getNumElements() / std::max<int64_t>(k, 1);
+    int64_t m = 1;
+    for (int64_t d : inputType.getShape().drop_back())
+      m *= d;
     bool kn = op.getWeightLayout() == WeightLayout::KN;
     int64_t n = weightType.getDimSize(kn ? 1 : 0);
     Value input = reshapeTensor(rewriter, loc, op.getInput(), {m, k});
@@ -2055,6 +2080,7 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
                QuantizePattern, DequantizePattern>(patterns.getContext());
   patterns.add<LinearPattern, AttentionPattern>(patterns.getContext(),
                                                 namedMatmul);
+  patterns.add<ZeroElementResultsPattern>(patterns.getContext());
 }
 
 void mte::populateAttentionToLinalgPatterns(RewritePatternSet &patterns,

@@ -801,7 +801,17 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       return nullptr;
 
   SmallVector<Value> results;
+  SmallVector<StringRef> resultNames;
+  llvm::StringSet<> listed;
   for (const onnx::ValueInfoProto &output : model.graph().output()) {
+    // Outputs are looked up by name, so a name listed again is the same
+    // output: the model returns it once.
+    if (!listed.insert(output.name()).second) {
+      emitWarning(fileLoc(context, path))
+          << "graph output '" << output.name()
+          << "' is listed more than once; the model returns it once";
+      continue;
+    }
     Value value = values.lookup(output.name());
     if (!value && initializers.count(output.name())) {
       auto &[loc, tensor] = initializers.find(output.name())->second;
@@ -816,13 +826,13 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       return nullptr;
     }
     results.push_back(value);
+    resultNames.push_back(output.name());
   }
   func::ReturnOp::create(builder, fileLoc(context, path), results);
   func.setType(
       builder.getFunctionType(*inputTypes, ValueRange(results).getTypes()));
-  for (auto [i, output] : llvm::enumerate(model.graph().output()))
-    func.setResultAttr(i, "transformer.name",
-                       builder.getStringAttr(output.name()));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    func.setResultAttr(i, "transformer.name", builder.getStringAttr(name));
   // Folding shape subgraphs leaves their inputs (constants, shape reads)
   // without users; drop them so the function holds only what computes.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))

@@ -10,6 +10,8 @@
 
 #include "NodeImporter.h"
 
+#include "mte/Support/CheckedShape.h"
+
 #include "mlir/Dialect/Traits.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -57,6 +59,19 @@ FailureOr<int64_t> normalizeAxisOrError(NodeImporter &n, int64_t axis,
     return *a;
   return n.emitError() << "axis " << axis << " is out of range for rank "
                        << rank;
+}
+
+/// Fails, naming `what`, unless `shape` has non-negative dimensions whose
+/// product fits in int64_t: a shape computed from constants must be one a
+/// tensor can have, as a runtime shape would be checked.
+LogicalResult checkShape(NodeImporter &n, ArrayRef<int64_t> shape,
+                         StringRef what) {
+  if (mte::checkedElementCount(shape))
+    return success();
+  return n.emitError() << what << " ["
+                       << llvm::make_range(shape.begin(), shape.end())
+                       << "] has a negative dimension or more than 2^63 "
+                          "elements";
 }
 
 LogicalResult forward(NodeImporter &n, FailureOr<Value> value) {
@@ -269,8 +284,8 @@ LogicalResult importConstantOfShape(NodeImporter &n) {
   auto shape = n.getConstantInts(0);
   if (failed(shape))
     return failure();
-  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
-    return n.emitError() << "shape has a negative dimension";
+  if (failed(checkShape(n, *shape, "shape")))
+    return failure();
   auto value = n.getTensor("value");
   if (failed(value))
     return failure();
@@ -315,8 +330,14 @@ LogicalResult importRange(NodeImporter &n) {
     return failure();
   if (*delta == 0)
     return n.emitError() << "delta is zero";
-  int64_t length = std::max<int64_t>(
-      static_cast<int64_t>(std::ceil((*limit - *start) / *delta)), 0);
+  double steps = std::ceil((*limit - *start) / *delta);
+  // A range is materialised: one of more than 2^40 elements (8 TiB of
+  // i64) is a broken model, and a double beyond int64_t cannot convert.
+  constexpr double kMaxLength = 1099511627776.0;
+  if (!std::isfinite(steps) || steps > kMaxLength)
+    return n.emitError() << "range from " << *start << " to " << *limit
+                         << " by " << *delta << " has more than 2^40 elements";
+  int64_t length = std::max<int64_t>(static_cast<int64_t>(steps), 0);
   return forward(
       n, n.createTyped<RangeOp>(withShape(n.getInputType(0), {length}),
                                 {n.getInput(0), n.getInput(1), n.getInput(2)}));
@@ -358,7 +379,10 @@ LogicalResult importReshape(NodeImporter &n) {
     }
     if (d < 0)
       return n.emitError() << "target dimension " << i << " is " << d;
-    known *= d;
+    if (llvm::MulOverflow(known, d, known))
+      return n.emitError() << "target shape ["
+                           << llvm::make_range(target->begin(), target->end())
+                           << "] has more than 2^63 elements";
   }
   int64_t count = inputType.getNumElements();
   if (inferred >= 0) {
@@ -491,6 +515,8 @@ LogicalResult importExpand(NodeImporter &n) {
     return failure();
   SmallVector<int64_t> shape;
   RankedTensorType type = n.getInputType(0);
+  if (failed(checkShape(n, *target, "target shape")))
+    return failure();
   if (!OpTrait::util::getBroadcastedShape(type.getShape(), *target, shape))
     return n.emitError() << "cannot broadcast " << type << " to shape ["
                          << llvm::make_range(target->begin(), target->end())
@@ -764,10 +790,19 @@ LogicalResult importTrilu(NodeImporter &n) {
     return failure();
   int64_t k = 0;
   if (n.getInput(1)) {
-    auto given = n.getConstantScalar(1);
+    auto given = n.getConstantInts(1);
     if (failed(given))
       return failure();
-    k = static_cast<int64_t>(*given);
+    if (given->size() != 1)
+      return n.emitError() << "k must hold one value, not " << given->size();
+    // Read exactly (a double loses k near 2^63), then clamped: beyond the
+    // matrix's extent every k keeps (or drops) the same elements.
+    RankedTensorType type = n.getInputType(0);
+    int64_t extent = 0;
+    if (type.getRank() >= 2)
+      extent = type.getDimSize(type.getRank() - 2) +
+               type.getDimSize(type.getRank() - 1);
+    k = std::clamp<int64_t>((*given)[0], -extent, extent);
   }
   return forward(n, n.createTyped<TriluOp>(
                         n.getInputType(0), n.getInput(0),

@@ -204,6 +204,27 @@ save("conv_auto_pad", one_node(
     [tensor("x", [1, 4, 8, 8])], [tensor("y", [1, 6, 6, 6])],
     [weight("w", (6, 4, 3, 3))]), check=False)
 
+# Shapes computed from constants are checked as runtime ones would be: an
+# Expand to a negative dimension, a Reshape whose element count overflows,
+# a Range too long to materialise.
+save("expand_negative", model(
+    [helper.make_node("Expand", ["c", "s"], ["e"], name="expand"),
+     helper.make_node("Add", ["e", "x"], ["y"], name="add")],
+    [tensor("x", [1, 16])], [tensor("y", [1, 16])],
+    [weight("c", (1, 16)),
+     numpy_helper.from_array(np.array([-1, 16], np.int64), "s")]), check=False)
+save("reshape_overflow", one_node(
+    helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape"),
+    [tensor("x", [0, 4])], [tensor("y", [0, 4])],
+    [numpy_helper.from_array(np.array([2**32, 2**32, 0], np.int64), "s")]),
+    check=False)
+save("range_huge", one_node(
+    helper.make_node("Range", ["a", "b", "d"], ["y"], name="range"),
+    [], [tensor("y", [1])],
+    [numpy_helper.from_array(np.array(0, np.float32), "a"),
+     numpy_helper.from_array(np.array(1e30, np.float32), "b"),
+     numpy_helper.from_array(np.array(1, np.float32), "d")]), check=False)
+
 # A graph output with no elements (Slice of an empty range).
 save("empty_output", model(
     [helper.make_node("Constant", [], ["s"], name="starts",

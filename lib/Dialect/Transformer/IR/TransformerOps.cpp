@@ -17,6 +17,8 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
+#include "mte/Support/CheckedShape.h"
+
 using namespace mlir;
 using namespace mte::transformer;
 
@@ -304,10 +306,14 @@ LogicalResult ReshapeOp::verify() {
            << resultType.getElementType();
   if (!inputType.hasStaticShape() || !resultType.hasStaticShape())
     return emitOpError("requires static shapes");
-  if (inputType.getNumElements() != resultType.getNumElements())
+  // Counted without wrapping: 2^32 x 2^32 is not 0 elements.
+  std::optional<int64_t> from = mte::checkedElementCount(inputType.getShape());
+  std::optional<int64_t> to = mte::checkedElementCount(resultType.getShape());
+  if (!from || !to)
+    return emitOpError("has a shape of more than 2^63 elements");
+  if (*from != *to)
     return emitOpError("cannot reshape ")
-           << inputType.getNumElements() << " elements into "
-           << resultType.getNumElements();
+           << *from << " elements into " << *to;
   return success();
 }
 
@@ -355,8 +361,11 @@ SliceOp::inferReturnTypes(MLIRContext *context,
     int64_t dim = inputType.getDimSize(d);
     if (sizes[d] == 0 || !isStaticDim(dim))
       continue;
-    int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
-    if (offsets[d] < 0 || offsets[d] >= dim || last < 0 || last >= dim)
+    int64_t span = 0, last = 0;
+    bool overflow = llvm::MulOverflow(sizes[d] - 1, strides[d], span) ||
+                    llvm::AddOverflow(offsets[d], span, last);
+    if (overflow || offsets[d] < 0 || offsets[d] >= dim || last < 0 ||
+        last >= dim)
       return emitOptionalError(location, "dimension ", d, " slice [",
                                offsets[d], " : ", sizes[d], " x ", strides[d],
                                "] is out of bounds for size ", dim);

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Models at the edges of what ONNX allows, compiled for the host and
+checked against numpy:
+
+* Trilu with k = INT64_MAX (lower: everything kept) and k = INT64_MIN
+  (upper: everything kept); k used to pass through a double and wrap.
+* Two graph outputs naming one value (an Identity between them): two
+  outputs, equal (the forward used to crash the compiler returning one
+  buffer twice).
+* One output listed twice: one output, with a warning.
+
+Usage: host_edge_models.py MTE_COMPILE WORKDIR
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+import mte  # noqa: E402
+
+COMPILE, WORKDIR = sys.argv[1], sys.argv[2]
+os.makedirs(WORKDIR, exist_ok=True)
+vi = helper.make_tensor_value_info
+rng = np.random.default_rng(11)
+failures = 0
+
+
+def build(name, nodes, inputs, outputs, inits=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    path = os.path.join(WORKDIR, name)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              path + ".onnx")
+    done = subprocess.run([COMPILE, path + ".onnx", "-o", path + ".so"],
+                          capture_output=True, text=True)
+    sys.stdout.write(done.stderr)
+    done.check_returncode()
+    return mte.load(path + ".so")
+
+
+def report(ok, what):
+    global failures
+    print(f"{'PASS' if ok else 'FAIL'} {what}")
+    failures += not ok
+
+
+x = rng.standard_normal((3, 4)).astype(np.float32)
+for upper, k in [(0, 2**63 - 1), (1, -2**63), (0, -2**63), (1, 2**63 - 1)]:
+    model = build(f"trilu_{upper}_{k & 0xffff}",
+                  [helper.make_node("Trilu", ["x", "k"], ["y"], upper=upper)],
+                  [vi("x", T.FLOAT, [3, 4])], [vi("y", T.FLOAT, [3, 4])],
+                  [numpy_helper.from_array(np.array(k, np.int64), "k")])
+    # ONNX: upper keeps col - row >= k, lower col - row <= k (in Python
+    # ints: numpy's triu/tril overflow computing k - 1 at these k).
+    keep = np.array([[(c - r >= k) if upper else (c - r <= k) for c in range(4)]
+                     for r in range(3)])
+    want = np.where(keep, x, np.float32(0))
+    report(np.array_equal(model(x=x)["y"], want), f"Trilu upper={upper} k={k}")
+
+model = build("aliased_outputs",
+              [helper.make_node("Relu", ["x"], ["y"]),
+               helper.make_node("Identity", ["y"], ["z"])],
+              [vi("x", T.FLOAT, [3, 4])],
+              [vi("y", T.FLOAT, [3, 4]), vi("z", T.FLOAT, [3, 4])])
+out = model(x=x)
+report(sorted(out) == ["y", "z"] and np.array_equal(out["y"], np.maximum(x, 0))
+       and np.array_equal(out["z"], out["y"]), "two outputs naming one value")
+
+model = build("repeated_output", [helper.make_node("Relu", ["x"], ["y"])],
+              [vi("x", T.FLOAT, [3, 4])],
+              [vi("y", T.FLOAT, [3, 4]), vi("y", T.FLOAT, [3, 4])])
+out = model(x=x)
+report(list(out) == ["y"] and np.array_equal(out["y"], np.maximum(x, 0)),
+       "an output listed twice is returned once")
+sys.exit(1 if failures else 0)
