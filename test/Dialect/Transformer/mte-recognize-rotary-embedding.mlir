@@ -125,3 +125,49 @@ func.func @negative_other_input(%x: tensor<1x2x4x8xf32>, %z: tensor<1x2x4x8xf32>
   %y = transformer.add %a, %b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %y : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// GPT-J's rotate_every_two on [B, S, H, D], with repeat-interleaved tables
+// [1, S, 1, D]: the op's interleaved form on the packed [B, S, H * D] view.
+// CHECK-LABEL: func @gptj_rotate_every_two
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5x4x8xf32>, %[[COS:.*]]: tensor<1x5x1x8xf32>, %[[SIN:.*]]: tensor<1x5x1x8xf32>)
+// CHECK-DAG: %[[C:.*]] = transformer.reshape %[[COS]] : tensor<1x5x1x8xf32> -> tensor<5x8xf32>
+// CHECK-DAG: %[[S:.*]] = transformer.reshape %[[SIN]] : tensor<1x5x1x8xf32> -> tensor<5x8xf32>
+// CHECK-DAG: %[[P:.*]] = transformer.reshape %[[X]] : tensor<2x5x4x8xf32> -> tensor<2x5x32xf32>
+// CHECK: %[[R:.*]] = transformer.rotary_embedding %[[P]], %[[C]], %[[S]] {interleaved, num_heads = 4 : i64} : (tensor<2x5x32xf32>, tensor<5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x32xf32>
+// CHECK: %[[Y:.*]] = transformer.reshape %[[R]] : tensor<2x5x32xf32> -> tensor<2x5x4x8xf32>
+// CHECK: return %[[Y]]
+func.func @gptj_rotate_every_two(%x: tensor<2x5x4x8xf32>, %cos: tensor<1x5x1x8xf32>, %sin: tensor<1x5x1x8xf32>) -> tensor<2x5x4x8xf32> {
+  %a = transformer.mul %x, %cos : (tensor<2x5x4x8xf32>, tensor<1x5x1x8xf32>) -> tensor<2x5x4x8xf32>
+  %even = transformer.slice %x {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 5, 4, 4>, strides = array<i64: 1, 1, 1, 2>} : tensor<2x5x4x8xf32> -> tensor<2x5x4x4xf32>
+  %e = transformer.reshape %even : tensor<2x5x4x4xf32> -> tensor<2x5x4x4x1xf32>
+  %odd = transformer.slice %x {offsets = array<i64: 0, 0, 0, 1>, sizes = array<i64: 2, 5, 4, 4>, strides = array<i64: 1, 1, 1, 2>} : tensor<2x5x4x8xf32> -> tensor<2x5x4x4xf32>
+  %n = transformer.neg %odd : tensor<2x5x4x4xf32>
+  %o = transformer.reshape %n : tensor<2x5x4x4xf32> -> tensor<2x5x4x4x1xf32>
+  %pairs = transformer.concat %o, %e {axis = -1 : i64} : (tensor<2x5x4x4x1xf32>, tensor<2x5x4x4x1xf32>) -> tensor<2x5x4x4x2xf32>
+  %r = transformer.reshape %pairs : tensor<2x5x4x4x2xf32> -> tensor<2x5x4x8xf32>
+  %b = transformer.mul %r, %sin : (tensor<2x5x4x8xf32>, tensor<1x5x1x8xf32>) -> tensor<2x5x4x8xf32>
+  %y = transformer.add %a, %b : (tensor<2x5x4x8xf32>, tensor<2x5x4x8xf32>) -> tensor<2x5x4x8xf32>
+  return %y : tensor<2x5x4x8xf32>
+}
+
+// -----
+
+// The even and odd features swapped (x[::2] negated): not rotate_every_two.
+// CHECK-LABEL: func @not_rotate_every_two
+// CHECK-NOT: transformer.rotary_embedding
+// CHECK: return
+func.func @not_rotate_every_two(%x: tensor<2x5x4x8xf32>, %cos: tensor<1x5x1x8xf32>, %sin: tensor<1x5x1x8xf32>) -> tensor<2x5x4x8xf32> {
+  %a = transformer.mul %x, %cos : (tensor<2x5x4x8xf32>, tensor<1x5x1x8xf32>) -> tensor<2x5x4x8xf32>
+  %even = transformer.slice %x {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 5, 4, 4>, strides = array<i64: 1, 1, 1, 2>} : tensor<2x5x4x8xf32> -> tensor<2x5x4x4xf32>
+  %n = transformer.neg %even : tensor<2x5x4x4xf32>
+  %e = transformer.reshape %n : tensor<2x5x4x4xf32> -> tensor<2x5x4x4x1xf32>
+  %odd = transformer.slice %x {offsets = array<i64: 0, 0, 0, 1>, sizes = array<i64: 2, 5, 4, 4>, strides = array<i64: 1, 1, 1, 2>} : tensor<2x5x4x8xf32> -> tensor<2x5x4x4xf32>
+  %o = transformer.reshape %odd : tensor<2x5x4x4xf32> -> tensor<2x5x4x4x1xf32>
+  %pairs = transformer.concat %e, %o {axis = -1 : i64} : (tensor<2x5x4x4x1xf32>, tensor<2x5x4x4x1xf32>) -> tensor<2x5x4x4x2xf32>
+  %r = transformer.reshape %pairs : tensor<2x5x4x4x2xf32> -> tensor<2x5x4x8xf32>
+  %b = transformer.mul %r, %sin : (tensor<2x5x4x8xf32>, tensor<1x5x1x8xf32>) -> tensor<2x5x4x8xf32>
+  %y = transformer.add %a, %b : (tensor<2x5x4x8xf32>, tensor<2x5x4x8xf32>) -> tensor<2x5x4x8xf32>
+  return %y : tensor<2x5x4x8xf32>
+}

@@ -7,7 +7,13 @@
 //
 // with x1, x2 the two halves of the head dimension and cos/sin tables that
 // broadcast over batch and heads. Both PyTorch exporters spell rotate_half as
-// Slice, Slice, Neg, Concat.
+// Slice, Slice, Neg, Concat. GPT-J (and GPT-NeoX-20B's predecessors) rotate
+// every two features instead,
+//
+//     rotate_every_two(x) = stack(-x[..., 1::2], x[..., ::2], -1).flatten(-2)
+//
+// (strided Slices, Neg, Unsqueezes, Concat, Reshape), which becomes the
+// op's interleaved form.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,9 +35,10 @@ using namespace mte::transformer;
 using namespace mte::transformer::recognition;
 
 namespace {
-/// `slice(x)` taking features [begin, begin + width) of the last dimension of
-/// `x` and everything of the others.
-bool isLastDimSlice(SliceOp slice, Value x, int64_t begin, int64_t width) {
+/// `slice(x)` taking `width` features from `begin` every `stride` of the last
+/// dimension of `x` and everything of the others.
+bool isLastDimSlice(SliceOp slice, Value x, int64_t begin, int64_t width,
+                    int64_t stride = 1) {
   if (!slice || slice.getInput() != x)
     return false;
   ArrayRef<int64_t> shape = slice.getInput().getType().getShape();
@@ -39,7 +46,7 @@ bool isLastDimSlice(SliceOp slice, Value x, int64_t begin, int64_t width) {
   for (int64_t d = 0; d <= last; ++d) {
     int64_t offset = d == last ? begin : 0, size = d == last ? width : shape[d];
     if (slice.getOffsets()[d] != offset || slice.getSizes()[d] != size ||
-        slice.getStrides()[d] != 1)
+        slice.getStrides()[d] != (d == last ? stride : 1))
       return false;
   }
   return true;
@@ -67,6 +74,52 @@ Value matchRotateHalf(Value rotated) {
   if (dim % 2 != 0 || x.getType() != type ||
       !isLastDimSlice(first, x, 0, dim / 2) ||
       !isLastDimSlice(second, x, dim / 2, dim / 2))
+    return nullptr;
+  return x;
+}
+
+/// `view` reshapes `value` by appending a dimension of 1 (an Unsqueeze(-1)).
+bool appendsUnitDim(ReshapeOp view, Value value) {
+  auto from = cast<RankedTensorType>(value.getType());
+  ArrayRef<int64_t> to = view.getType().getShape();
+  return view && view.getInput() == value &&
+         to.size() == from.getShape().size() + 1 && to.back() == 1 &&
+         to.drop_back() == from.getShape();
+}
+
+/// Matches `rotated` as rotate_every_two(x) = reshape(concat(
+/// reshape(-x[.., 1::2]), reshape(x[.., ::2]), axis = -1), x.shape) and
+/// returns x.
+Value matchRotateEveryTwo(Value rotated) {
+  auto flatten = singleUseProducer<ReshapeOp>(rotated);
+  if (!flatten)
+    return nullptr;
+  auto concat = singleUseProducer<ConcatOp>(flatten.getInput());
+  if (!concat || concat.getInputs().size() != 2)
+    return nullptr;
+  RankedTensorType pairs = concat.getType();
+  int64_t rank = pairs.getRank();
+  if (normalizeAxis(concat.getAxis(), rank) != rank - 1 ||
+      pairs.getShape().back() != 2)
+    return nullptr;
+  auto oddView = singleUseProducer<ReshapeOp>(concat.getInputs()[0]);
+  auto evenView = singleUseProducer<ReshapeOp>(concat.getInputs()[1]);
+  if (!oddView || !evenView)
+    return nullptr;
+  auto neg = singleUseProducer<NegOp>(oddView.getInput());
+  if (!neg)
+    return nullptr;
+  auto odd = singleUseProducer<SliceOp>(neg.getInput());
+  auto even = singleUseProducer<SliceOp>(evenView.getInput());
+  if (!odd || !even || !appendsUnitDim(oddView, neg) ||
+      !appendsUnitDim(evenView, even))
+    return nullptr;
+  Value x = even.getInput();
+  auto type = cast<RankedTensorType>(rotated.getType());
+  int64_t dim = type.getShape().back();
+  if (dim % 2 != 0 || x.getType() != type ||
+      !isLastDimSlice(even, x, 0, dim / 2, 2) ||
+      !isLastDimSlice(odd, x, 1, dim / 2, 2))
     return nullptr;
   return x;
 }
@@ -121,7 +174,12 @@ struct RotateHalfPattern : OpRewritePattern<AddOp> {
       if (!mulCos || !mulSin)
         continue;
       for (Value rotated : {mulSin.getLhs(), mulSin.getRhs()}) {
+        bool interleaved = false;
         Value x = matchRotateHalf(rotated);
+        if (!x) {
+          x = matchRotateEveryTwo(rotated);
+          interleaved = true;
+        }
         if (!x || (mulCos.getLhs() != x && mulCos.getRhs() != x))
           continue;
         Value cos = otherOperand(mulCos, x);
@@ -132,7 +190,8 @@ struct RotateHalfPattern : OpRewritePattern<AddOp> {
         if (failed(table))
           continue;
         rewriter.replaceOp(add, createRotary(rewriter, add.getLoc(), x, cos,
-                                             sin, table->first, table->second));
+                                             sin, table->first, table->second,
+                                             interleaved));
         ++numRotary;
         return success();
       }
@@ -145,7 +204,8 @@ struct RotateHalfPattern : OpRewritePattern<AddOp> {
   /// directly), else on the rank-4 input.
   static Value createRotary(PatternRewriter &rewriter, Location loc, Value x,
                             Value cos, Value sin, HeadLayout layout,
-                            ArrayRef<int64_t> tableShape) {
+                            ArrayRef<int64_t> tableShape, bool interleaved) {
+    UnitAttr interleavedAttr = interleaved ? rewriter.getUnitAttr() : nullptr;
     auto type = cast<RankedTensorType>(x.getType());
     int64_t b = type.getDimSize(0), d = type.getDimSize(3);
     int64_t h = type.getDimSize(layout == HeadLayout::BHSD ? 1 : 2);
@@ -159,12 +219,11 @@ struct RotateHalfPattern : OpRewritePattern<AddOp> {
     if (!packed)
       return RotaryEmbeddingOp::create(rewriter, loc, type, x, cos, sin,
                                        /*num_heads=*/nullptr,
-                                       /*rotary_dim=*/nullptr,
-                                       /*interleaved=*/nullptr);
+                                       /*rotary_dim=*/nullptr, interleavedAttr);
     Value rotary = RotaryEmbeddingOp::create(rewriter, loc, packed.getType(),
                                              packed, cos, sin, heads,
                                              /*rotary_dim=*/nullptr,
-                                             /*interleaved=*/nullptr);
+                                             interleavedAttr);
     Value split = reshapeTo(rewriter, loc, rotary, {b, s, h, d});
     if (layout == HeadLayout::BSHD)
       return split;
