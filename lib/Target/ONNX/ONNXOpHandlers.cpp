@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Traits.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cmath>
 
@@ -819,6 +821,183 @@ LogicalResult importMatMul(NodeImporter &n) {
   return importBinary<MatmulOp>(n);
 }
 
+/// Einsum of one or two operands whose labels are letters, each at most once
+/// per operand, with `...` for batch dimensions and an explicit or implicit
+/// (numpy's: the labels seen once, sorted) output: a label only one
+/// operand has and the output lacks is summed first; the others become one
+/// matmul over [batch, kept-by-A, contracted] x [batch, contracted,
+/// kept-by-B] between transposes and reshapes, which the fusion passes see
+/// as they see an exported MatMul. Diagonals (a label twice in one operand)
+/// are refused.
+LogicalResult importEinsum(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  auto equation = n.getString("equation", "");
+  if (failed(equation))
+    return failure();
+  std::string eq;
+  for (char c : *equation)
+    if (c != ' ')
+      eq.push_back(c);
+  size_t arrow = eq.find("->");
+  SmallVector<StringRef> pieces;
+  StringRef(eq).take_front(arrow).split(pieces, ',', /*MaxSplit=*/-1,
+                                        /*KeepEmpty=*/true);
+  SmallVector<std::string> terms(pieces.begin(), pieces.end());
+  std::string outTerm;
+  if (arrow != std::string::npos) {
+    outTerm = eq.substr(arrow + 2);
+  } else {
+    // Implicit output: '...' if any operand has it, then the labels that
+    // occur once, in alphabetical order.
+    std::string all = StringRef(eq).take_front(arrow).str();
+    if (all.find("...") != std::string::npos)
+      outTerm = "...";
+    for (char c = 'A'; c <= 'z'; ++c)
+      if (std::isalpha(static_cast<unsigned char>(c)) &&
+          llvm::count(all, c) == 1)
+        outTerm.push_back(c);
+  }
+  for (size_t i = 0; i < outTerm.size(); ++i)
+    if (outTerm[i] != '.' && outTerm.find(outTerm[i], i + 1) != std::string::npos)
+      return n.emitError() << "output '" << outTerm << "' repeats a label";
+  if (terms.size() != n.getNumInputs())
+    return n.emitError() << "equation '" << *equation << "' has "
+                         << terms.size() << " operands, the node "
+                         << n.getNumInputs();
+  // '...' becomes upper-case labels for the batch dimensions it covers
+  // (the same count for every operand, aligned to the back).
+  int64_t ellipsisRank = -1;
+  SmallVector<std::string> labels;
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    int64_t rank = n.getInputType(i).getRank();
+    size_t dots = term.find("...");
+    std::string expanded = term;
+    if (dots != std::string::npos) {
+      int64_t covered = rank - static_cast<int64_t>(term.size() - 3);
+      if (covered < 0 || (ellipsisRank >= 0 && covered != ellipsisRank))
+        return n.emitError() << "'...' covers a different number of "
+                                "dimensions in operand "
+                             << i;
+      ellipsisRank = covered;
+      std::string batch;
+      for (int64_t d = 0; d < covered; ++d)
+        batch.push_back(static_cast<char>('A' + d));
+      expanded = term.substr(0, dots) + batch + term.substr(dots + 3);
+    }
+    if (static_cast<int64_t>(expanded.size()) != rank)
+      return n.emitError() << "operand " << i << " has rank " << rank
+                           << " but " << expanded.size() << " labels";
+    for (size_t a = 0; a < expanded.size(); ++a)
+      if (!std::isalpha(static_cast<unsigned char>(expanded[a])) ||
+          expanded.find(expanded[a], a + 1) != std::string::npos)
+        return n.emitError()
+               << "operand " << i << " ('" << term
+               << "'): only distinct letters are supported (no diagonals)";
+    labels.push_back(expanded);
+  }
+  if (size_t dots = outTerm.find("..."); dots != std::string::npos) {
+    std::string batch;
+    for (int64_t d = 0; d < std::max<int64_t>(ellipsisRank, 0); ++d)
+      batch.push_back(static_cast<char>('A' + d));
+    outTerm = outTerm.substr(0, dots) + batch + outTerm.substr(dots + 3);
+  }
+  llvm::StringMap<int64_t> sizes;
+  for (auto [i, term] : llvm::enumerate(labels))
+    for (auto [d, c] : llvm::enumerate(term)) {
+      int64_t size = n.getInputType(i).getDimSize(d);
+      auto [it, inserted] = sizes.try_emplace(StringRef(&c, 1), size);
+      if (!inserted && it->second != size)
+        return n.emitError() << "label '" << c << "' has sizes "
+                             << it->second << " and " << size;
+    }
+  for (char c : outTerm)
+    if (!sizes.count(StringRef(&c, 1)))
+      return n.emitError() << "output label '" << c
+                           << "' is in no operand";
+
+  OpBuilder &b = n.getBuilder();
+  auto transposeTo = [&](Value v, StringRef from,
+                         StringRef to) -> FailureOr<Value> {
+    if (from == to)
+      return v;
+    SmallVector<int64_t> perm;
+    for (char c : to)
+      perm.push_back(from.find(c));
+    return n.create<TransposeOp>(v, {namedI64s(n, "permutation", perm)});
+  };
+  // Sums the labels of `term` that neither `keep` nor `other` has.
+  auto sumAlone = [&](Value v, std::string &term, StringRef other,
+                      StringRef keep) -> FailureOr<Value> {
+    SmallVector<int64_t> axes;
+    std::string kept;
+    for (auto [d, c] : llvm::enumerate(term)) {
+      if (other.contains(c) || keep.contains(c))
+        kept.push_back(c);
+      else
+        axes.push_back(d);
+    }
+    if (axes.empty())
+      return v;
+    term = kept;
+    return n.create<ReduceOp>(
+        v, {b.getNamedAttr("kind", ReduceKindAttr::get(n.getContext(),
+                                                        ReduceKind::Sum)),
+            namedI64s(n, "axes", axes),
+            b.getNamedAttr("keepdims", b.getBoolAttr(false))});
+  };
+  auto sizeOf = [&](char c) { return sizes.lookup(StringRef(&c, 1)); };
+
+  if (labels.size() == 1) {
+    auto summed = sumAlone(n.getInput(0), labels[0], "", outTerm);
+    if (failed(summed))
+      return failure();
+    return forward(n, transposeTo(*summed, labels[0], outTerm));
+  }
+  auto lhs = sumAlone(n.getInput(0), labels[0], labels[1], outTerm);
+  if (failed(lhs))
+    return failure();
+  auto rhs = sumAlone(n.getInput(1), labels[1], labels[0], outTerm);
+  if (failed(rhs))
+    return failure();
+  std::string batch, left, right, contracted;
+  for (char c : labels[0]) {
+    bool inB = StringRef(labels[1]).contains(c),
+         inOut = StringRef(outTerm).contains(c);
+    (inB ? (inOut ? batch : contracted) : left).push_back(c);
+  }
+  for (char c : labels[1])
+    if (!StringRef(labels[0]).contains(c))
+      right.push_back(c);
+  auto product = [&](StringRef group) {
+    int64_t p = 1;
+    for (char c : group)
+      p *= sizeOf(c);
+    return p;
+  };
+  auto a = transposeTo(*lhs, labels[0], batch + left + contracted);
+  auto bt = transposeTo(*rhs, labels[1], batch + contracted + right);
+  if (failed(a) || failed(bt))
+    return failure();
+  int64_t nb = product(batch), m = product(left), k = product(contracted),
+          nn = product(right);
+  auto a3 = reshapeTo(n, *a, {nb, m, k});
+  auto b3 = reshapeTo(n, *bt, {nb, k, nn});
+  if (failed(a3) || failed(b3))
+    return failure();
+  auto mm = n.create<MatmulOp>({*a3, *b3});
+  if (failed(mm))
+    return failure();
+  SmallVector<int64_t> shape;
+  std::string resultTerm = batch + left + right;
+  for (char c : resultTerm)
+    shape.push_back(sizeOf(c));
+  auto result = reshapeTo(n, *mm, shape);
+  if (failed(result))
+    return failure();
+  return forward(n, transposeTo(*result, resultTerm, outTerm));
+}
+
 /// Gemm: alpha * A' * B' + beta * C, with the transposes made explicit so
 /// that recognition sees the same MatMul(+Add) form as other exports.
 LogicalResult importGemm(NodeImporter &n) {
@@ -1248,6 +1427,7 @@ const OpHandlerEntry kHandlers[] = {
     // Contractions and reductions.
     {"", "MatMul", 1, importMatMul},
     {"", "Conv", 11, importConv},
+    {"", "Einsum", 12, importEinsum},
     {"", "Gemm", 11, importGemm},
     {"", "ReduceMean", 1, importReduce<ReduceKind::Mean, false>},
     {"", "ReduceMean", 18, importReduce<ReduceKind::Mean, true>},

@@ -225,6 +225,16 @@ save("range_huge", one_node(
      numpy_helper.from_array(np.array(1e30, np.float32), "b"),
      numpy_helper.from_array(np.array(1, np.float32), "d")]), check=False)
 
+# Einsum with a diagonal, and with operand ranks that its labels contradict.
+save("einsum_diagonal", one_node(
+    helper.make_node("Einsum", ["x"], ["y"], name="einsum", equation="ii->i"),
+    [tensor("x", [3, 3])], [tensor("y", [3])]))
+save("einsum_rank", one_node(
+    helper.make_node("Einsum", ["x", "w"], ["y"], name="einsum",
+                     equation="bij,jk->bik"),
+    [tensor("x", [3, 4])], [tensor("y", [3, 5])], [weight("w", (4, 5))]),
+    check=False)
+
 # A graph output with no elements (Slice of an empty range).
 save("empty_output", model(
     [helper.make_node("Constant", [], ["s"], name="starts",
