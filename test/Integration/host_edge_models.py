@@ -11,35 +11,21 @@ checked against numpy:
 
 Usage: host_edge_models.py MTE_COMPILE WORKDIR
 """
-import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as T, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-import mte  # noqa: E402
+from one_graph import compile_graph
 
 COMPILE, WORKDIR = sys.argv[1], sys.argv[2]
-os.makedirs(WORKDIR, exist_ok=True)
 vi = helper.make_tensor_value_info
 rng = np.random.default_rng(11)
 failures = 0
 
 
 def build(name, nodes, inputs, outputs, inits=()):
-    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
-    path = os.path.join(WORKDIR, name)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
-              path + ".onnx")
-    done = subprocess.run([COMPILE, path + ".onnx", "-o", path + ".so"],
-                          capture_output=True, text=True)
-    sys.stdout.write(done.stderr)
-    done.check_returncode()
-    return mte.load(path + ".so")
+    return compile_graph(COMPILE, WORKDIR, name, nodes, inputs, outputs, inits)
 
 
 def report(ok, what):

@@ -8,20 +8,14 @@ output. Tolerance: max
 
 Usage: host_einsum.py MTE_COMPILE WORKDIR
 """
-import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as T, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-import mte  # noqa: E402
+from one_graph import compile_graph
 
 COMPILE, WORKDIR = sys.argv[1], sys.argv[2]
-os.makedirs(WORKDIR, exist_ok=True)
 rng = np.random.default_rng(13)
 CASES = [
     ("bhqd,bhkd->bhqk", [(2, 3, 5, 8), (2, 3, 7, 8)]),
@@ -42,16 +36,12 @@ for index, (equation, shapes) in enumerate(CASES):
     want = np.einsum(equation, *[a.astype(np.float64) for a in arrays])
     names = [f"x{i}" for i in range(len(arrays))]
     node = helper.make_node("Einsum", names, ["y"], equation=equation)
-    graph = helper.make_graph(
-        [node], "einsum",
+    model = compile_graph(
+        COMPILE, WORKDIR, f"einsum{index}", [node],
         [helper.make_tensor_value_info(nm, T.FLOAT, list(a.shape))
          for nm, a in zip(names, arrays)],
         [helper.make_tensor_value_info("y", T.FLOAT, list(want.shape))])
-    stem = os.path.join(WORKDIR, f"einsum{index}")
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
-              stem + ".onnx")
-    subprocess.run([COMPILE, stem + ".onnx", "-o", stem + ".so"], check=True)
-    got = mte.load(stem + ".so")(**dict(zip(names, arrays)))["y"]
+    got = model(**dict(zip(names, arrays)))["y"]
     scale = max(np.abs(want).max(), 1e-30)
     err = np.abs(got - want).max() / scale if got.shape == want.shape else np.inf
     ok = err <= 1e-5
