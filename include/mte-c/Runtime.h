@@ -124,6 +124,9 @@ typedef struct mte_model mte_model;
 MTE_RUNTIME_API mte_status mte_model_open(const char *path, mte_model **model);
 
 /* Releases `model` and unloads its library once no other handle uses it.
+ * A run of `model` in progress on another thread finishes first (close
+ * waits for it); calling any function with `model` once close has begun is
+ * undefined (the Python package counts its calls and refuses them).
  * Metadata pointers obtained from `model` become invalid; buffers returned
  * by mte_model_run_tensors do not. Accepts NULL. */
 MTE_RUNTIME_API void mte_model_close(mte_model *model);

@@ -11,6 +11,7 @@
 #include "mte-c/Runtime.h"
 
 #include "CudaDevice.h"
+#include "ElfCheck.h"
 #include "mte/Support/FloatBits.h"
 
 #include <cerrno>
@@ -480,6 +481,13 @@ static mte_status loadModel(mte_model *model) {
   if (S_ISDIR(status.st_mode))
     return fail(MTE_ERROR_IO, "cannot open '%s': it is a directory", path);
 
+  // A file cut short would fault inside dlopen (SIGBUS), where no error
+  // can be returned.
+  std::string elfError;
+  if (!mte::runtime::checkSharedObjectFile(path, elfError))
+    return fail(MTE_ERROR_LOAD, "cannot load '%s': %s", path,
+                elfError.c_str());
+
   // dlopen searches the loader path for names without a slash; a model is
   // always a file.
   std::string filePath = model->path;
@@ -825,7 +833,15 @@ mte_status mte_model_open(const char *path, mte_model **model) {
 void mte_model_close(mte_model *model) {
   if (!model)
     return;
-  releaseDeviceBuffers(model);
+  // A run in progress on another thread holds the lock: wait for it before
+  // freeing what it uses. (Calls that start after close returns use a freed
+  // handle; Runtime.h says so.)
+  if (std::shared_ptr<std::mutex> lock = model->runLock) {
+    std::lock_guard<std::mutex> guard(*lock);
+    releaseDeviceBuffers(model);
+  } else {
+    releaseDeviceBuffers(model);
+  }
   if (model->runLock)
     runLocks().release(model->library, model->runLock);
   if (model->library)

@@ -5,6 +5,7 @@ import ctypes.util
 import os
 import sys
 import sysconfig
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple, Tuple
@@ -236,11 +237,17 @@ class Model:
     bit patterns in uint16 or uint8 arrays.
 
     A model may be called from several threads; the runtime runs one call
-    at a time. ``close()`` (or leaving a ``with`` block) unloads it.
+    at a time. ``close()`` (or leaving a ``with`` block) unloads it: it
+    waits for the calls in progress on other threads to finish, and later
+    calls raise Error.
     """
 
     def __init__(self, path):
         self._handle = None
+        # Calls in progress, counted under the condition: close() waits for
+        # none before it unloads, so no call uses a freed handle.
+        self._state = threading.Condition()
+        self._calls = 0
         self._lib = lib = _runtime()
         self.path = os.fspath(path)
         handle = ctypes.c_void_p()
@@ -258,10 +265,26 @@ class Model:
         self._inputs_by_name = {info.name: info for info in self.inputs}
 
     def close(self):
-        """Unloads the model; later calls raise Error. Closing twice is fine."""
-        if self._handle is not None:
-            self._lib.mte_model_close(self._handle)
-            self._handle = None
+        """Unloads the model once the calls in progress on other threads
+        have finished; later calls raise Error. Closing twice is fine."""
+        with self._state:
+            handle, self._handle = self._handle, None
+            self._state.wait_for(lambda: self._calls == 0)
+        if handle is not None:
+            self._lib.mte_model_close(handle)
+
+    def _acquire(self):
+        """The handle for one call, counted until _release()."""
+        with self._state:
+            if self._handle is None:
+                raise Error(f"'{self.path}' is closed")
+            self._calls += 1
+            return self._handle
+
+    def _release(self):
+        with self._state:
+            self._calls -= 1
+            self._state.notify_all()
 
     def __enter__(self):
         return self
@@ -298,20 +321,20 @@ class Model:
         and shapes; `stream` is a CUstream handle (``torch.cuda.Stream``'s
         ``cuda_stream``; 0 for the legacy default stream). The run is
         ordered on that stream and this returns without waiting for it."""
-        if self._handle is None:
-            raise Error(f"'{self.path}' is closed")
         c_inputs = (ctypes.c_void_p * max(len(inputs), 1))(*inputs)
         c_outputs = (ctypes.c_void_p * max(len(outputs), 1))(*outputs)
-        _check(self._lib, self._lib.mte_model_run_device(
-            self._handle, len(inputs), c_inputs, len(outputs), c_outputs,
-            ctypes.c_void_p(stream or None)))
+        handle = self._acquire()
+        try:
+            _check(self._lib, self._lib.mte_model_run_device(
+                handle, len(inputs), c_inputs, len(outputs), c_outputs,
+                ctypes.c_void_p(stream or None)))
+        finally:
+            self._release()
 
     def run(self, feeds):
         """Runs the model on `feeds`, a mapping from input name to array
         (for names that are not Python identifiers), and returns the outputs
         like a call does."""
-        if self._handle is None:
-            raise Error(f"'{self.path}' is closed")
         if not isinstance(feeds, Mapping):
             raise Error("run() takes a mapping from input name to array")
         # tensor.data holds bare addresses: converted arrays must outlive the
@@ -340,12 +363,16 @@ class Model:
             tensor.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
             tensor.data = array.ctypes.data
 
-        _check(
-            self._lib,
-            self._lib.mte_model_run_tensors(
-                self._handle, len(feeds), inputs, len(self.outputs), outputs
-            ),
-        )
+        handle = self._acquire()
+        try:
+            _check(
+                self._lib,
+                self._lib.mte_model_run_tensors(
+                    handle, len(feeds), inputs, len(self.outputs), outputs
+                ),
+            )
+        finally:
+            self._release()
         return results
 
     def _input_code(self, name, array):
