@@ -41,6 +41,7 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   // attention recognizer then finds Q and K.
   funcPm.addPass(transformer::createRecognizeRotaryEmbedding());
   funcPm.addPass(transformer::createRecognizeAttention());
+  funcPm.addPass(transformer::createRecognizePatchEmbedding());
   funcPm.addPass(transformer::createRecognizeLinear());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());

@@ -2,8 +2,9 @@
 """ONNX Conv compiled for the host against a direct float64 numpy
 convolution: Whisper's two Conv1d stem layers (kernel 3, pad 1, stride 1
 and 2), a ViT patch embedding (kernel = stride = 8), a grouped and dilated
-2-D conv with asymmetric pads, and a depthwise one. Tolerance: max |error|
-<= 1e-5 max |reference|.
+2-D conv with asymmetric pads, and a depthwise one, each with and without
+the fusion pipeline (which makes the ViT one a linear over its patches).
+Tolerance: max |error| <= 1e-5 max |reference|.
 
 Usage: host_conv.py MTE_COMPILE WORKDIR
 """
@@ -64,17 +65,19 @@ def main():
         node = helper.make_node("Conv", ["x", "w"] + (["b"] if has_bias else []), ["y"],
                                 strides=strides, pads=pads, dilations=dilations,
                                 group=group)
-        model = compile_graph(
-            compile_tool, workdir, f"conv{index}", [node],
-            [helper.make_tensor_value_info("x", T.FLOAT, list(xs))],
-            [helper.make_tensor_value_info("y", T.FLOAT, list(want.shape))], inits)
-        got = model(x=x)["y"]
-        err = (np.abs(got - want).max() / np.abs(want).max()
-               if got.shape == want.shape else np.inf)
-        ok = err <= 1e-5
-        print(f"{'PASS' if ok else 'FAIL'} conv {index} {xs} * {ws}: max error / "
-              f"max |reference| {err:.2e}")
-        failures += not ok
+        for fusion in ["true", "false"]:
+            model = compile_graph(
+                compile_tool, workdir, f"conv{index}_{fusion}", [node],
+                [helper.make_tensor_value_info("x", T.FLOAT, list(xs))],
+                [helper.make_tensor_value_info("y", T.FLOAT, list(want.shape))],
+                inits, flags=[f"--fusion={fusion}"])
+            got = model(x=x)["y"]
+            err = (np.abs(got - want).max() / np.abs(want).max()
+                   if got.shape == want.shape else np.inf)
+            ok = err <= 1e-5
+            print(f"{'PASS' if ok else 'FAIL'} conv {index} {xs} * {ws} "
+                  f"fusion={fusion}: max error / max |reference| {err:.2e}")
+            failures += not ok
     return 1 if failures else 0
 
 

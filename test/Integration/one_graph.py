@@ -14,17 +14,18 @@ import mte  # noqa: E402
 
 
 def compile_graph(compile_tool, workdir, name, nodes, inputs, outputs,
-                  initializers=(), opset=17):
+                  initializers=(), opset=17, flags=()):
     """Saves the graph as WORKDIR/NAME.onnx, compiles it with `compile_tool`
-    (its diagnostics go to stdout, for FileCheck) and loads the library."""
+    and `flags` (its diagnostics go to stdout, for FileCheck) and loads the
+    library."""
     os.makedirs(workdir, exist_ok=True)
     graph = helper.make_graph(nodes, name, inputs, outputs,
                               initializer=list(initializers))
     stem = os.path.join(workdir, name)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]),
               stem + ".onnx")
-    done = subprocess.run([compile_tool, stem + ".onnx", "-o", stem + ".so"],
-                          capture_output=True, text=True)
+    done = subprocess.run([compile_tool, stem + ".onnx", "-o", stem + ".so"]
+                          + list(flags), capture_output=True, text=True)
     sys.stdout.write(done.stderr)
     done.check_returncode()
     return mte.load(stem + ".so")

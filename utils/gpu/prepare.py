@@ -79,6 +79,46 @@ def prepare_fixture(args, family, exporter):
     return name
 
 
+def prepare_convs(args):
+    """host_conv.py's convolutions (Whisper's stem, ViT's patches, grouped,
+    dilated, depthwise) as CUDA models fused and unfused, with the float64
+    reference and the host output, named so check.py runs them like the
+    fixtures (the output is called last_hidden_state)."""
+    import host_conv
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    for index, (xs, ws, strides, pads, dilations, group, has_bias) in \
+            enumerate(host_conv.CASES):
+        x = rng.standard_normal(xs).astype(np.float32)
+        w = rng.standard_normal(ws).astype(np.float32)
+        b = rng.standard_normal(ws[0]).astype(np.float32) if has_bias else None
+        want = host_conv.conv_reference(x, w, b, strides, pads, dilations, group)
+        inits = [numpy_helper.from_array(w, "w")]
+        if has_bias:
+            inits.append(numpy_helper.from_array(b, "b"))
+        node = helper.make_node("Conv", ["x", "w"] + (["b"] if has_bias else []),
+                                ["last_hidden_state"], strides=strides, pads=pads,
+                                dilations=dilations, group=group)
+        graph = helper.make_graph(
+            [node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xs))],
+            [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                           list(want.shape))], inits)
+        stem = os.path.join(args.outdir, f"conv{index}")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+                  stem + ".onnx")
+        subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".host.so"], check=True)
+        host = mte.load(stem + ".host.so")(x=x)["last_hidden_state"]
+        os.remove(stem + ".host.so")
+        for fusion, infix in [("true", ""), ("false", ".unfused")]:
+            subprocess.run([args.compile, stem + ".onnx", "-o", f"{stem}{infix}.cuda.so",
+                            "--target=cuda", f"--gpu={args.gpu}", f"--fusion={fusion}"],
+                           check=True)
+            np.savez(f"{stem}{infix}.npz", x=x, last_hidden_state=want, host_output=host)
+        print(f"prepared conv{index}", flush=True)
+
+
 def prepare_node_test(args, test_dir, outdir):
     """Compiles one node test for CUDA; returns (name, problem or None)."""
     import onnx
@@ -179,6 +219,7 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         for name in pool.map(lambda c: prepare_fixture(args, *c), cases):
             print(f"prepared {name}", flush=True)
+    prepare_convs(args)
     # External weights that do not match, or are missing.
     for case in ["corrupt", "missing"]:
         os.makedirs(os.path.join(args.outdir, case), exist_ok=True)

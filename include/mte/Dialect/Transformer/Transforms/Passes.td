@@ -78,6 +78,25 @@ def RecognizeLinear : Pass<"mte-recognize-linear", "::mlir::func::FuncOp"> {
   ];
 }
 
+def RecognizePatchEmbedding
+    : Pass<"mte-recognize-patch-embedding", "::mlir::func::FuncOp"> {
+  let summary = "Form transformer.linear from a Conv whose kernel tiles its "
+                "input";
+  let description = [{
+    A `conv` with stride = kernel in every spatial dimension, no padding,
+    no dilation and one group, over an input its kernel tiles exactly
+    (ViT's patch embedding), becomes a `linear` over the patches: the
+    input reshaped to `[N, C, P1, K1, ..]`, transposed to
+    `[N, P1, .., C, K1, ..]` and viewed as `[N, P, C * K]`, times the
+    weight viewed as `[M, C * K]` (layout `nk`) plus the bias, then back to
+    `[N, M, P1, ..]`.
+  }];
+  let statistics = [
+    Statistic<"numPatch", "patch_embedding",
+              "Number of convolutions formed into linears">
+  ];
+}
+
 def RecognizeLayerNorm
     : Pass<"mte-recognize-layer-norm", "::mlir::func::FuncOp"> {
   let summary = "Form transformer.layer_norm from its decomposed form";
