@@ -119,6 +119,87 @@ def prepare_convs(args):
         print(f"prepared conv{index}", flush=True)
 
 
+def row_kernel_cases():
+    """One-op models whose rows take the row kernels' multi-warp, block and
+    ragged paths, which the fixtures' 64-wide rows never reach: (name,
+    nodes, inputs {name: array}, initializers, float64 reference, opset,
+    extra mte-compile flags). A name ending in .bf16 is compiled with
+    --precision=bf16 and checked at that precision."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(17)
+    cases = []
+
+    def layer_norm(name, rows, width):
+        x = rng.standard_normal((rows, width)).astype(np.float32) * 3 + 1
+        g = (1 + 0.1 * rng.standard_normal(width)).astype(np.float32)
+        b = (0.1 * rng.standard_normal(width)).astype(np.float32)
+        x64 = x.astype(np.float64)
+        mu = x64.mean(-1, keepdims=True)
+        var = ((x64 - mu) ** 2).mean(-1, keepdims=True)
+        want = (x64 - mu) / np.sqrt(var + np.float64(np.float32(1e-5))) * g + b
+        node = helper.make_node("LayerNormalization", ["x", "g", "b"],
+                                ["last_hidden_state"], axis=-1, epsilon=1e-5)
+        cases.append((name, [node], {"x": x},
+                      [numpy_helper.from_array(g, "g"), numpy_helper.from_array(b, "b")],
+                      want, 17, []))
+
+    layer_norm("rows_layer_norm_f32_1024", 64, 1024)    # a block per row
+    layer_norm("rows_layer_norm_f32_1000", 33, 1000)    # ragged across threads
+    layer_norm("rows_layer_norm_f32_770", 17, 770)      # 2-element vectors
+
+    # RMSNorm in bf16 over 4096 (a block of 8-wide vectors).
+    x = rng.standard_normal((32, 4096)).astype(np.float32)
+    g = (1 + 0.1 * rng.standard_normal(4096)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    want = x64 / np.sqrt((x64 * x64).mean(-1, keepdims=True) + np.float64(np.float32(1e-6))) * g
+    node = helper.make_node("RMSNormalization", ["x", "g"], ["last_hidden_state"],
+                            axis=-1, epsilon=1e-6)
+    cases.append(("rows_rms_norm_4096.bf16", [node], {"x": x},
+                  [numpy_helper.from_array(g, "g")], want, 23, ["--precision=bf16"]))
+
+    # Softmax over rows wider than a warp, with -inf and -1e9 entries
+    # (never a whole row) added by a mask.
+    x = rng.standard_normal((32, 2048)).astype(np.float32) * 4
+    mask = np.zeros((32, 2048), np.float32)
+    mask[rng.random((32, 2048)) < 0.2] = -np.inf
+    mask[rng.random((32, 2048)) < 0.2] = -1e9
+    mask[:, 0] = 0
+    s64 = x.astype(np.float64) + mask.astype(np.float64)
+    e = np.exp(s64 - s64.max(-1, keepdims=True))
+    want = e / e.sum(-1, keepdims=True)
+    nodes = [helper.make_node("Add", ["x", "mask"], ["s"]),
+             helper.make_node("Softmax", ["s"], ["last_hidden_state"], axis=-1)]
+    cases.append(("rows_masked_softmax_2048", nodes, {"x": x, "mask": mask}, [],
+                  want, 17, []))
+    return cases
+
+
+def prepare_row_kernel_cases(args):
+    """Compiles row_kernel_cases() for CUDA (and the host, for host_output)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    for name, nodes, inputs, inits, want, opset, flags in row_kernel_cases():
+        graph = helper.make_graph(
+            nodes, name,
+            [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape))
+             for k, v in inputs.items()],
+            [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                           list(want.shape))], inits)
+        stem = os.path.join(args.outdir, name)
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]),
+                  stem + ".onnx")
+        subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".host.so"] + flags,
+                       check=True)
+        host = mte.load(stem + ".host.so")(**inputs)["last_hidden_state"]
+        os.remove(stem + ".host.so")
+        subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".cuda.so",
+                        "--target=cuda", f"--gpu={args.gpu}"] + flags, check=True)
+        np.savez(stem + ".npz", last_hidden_state=want, host_output=host, **inputs)
+        print(f"prepared {name}", flush=True)
+
+
 def prepare_node_test(args, test_dir, outdir):
     """Compiles one node test for CUDA; returns (name, problem or None)."""
     import onnx
@@ -220,6 +301,7 @@ def main():
         for name in pool.map(lambda c: prepare_fixture(args, *c), cases):
             print(f"prepared {name}", flush=True)
     prepare_convs(args)
+    prepare_row_kernel_cases(args)
     # External weights that do not match, or are missing.
     for case in ["corrupt", "missing"]:
         os.makedirs(os.path.join(args.outdir, case), exist_ok=True)
