@@ -8,6 +8,8 @@ checked against numpy:
   outputs, equal (the forward used to crash the compiler returning one
   buffer twice).
 * One output listed twice: one output, with a warning.
+* ScatterND with repeated and negative indices under each reduction (no
+  reduction: the last update of a repeated position wins).
 
 Usage: host_edge_models.py MTE_COMPILE WORKDIR
 """
@@ -24,8 +26,9 @@ rng = np.random.default_rng(11)
 failures = 0
 
 
-def build(name, nodes, inputs, outputs, inits=()):
-    return compile_graph(COMPILE, WORKDIR, name, nodes, inputs, outputs, inits)
+def build(name, nodes, inputs, outputs, inits=(), opset=17):
+    return compile_graph(COMPILE, WORKDIR, name, nodes, inputs, outputs, inits,
+                         opset=opset)
 
 
 def report(ok, what):
@@ -62,4 +65,33 @@ model = build("repeated_output", [helper.make_node("Relu", ["x"], ["y"])],
 out = model(x=x)
 report(list(out) == ["y"] and np.array_equal(out["y"], np.maximum(x, 0)),
        "an output listed twice is returned once")
+# ScatterND: duplicate and negative indices, each reduction, and a
+# KV-cache-style write of rows into [batch, heads, positions, dim].
+data = rng.standard_normal((2, 3, 6, 4)).astype(np.float32)
+indices = np.array([[0, 1, 2], [1, -1, 5], [0, 1, 2], [1, 0, -6]], np.int64)
+updates = rng.standard_normal((4, 4)).astype(np.float32)
+for reduction in ["none", "add", "mul", "max", "min"]:
+    want = data.astype(np.float64).copy()
+    for tuple_, update in zip(indices, updates.astype(np.float64)):
+        at = tuple(int(i) % n for i, n in zip(tuple_, data.shape))
+        if reduction == "none":
+            want[at] = update
+        elif reduction == "add":
+            want[at] += update
+        elif reduction == "mul":
+            want[at] *= update
+        elif reduction == "max":
+            want[at] = np.maximum(want[at], update)
+        else:
+            want[at] = np.minimum(want[at], update)
+    model = build(f"scatter_nd_{reduction}",
+                  [helper.make_node("ScatterND", ["d", "i", "u"], ["y"],
+                                    **({} if reduction == "none" else
+                                       {"reduction": reduction}))],
+                  [vi("d", T.FLOAT, list(data.shape)), vi("i", T.INT64, [4, 3]),
+                   vi("u", T.FLOAT, [4, 4])],
+                  [vi("y", T.FLOAT, list(data.shape))], opset=18)
+    got = model(d=data, i=indices, u=updates)["y"]
+    report(np.allclose(got, want, rtol=1e-6, atol=1e-6),
+           f"ScatterND reduction={reduction} (repeated and negative indices)")
 sys.exit(1 if failures else 0)

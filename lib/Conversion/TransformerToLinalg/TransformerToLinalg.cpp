@@ -840,6 +840,93 @@ struct GatherNDPattern : OpRewritePattern<GatherNDOp> {
   }
 };
 
+/// ScatterND as one generic over the output and the update tuples (a
+/// reduction dimension, in order): each output element starts as data and
+/// takes (or combines with) every update whose index tuple names it, so a
+/// position named twice without reduction keeps the last. Quadratic in the
+/// sizes, but needs no writes at computed addresses.
+struct ScatterNDPattern : OpRewritePattern<ScatterNDOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterNDOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    RankedTensorType indicesType = op.getIndices().getType();
+    int64_t rank = type.getRank(), k = indicesType.getShape().back();
+    int64_t tuples = 1;
+    for (int64_t d : indicesType.getShape().drop_back())
+      tuples *= d;
+    // indices [U, k], updates [U, data.shape[k:]...].
+    Value indices = reshapeTensor(rewriter, loc, op.getIndices(), {tuples, k});
+    SmallVector<int64_t> updatesShape = {tuples};
+    llvm::append_range(updatesShape, type.getShape().drop_front(k));
+    Value updates = reshapeTensor(rewriter, loc, op.getUpdates(), updatesShape);
+    // Loops: the output's dimensions, then u.
+    AffineExpr u = getAffineDimExpr(rank, ctx);
+    SmallVector<AffineExpr> updateExprs = {u};
+    for (int64_t d = k; d < rank; ++d)
+      updateExprs.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank + 1, 0, updateExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank + 1,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    Type t = type.getElementType();
+    std::optional<ReduceKind> reduction = op.getReduction();
+    Value init = op.getData();
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, type, updates, init, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value ui = linalg::IndexOp::create(b, l, rank);
+              Value match = arith::ConstantOp::create(b, l, b.getBoolAttr(true));
+              for (int64_t j = 0; j < k; ++j) {
+                Value at = tensor::ExtractOp::create(
+                    b, l, indices,
+                    ValueRange{ui, arith::ConstantIndexOp::create(b, l, j)});
+                Value want = toIndex(b, l, at, type.getDimSize(j));
+                Value here = linalg::IndexOp::create(b, l, j);
+                match = arith::AndIOp::create(
+                    b, l, match,
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, want,
+                                          here));
+              }
+              Value combined = a[0];
+              if (reduction) {
+                bool f = isFloat(t);
+                switch (*reduction) {
+                case ReduceKind::Sum:
+                  combined = f ? arith::AddFOp::create(b, l, a[1], a[0]).getResult()
+                               : arith::AddIOp::create(b, l, a[1], a[0]).getResult();
+                  break;
+                case ReduceKind::Prod:
+                  combined = f ? arith::MulFOp::create(b, l, a[1], a[0]).getResult()
+                               : arith::MulIOp::create(b, l, a[1], a[0]).getResult();
+                  break;
+                case ReduceKind::Max:
+                  combined = f ? arith::MaximumFOp::create(b, l, a[1], a[0]).getResult()
+                               : arith::MaxSIOp::create(b, l, a[1], a[0]).getResult();
+                  break;
+                case ReduceKind::Min:
+                  combined = f ? arith::MinimumFOp::create(b, l, a[1], a[0]).getResult()
+                               : arith::MinSIOp::create(b, l, a[1], a[0]).getResult();
+                  break;
+                case ReduceKind::Mean:
+                  llvm_unreachable("rejected by the verifier");
+                }
+              }
+              linalg::YieldOp::create(
+                  b, l, arith::SelectOp::create(b, l, match, combined, a[1])
+                            .getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct GatherElementsPattern : OpRewritePattern<GatherElementsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherElementsOp op,
@@ -2070,7 +2157,8 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
 
   patterns.add<MatmulPattern, ReducePattern, SoftmaxPattern, TransposePattern,
                ReshapePattern, ExpandPattern, SlicePattern, ConcatPattern,
-               SplitPattern, GatherPattern, GatherNDPattern, GatherElementsPattern,
+               SplitPattern, GatherPattern, GatherNDPattern, ScatterNDPattern,
+               GatherElementsPattern,
                TriluPattern,
                RangePattern, CumSumPattern, ConvPattern,
                StaticResultPattern<ShapeOp>,

@@ -262,8 +262,9 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
   Location loc = op.getLoc();
   OpBuilder b(op);
   // x viewed by reshapes that keep its innermost stride (a column slice
-  // stays a view); the output, allocated in the op's shape so that a model
-  // output is written in place, through its 1-D view.
+  // stays a view); the output is a fresh tensor in the op's shape (a model
+  // output is written in place), which the declaration takes as its
+  // [outer, mid, D] view.
   Value x = op.getInput();
   if (headsMajor) {
     x = tensor::CollapseShapeOp::create(

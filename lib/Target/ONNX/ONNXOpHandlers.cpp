@@ -773,6 +773,33 @@ LogicalResult importConv(NodeImporter &n) {
   return forward(n, n.create<ConvOp>(operands, attrs));
 }
 
+/// ScatterND; `reduction` (opset 16: none, add, mul; 18: max, min).
+LogicalResult importScatterND(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 3)))
+    return failure();
+  auto reduction = n.getString("reduction", "none");
+  if (failed(reduction))
+    return failure();
+  SmallVector<NamedAttribute> attrs;
+  std::optional<ReduceKind> kind;
+  if (*reduction == "add")
+    kind = ReduceKind::Sum;
+  else if (*reduction == "mul")
+    kind = ReduceKind::Prod;
+  else if (*reduction == "max")
+    kind = ReduceKind::Max;
+  else if (*reduction == "min")
+    kind = ReduceKind::Min;
+  else if (*reduction != "none")
+    return n.emitError() << "unknown reduction '" << *reduction << "'";
+  if (kind)
+    attrs.push_back(n.getBuilder().getNamedAttr(
+        "reduction", ReduceKindAttr::get(n.getContext(), *kind)));
+  return forward(n, n.createTyped<ScatterNDOp>(
+                        n.getInputType(0),
+                        {n.getInput(0), n.getInput(1), n.getInput(2)}, attrs));
+}
+
 LogicalResult importGatherND(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 2)))
     return failure();
@@ -1422,6 +1449,7 @@ const OpHandlerEntry kHandlers[] = {
     {"", "Gather", 1, importGather<GatherOp>},
     {"", "GatherElements", 11, importGather<GatherElementsOp>},
     {"", "GatherND", 11, importGatherND},
+    {"", "ScatterND", 11, importScatterND},
     {"", "Trilu", 14, importTrilu},
     {"", "CumSum", 11, importCumSum},
     // Contractions and reductions.

@@ -820,3 +820,11 @@ func.func @gather_nd_batch(%d: tensor<2x3x4xf32>, %i: tensor<3x1xi64>) -> tensor
   %0 = transformer.gather_nd %d[%i] {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<3x1xi64>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+func.func @scatter_nd_updates(%d: tensor<4x5xf32>, %i: tensor<3x1xi64>, %u: tensor<3x4xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{updates must be 'tensor<3x5xf32>', not 'tensor<3x4xf32>'}}
+  %0 = transformer.scatter_nd %d[%i], %u : (tensor<4x5xf32>, tensor<3x1xi64>, tensor<3x4xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}

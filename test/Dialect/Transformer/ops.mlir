@@ -242,8 +242,10 @@ func.func @fp8(%x: tensor<16x64xbf16>, %s: tensor<f32>)
 // CHECK-LABEL: func.func @conv_gather_nd
 // CHECK: transformer.conv %{{.*}}, %{{.*}} bias %{{.*}} {dilations = array<i64: 1>, group = 2 : i64, pads = array<i64: 1, 1>, strides = array<i64: 2>} : (tensor<1x4x9xf32>, tensor<6x2x3xf32>, tensor<6xf32>) -> tensor<1x6x5xf32>
 // CHECK: transformer.gather_nd %{{.*}}[%{{.*}}] {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
-func.func @conv_gather_nd(%x: tensor<1x4x9xf32>, %w: tensor<6x2x3xf32>, %b: tensor<6xf32>, %d: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) -> (tensor<1x6x5xf32>, tensor<2x5x4xf32>) {
+// CHECK: transformer.scatter_nd %{{.*}}[%{{.*}}], %{{.*}} {reduction = #transformer.reduce_kind<sum>} : (tensor<2x3x4xf32>, tensor<5x2xi64>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
+func.func @conv_gather_nd(%x: tensor<1x4x9xf32>, %w: tensor<6x2x3xf32>, %b: tensor<6xf32>, %d: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>, %j: tensor<5x2xi64>, %u: tensor<5x4xf32>) -> (tensor<1x6x5xf32>, tensor<2x5x4xf32>) {
   %0 = transformer.conv %x, %w bias %b {strides = array<i64: 2>, pads = array<i64: 1, 1>, dilations = array<i64: 1>, group = 2 : i64} : (tensor<1x4x9xf32>, tensor<6x2x3xf32>, tensor<6xf32>) -> tensor<1x6x5xf32>
   %1 = transformer.gather_nd %d[%i] {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x4xf32>
+  %2 = transformer.scatter_nd %d[%j], %u {reduction = #transformer.reduce_kind<sum>} : (tensor<2x3x4xf32>, tensor<5x2xi64>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
   return %0, %1 : tensor<1x6x5xf32>, tensor<2x5x4xf32>
 }

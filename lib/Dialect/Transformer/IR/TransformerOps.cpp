@@ -244,6 +244,28 @@ ConvOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
   return success();
 }
 
+LogicalResult ScatterNDOp::verify() {
+  RankedTensorType data = getData().getType(), indices = getIndices().getType(),
+                   updates = getUpdates().getType();
+  if (indices.getRank() < 1)
+    return emitOpError("indices need rank 1 or more");
+  int64_t k = indices.getShape().back();
+  if (ShapedType::isDynamic(k) || k < 1 || k > data.getRank())
+    return emitOpError("index tuples of ")
+           << k << " values do not fit data of rank " << data.getRank();
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(k));
+  if (updates.getShape() != ArrayRef<int64_t>(expected) ||
+      updates.getElementType() != data.getElementType())
+    return emitOpError("updates must be ")
+           << RankedTensorType::get(expected, data.getElementType())
+           << ", not " << updates;
+  if (std::optional<ReduceKind> kind = getReduction())
+    if (*kind == ReduceKind::Mean)
+      return emitOpError("has no mean reduction");
+  return success();
+}
+
 LogicalResult ModOp::verify() {
   if (!getFmod() && isa<FloatType>(getLhs().getType().getElementType()))
     return emitOpError("of floats needs fmod (ONNX defines the floored "

@@ -442,6 +442,25 @@ def Transformer_GatherNDOp : Transformer_Op<"gather_nd",
                        "functional-type(operands, results)";
 }
 
+def Transformer_ScatterNDOp : Transformer_Op<"scatter_nd",
+    [Pure, AllTypesMatch<["data", "result"]>]> {
+  let summary = "writes slices at index tuples (ONNX ScatterND)";
+  let description = [{
+    `result` is `data` with, for each index tuple `indices[u]` (shape
+    `[..., k]`), the slice `data[indices[u]]` replaced by (or, with
+    `reduction`, combined with) `updates[u]`, where `updates.shape =
+    indices.shape[:-1] + data.shape[k:]`. Negative indices count from the
+    end. With no reduction, a position named twice takes the last update.
+  }];
+  let arguments = (ins AnyRankedTensor:$data, Transformer_IndexTensor:$indices,
+                       AnyRankedTensor:$updates,
+                       OptionalAttr<Transformer_ReduceKindAttr>:$reduction);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$data `[` $indices `]` `,` $updates attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Transformer_GatherElementsOp : Transformer_Op<"gather_elements",
     [Pure, InferTypeOpAdaptor]> {
   let summary = "elementwise gather along an axis (ONNX GatherElements)";
