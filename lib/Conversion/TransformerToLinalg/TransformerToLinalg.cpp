@@ -874,7 +874,9 @@ struct ScatterNDPattern : OpRewritePattern<ScatterNDOp> {
                                                utils::IteratorType::parallel);
     iterators.back() = utils::IteratorType::reduction;
     Type t = type.getElementType();
-    std::optional<ReduceKind> reduction = op.getReduction();
+    Combiner combine = nullptr;
+    if (std::optional<ReduceKind> kind = op.getReduction())
+      combine = reduction(*kind, signlessType(t)).second;
     Value init = op.getData();
     Value result =
         linalg::GenericOp::create(
@@ -893,30 +895,9 @@ struct ScatterNDPattern : OpRewritePattern<ScatterNDOp> {
                     arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, want,
                                           here));
               }
-              Value combined = a[0];
-              if (reduction) {
-                bool f = isFloat(t);
-                switch (*reduction) {
-                case ReduceKind::Sum:
-                  combined = f ? arith::AddFOp::create(b, l, a[1], a[0]).getResult()
-                               : arith::AddIOp::create(b, l, a[1], a[0]).getResult();
-                  break;
-                case ReduceKind::Prod:
-                  combined = f ? arith::MulFOp::create(b, l, a[1], a[0]).getResult()
-                               : arith::MulIOp::create(b, l, a[1], a[0]).getResult();
-                  break;
-                case ReduceKind::Max:
-                  combined = f ? arith::MaximumFOp::create(b, l, a[1], a[0]).getResult()
-                               : arith::MaxSIOp::create(b, l, a[1], a[0]).getResult();
-                  break;
-                case ReduceKind::Min:
-                  combined = f ? arith::MinimumFOp::create(b, l, a[1], a[0]).getResult()
-                               : arith::MinSIOp::create(b, l, a[1], a[0]).getResult();
-                  break;
-                case ReduceKind::Mean:
-                  llvm_unreachable("rejected by the verifier");
-                }
-              }
+              // The reduction's combiner: old value first, as ONNX applies
+              // them (f(data, update)).
+              Value combined = combine ? combine(b, l, a[1], a[0]) : a[0];
               linalg::YieldOp::create(
                   b, l, arith::SelectOp::create(b, l, match, combined, a[1])
                             .getResult());
