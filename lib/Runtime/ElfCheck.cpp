@@ -76,8 +76,10 @@ bool mte::runtime::checkSharedObjectFile(const char *path,
   for (uint16_t i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr segment;
     if (!readAt(fd, header.e_phoff + uint64_t(i) * sizeof(segment), &segment,
-                sizeof(segment)))
-      return error = "it is truncated", false;
+                sizeof(segment))) {
+      error = "it is truncated";
+      return false;
+    }
     if (segment.p_type == PT_LOAD &&
         !within(segment.p_offset, 1, segment.p_filesz, fileSize)) {
       error = "it is truncated (segment " + std::to_string(i) + " ends at " +

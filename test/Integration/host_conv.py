@@ -50,10 +50,11 @@ CASES = [  # input, weight, strides, pads, dilations, group, bias
 ]
 
 
-def main():
-    compile_tool, workdir = sys.argv[1], sys.argv[2]
+def conv_cases(output="y"):
+    """Each case as (name, [node], {input: array}, initializers, float64
+    reference), its output named `output`; the same seeded arrays every
+    call (utils/gpu/prepare.py runs them on the GPU)."""
     rng = np.random.default_rng(7)
-    failures = 0
     for index, (xs, ws, strides, pads, dilations, group, has_bias) in enumerate(CASES):
         x = rng.standard_normal(xs).astype(np.float32)
         w = rng.standard_normal(ws).astype(np.float32)
@@ -62,21 +63,30 @@ def main():
         inits = [numpy_helper.from_array(w, "w")]
         if has_bias:
             inits.append(numpy_helper.from_array(b, "b"))
-        node = helper.make_node("Conv", ["x", "w"] + (["b"] if has_bias else []), ["y"],
-                                strides=strides, pads=pads, dilations=dilations,
-                                group=group)
+        node = helper.make_node("Conv", ["x", "w"] + (["b"] if has_bias else []),
+                                [output], strides=strides, pads=pads,
+                                dilations=dilations, group=group)
+        yield f"conv{index}", [node], {"x": x}, inits, want
+
+
+def main():
+    compile_tool, workdir = sys.argv[1], sys.argv[2]
+    failures = 0
+    for name, nodes, inputs, inits, want in conv_cases():
+        x = inputs["x"]
         for fusion in ["true", "false"]:
             model = compile_graph(
-                compile_tool, workdir, f"conv{index}_{fusion}", [node],
-                [helper.make_tensor_value_info("x", T.FLOAT, list(xs))],
+                compile_tool, workdir, f"{name}_{fusion}", nodes,
+                [helper.make_tensor_value_info("x", T.FLOAT, list(x.shape))],
                 [helper.make_tensor_value_info("y", T.FLOAT, list(want.shape))],
                 inits, flags=[f"--fusion={fusion}"])
             got = model(x=x)["y"]
             err = (np.abs(got - want).max() / np.abs(want).max()
                    if got.shape == want.shape else np.inf)
             ok = err <= 1e-5
-            print(f"{'PASS' if ok else 'FAIL'} conv {index} {xs} * {ws} "
-                  f"fusion={fusion}: max error / max |reference| {err:.2e}")
+            print(f"{'PASS' if ok else 'FAIL'} {name} {x.shape} * "
+                  f"{inits[0].dims[:]} fusion={fusion}: max error / max "
+                  f"|reference| {err:.2e}")
             failures += not ok
     return 1 if failures else 0
 

@@ -79,46 +79,6 @@ def prepare_fixture(args, family, exporter):
     return name
 
 
-def prepare_convs(args):
-    """host_conv.py's convolutions (Whisper's stem, ViT's patches, grouped,
-    dilated, depthwise) as CUDA models fused and unfused, with the float64
-    reference and the host output, named so check.py runs them like the
-    fixtures (the output is called last_hidden_state)."""
-    import host_conv
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    rng = np.random.default_rng(7)
-    for index, (xs, ws, strides, pads, dilations, group, has_bias) in \
-            enumerate(host_conv.CASES):
-        x = rng.standard_normal(xs).astype(np.float32)
-        w = rng.standard_normal(ws).astype(np.float32)
-        b = rng.standard_normal(ws[0]).astype(np.float32) if has_bias else None
-        want = host_conv.conv_reference(x, w, b, strides, pads, dilations, group)
-        inits = [numpy_helper.from_array(w, "w")]
-        if has_bias:
-            inits.append(numpy_helper.from_array(b, "b"))
-        node = helper.make_node("Conv", ["x", "w"] + (["b"] if has_bias else []),
-                                ["last_hidden_state"], strides=strides, pads=pads,
-                                dilations=dilations, group=group)
-        graph = helper.make_graph(
-            [node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xs))],
-            [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
-                                           list(want.shape))], inits)
-        stem = os.path.join(args.outdir, f"conv{index}")
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
-                  stem + ".onnx")
-        subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".host.so"], check=True)
-        host = mte.load(stem + ".host.so")(x=x)["last_hidden_state"]
-        os.remove(stem + ".host.so")
-        for fusion, infix in [("true", ""), ("false", ".unfused")]:
-            subprocess.run([args.compile, stem + ".onnx", "-o", f"{stem}{infix}.cuda.so",
-                            "--target=cuda", f"--gpu={args.gpu}", f"--fusion={fusion}"],
-                           check=True)
-            np.savez(f"{stem}{infix}.npz", x=x, last_hidden_state=want, host_output=host)
-        print(f"prepared conv{index}", flush=True)
-
-
 def row_kernel_cases():
     """One-op models whose rows take the row kernels' multi-warp, block and
     ragged paths, which the fixtures' 64-wide rows never reach: (name,
@@ -175,12 +135,20 @@ def row_kernel_cases():
     return cases
 
 
-def prepare_row_kernel_cases(args):
-    """Compiles row_kernel_cases() for CUDA (and the host, for host_output)."""
+def prepare_one_op_models(args):
+    """host_conv.py's convolutions (fused and unfused) and row_kernel_cases()
+    as CUDA models, each with its float64 reference and the host backend's
+    output, the output named last_hidden_state so that check.py runs them
+    as it runs the fixtures (and compares fused with unfused)."""
+    import host_conv
     import onnx
     from onnx import TensorProto, helper
 
-    for name, nodes, inputs, inits, want, opset, flags in row_kernel_cases():
+    cases = [(name, nodes, inputs, inits, want, 17, [], True)
+             for name, nodes, inputs, inits, want in
+             host_conv.conv_cases(output="last_hidden_state")]
+    cases += [case + (False,) for case in row_kernel_cases()]
+    for name, nodes, inputs, inits, want, opset, flags, unfused in cases:
         graph = helper.make_graph(
             nodes, name,
             [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape))
@@ -194,9 +162,12 @@ def prepare_row_kernel_cases(args):
                        check=True)
         host = mte.load(stem + ".host.so")(**inputs)["last_hidden_state"]
         os.remove(stem + ".host.so")
-        subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".cuda.so",
-                        "--target=cuda", f"--gpu={args.gpu}"] + flags, check=True)
-        np.savez(stem + ".npz", last_hidden_state=want, host_output=host, **inputs)
+        for fusion, infix in [("true", ""), ("false", ".unfused")][:1 + unfused]:
+            subprocess.run([args.compile, stem + ".onnx", "-o", f"{stem}{infix}.cuda.so",
+                            "--target=cuda", f"--gpu={args.gpu}",
+                            f"--fusion={fusion}"] + flags, check=True)
+            np.savez(f"{stem}{infix}.npz", last_hidden_state=want, host_output=host,
+                     **inputs)
         print(f"prepared {name}", flush=True)
 
 
@@ -300,8 +271,7 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         for name in pool.map(lambda c: prepare_fixture(args, *c), cases):
             print(f"prepared {name}", flush=True)
-    prepare_convs(args)
-    prepare_row_kernel_cases(args)
+    prepare_one_op_models(args)
     # External weights that do not match, or are missing.
     for case in ["corrupt", "missing"]:
         os.makedirs(os.path.join(args.outdir, case), exist_ok=True)
