@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of the structures below. */
-#define MTE_MODEL_ABI_VERSION 4
+#define MTE_MODEL_ABI_VERSION 5
 
 /* Element types, shared with Runtime.h. */
 typedef enum mte_dtype {
@@ -81,6 +81,19 @@ typedef struct mte_weight_info {
   const mte_weight_source *sources;
 } mte_weight_info;
 
+/* An index check: the indices of an ONNX `op` (Gather, GatherElements,
+ * GatherND, ScatterND) at `node`, which come from graph input `source` (""
+ * when the model computes them). An index at flat position p is valid in
+ * [-b, b) for b = bounds[0] when num_bounds is 1, else bounds[p % num_bounds]
+ * (one per component of GatherND's index tuples). */
+typedef struct mte_index_check {
+  const char *op;
+  const char *node;
+  const char *source;
+  uint32_t num_bounds;
+  const int64_t *bounds;
+} mte_index_check;
+
 typedef struct mte_model_abi {
   uint32_t abi_version; /* MTE_MODEL_ABI_VERSION */
   const char *target;   /* "host" or "cuda" */
@@ -96,6 +109,15 @@ typedef struct mte_model_abi {
    * time. The runtime allocates it once (at least 256-byte aligned) and
    * passes it to every run; 0 when the model needs none. */
   uint64_t arena_bytes;
+  /* The model's index checks. Out-of-range indices never make it read or
+   * write outside a tensor (they are clamped); when there are checks, run
+   * also writes 3 int64 values per check to `index_status`: the number of
+   * out-of-range indices, the flat position of the first (-1 when none)
+   * and its value. The runtime passes a buffer of 3 * num_index_checks
+   * int64 (a device buffer for CUDA models) and fails the run when a count
+   * is not 0. */
+  uint32_t num_index_checks;
+  const mte_index_check *index_checks;
   /* Runs the model once. inputs[i] and outputs[i] point to dense,
    * row-major buffers of the described types and shapes, owned by the
    * caller; outputs are overwritten. For a CUDA model they are device
@@ -106,7 +128,7 @@ typedef struct mte_model_abi {
    * could not run. Safe to call from one thread at a time per loaded
    * model. */
   int32_t (*run)(void *const *inputs, void *const *outputs,
-                 void *const *weights, void *arena);
+                 void *const *weights, void *arena, int64_t *index_status);
 } mte_model_abi;
 
 /* Exported by every model.so. */

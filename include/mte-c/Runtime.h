@@ -86,6 +86,13 @@ typedef enum mte_status {
   /* A CUDA model cannot use the GPU: no driver, no device, an architecture
    * the model was not compiled for, or a device memory failure. */
   MTE_ERROR_DEVICE = 11,
+  /* An input's values are invalid for the model: an index (a token id, a
+   * position) outside the range of the table a Gather or Scatter reads.
+   * The message names the node, the input and the value. The outputs of
+   * that run are unspecified, but no memory outside the model's tensors
+   * was read or written. (Models compiled with --index-check=clamp clamp
+   * such indices instead.) */
+  MTE_ERROR_INVALID_INPUT = 12,
 } mte_status;
 
 /* Returns a short lower-case description of `status` ("ok", "invalid
@@ -192,7 +199,11 @@ MTE_RUNTIME_API mte_status mte_model_run(mte_model *model, size_t num_inputs,
  * them on the device, so the captured CUDA graph stays valid whatever
  * pointers are passed. Host models: MTE_ERROR_INVALID_ARGUMENT. Errors the
  * GPU reports while the run executes surface on the stream (and in the
- * next call). */
+ * next call). An out-of-range index, which the synchronous runs report as
+ * MTE_ERROR_INVALID_INPUT when they return, is known only once the run
+ * has finished: the first call on the model made after that (any run
+ * function) returns MTE_ERROR_INVALID_INPUT for it, naming the earlier
+ * run, and does not run. */
 MTE_RUNTIME_API mte_status mte_model_run_device(mte_model *model,
                                                 size_t num_inputs,
                                                 const void *const *inputs,

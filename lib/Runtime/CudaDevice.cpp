@@ -60,6 +60,9 @@ struct Driver {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventQuery)(CUevent);
+  CUresult (*cuMemAllocHost)(void **, size_t);
+  CUresult (*cuMemFreeHost)(void *);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
@@ -135,6 +138,9 @@ bool loadDriver(Driver &d, std::string &error) {
       {&d.cuEventDestroy, "cuEventDestroy_v2"},
       {&d.cuEventRecord, "cuEventRecord"},
       {&d.cuEventSynchronize, "cuEventSynchronize"},
+      {&d.cuEventQuery, "cuEventQuery"},
+      {&d.cuMemAllocHost, "cuMemAllocHost_v2"},
+      {&d.cuMemFreeHost, "cuMemFreeHost"},
       {&d.cuGetErrorName, "cuGetErrorName"},
       {&d.cuGetErrorString, "cuGetErrorString"},
       {&d.cuStreamCreate, "cuStreamCreate"},
@@ -273,6 +279,47 @@ void *mte::cuda::allocate(size_t bytes, std::string &error, bool *outOfMemory) {
 void mte::cuda::release(void *pointer) {
   if (pointer && state().ready)
     state().driver.cuMemFree(reinterpret_cast<CUdeviceptr>(pointer));
+}
+
+void *mte::cuda::allocateHost(size_t bytes, std::string &error) {
+  void *pointer = nullptr;
+  if (!check(state().driver.cuMemAllocHost(&pointer, bytes ? bytes : 1),
+             "cuMemAllocHost", error))
+    return nullptr;
+  return pointer;
+}
+
+void mte::cuda::releaseHost(void *pointer) {
+  if (pointer && state().ready)
+    state().driver.cuMemFreeHost(pointer);
+}
+
+void *mte::cuda::recordEvent(void *stream, std::string &error) {
+  const Driver &d = state().driver;
+  constexpr unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
+  CUevent event = nullptr;
+  if (!check(d.cuEventCreate(&event, kDisableTiming), "cuEventCreate", error))
+    return nullptr;
+  if (!check(d.cuEventRecord(event, stream), "cuEventRecord", error)) {
+    d.cuEventDestroy(event);
+    return nullptr;
+  }
+  return event;
+}
+
+bool mte::cuda::eventDone(void *event) {
+  return state().driver.cuEventQuery(static_cast<CUevent>(event)) ==
+         CUDA_SUCCESS;
+}
+
+bool mte::cuda::waitForEvent(void *event, std::string &error) {
+  return check(state().driver.cuEventSynchronize(static_cast<CUevent>(event)),
+               "cuEventSynchronize", error);
+}
+
+void mte::cuda::destroyEvent(void *event) {
+  if (event && state().ready)
+    state().driver.cuEventDestroy(static_cast<CUevent>(event));
 }
 
 bool mte::cuda::copyToDevice(void *device, const void *host, size_t bytes,

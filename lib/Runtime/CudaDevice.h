@@ -39,6 +39,18 @@ bool copyToDevice(void *device, const void *host, size_t bytes,
 bool copyToHost(void *host, const void *device, size_t bytes,
                 std::string &error);
 
+/// Page-locked host memory, which copies on a stream can write without
+/// blocking the host.
+void *allocateHost(size_t bytes, std::string &error);
+void releaseHost(void *pointer);
+
+/// An event recorded on `stream` now; null (with `error`) on failure.
+void *recordEvent(void *stream, std::string &error);
+/// Whether the work enqueued before `event` has finished; never blocks.
+bool eventDone(void *event);
+bool waitForEvent(void *event, std::string &error);
+void destroyEvent(void *event);
+
 /// Device-to-device copy enqueued on `stream`.
 bool copyOnDevice(void *to, const void *from, size_t bytes, void *stream,
                   std::string &error);

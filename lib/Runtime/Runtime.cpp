@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -185,7 +186,21 @@ struct mte_model {
   void *graph = nullptr;
   bool useGraph = true;
   uint64_t runs = 0;
+  /// The statuses of the model's index checks (ModelABI.h), 3 per check:
+  /// for host models the memory the forward writes; for CUDA models the
+  /// device buffer it writes (`deviceIndexStatus`), copied on the stream
+  /// after each run into page-locked slots. Synchronous runs use slot 0;
+  /// run_device runs the others in turn, each slot `pending` until the
+  /// event recorded after its copy completes and a later call checks it.
+  std::vector<int64_t> hostIndexStatus;
+  std::vector<int64_t *> indexStatusSlots;
+  void *deviceIndexStatus = nullptr;
+  std::deque<std::pair<int64_t *, void *>> pendingIndexStatus;
 };
+
+/// How many run_device runs may be in flight before the next waits for the
+/// oldest one's index status.
+static constexpr size_t kIndexStatusSlots = 4;
 
 /// Frees a CUDA model's device buffers.
 static void releaseDeviceBuffers(mte_model *model) {
@@ -195,6 +210,14 @@ static void releaseDeviceBuffers(mte_model *model) {
   model->stream = nullptr;
   mte::cuda::release(model->arena);
   model->arena = nullptr;
+  for (auto [slot, event] : model->pendingIndexStatus)
+    mte::cuda::destroyEvent(event);
+  model->pendingIndexStatus.clear();
+  mte::cuda::release(model->deviceIndexStatus);
+  model->deviceIndexStatus = nullptr;
+  for (int64_t *slot : model->indexStatusSlots)
+    mte::cuda::releaseHost(slot);
+  model->indexStatusSlots.clear();
   for (auto *list :
        {&model->deviceWeights, &model->deviceInputs, &model->deviceOutputs}) {
     for (void *pointer : *list)
@@ -344,6 +367,89 @@ static mte_status allocateOnDevice(const char *path, uint64_t bytes,
               error.c_str());
 }
 
+/// The size of the status table of a model's index checks.
+static size_t indexStatusBytes(const mte_model_abi *abi) {
+  return 3 * sizeof(int64_t) * abi->num_index_checks;
+}
+
+/// Checks the table of index checks: every entry names its op and has
+/// positive bounds.
+static mte_status readIndexChecks(const char *path, const mte_model_abi *abi) {
+  if (abi->num_index_checks && !abi->index_checks)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: %u index checks but no "
+                "array",
+                path, abi->num_index_checks);
+  for (uint32_t i = 0; i < abi->num_index_checks; ++i) {
+    const mte_index_check &check = abi->index_checks[i];
+    bool valid = check.op && check.node && check.source &&
+                 check.num_bounds > 0 && check.bounds;
+    for (uint32_t j = 0; valid && j < check.num_bounds; ++j)
+      valid = check.bounds[j] > 0;
+    if (!valid)
+      return fail(MTE_ERROR_NOT_A_MODEL,
+                  "'%s' has a malformed model table: index check %u", path, i);
+  }
+  return MTE_OK;
+}
+
+/// Reports the first index check of `status` (3 values per check) that saw
+/// an index out of range; `when` says which run, for reports made later.
+static mte_status checkIndexStatus(const mte_model *model,
+                                   const int64_t *status,
+                                   const char *when = "") {
+  const mte_model_abi *abi = model->abi;
+  for (uint32_t i = 0; i < abi->num_index_checks; ++i) {
+    const int64_t *row = status + 3 * i;
+    if (row[0] == 0)
+      continue;
+    const mte_index_check &check = abi->index_checks[i];
+    int64_t position = row[1];
+    int64_t bound =
+        check.bounds[check.num_bounds == 1 || position < 0
+                         ? 0
+                         : position % check.num_bounds];
+    std::string from = *check.source
+                           ? std::string("from input '") + check.source + "'"
+                           : std::string("computed in the model");
+    return fail(MTE_ERROR_INVALID_INPUT,
+                "'%s'%s: %s node '%s': index %lld %s (element %lld of its "
+                "indices) is outside [%lld, %lld]; %lld of its indices are "
+                "out of range",
+                model->path.c_str(), when, check.op, check.node,
+                static_cast<long long>(row[2]), from.c_str(),
+                static_cast<long long>(position),
+                static_cast<long long>(-bound),
+                static_cast<long long>(bound - 1),
+                static_cast<long long>(row[0]));
+  }
+  return MTE_OK;
+}
+
+/// For a CUDA model: reports the index statuses of earlier run_device runs,
+/// oldest first, that the GPU has finished; waits for those still in
+/// flight, or (`keep`) for all but that many.
+static mte_status checkPendingIndexStatus(mte_model *model, size_t keep) {
+  auto &pending = model->pendingIndexStatus;
+  while (!pending.empty()) {
+    auto [slot, event] = pending.front();
+    if (!mte::cuda::eventDone(event)) {
+      if (pending.size() <= keep)
+        break;
+      std::string error;
+      if (!mte::cuda::waitForEvent(event, error))
+        return fail(MTE_ERROR_DEVICE, "'%s': %s", model->path.c_str(),
+                    error.c_str());
+    }
+    mte::cuda::destroyEvent(event);
+    pending.pop_front();
+    if (mte_status status = checkIndexStatus(
+            model, slot, " (an earlier mte_model_run_device run)"))
+      return status;
+  }
+  return MTE_OK;
+}
+
 /// Opens the GPU for a CUDA model, uploads its weights and allocates its
 /// staging buffers and its activation arena.
 static mte_status prepareDevice(mte_model *model) {
@@ -405,6 +511,18 @@ static mte_status prepareDevice(mte_model *model) {
         return status;
       buffers->push_back(device);
     }
+  if (abi->num_index_checks) {
+    size_t bytes = indexStatusBytes(abi);
+    if (mte_status status = allocateOnDevice(path, bytes, "its index status",
+                                             model->deviceIndexStatus))
+      return status;
+    for (size_t i = 0; i < kIndexStatusSlots + 1; ++i) {
+      void *slot = mte::cuda::allocateHost(bytes, error);
+      if (!slot)
+        return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+      model->indexStatusSlots.push_back(static_cast<int64_t *>(slot));
+    }
+  }
   if (abi->arena_bytes)
     return allocateOnDevice(path, abi->arena_bytes, "its activation arena",
                             model->arena);
@@ -538,6 +656,8 @@ static mte_status loadModel(mte_model *model) {
   if (mte_status status = readTensorTable(path, "output", abi->outputs,
                                           abi->num_outputs, model->outputs))
     return status;
+  if (mte_status status = readIndexChecks(path, abi))
+    return status;
   model->abi = abi;
   model->target = abi->target;
   model->runLock = runLocks().acquire(model->library);
@@ -548,6 +668,8 @@ static mte_status loadModel(mte_model *model) {
   } else if (model->target != "host") {
     return fail(MTE_ERROR_NOT_A_MODEL, "'%s' has unknown target '%s'", path,
                 abi->target);
+  } else {
+    model->hostIndexStatus.resize(3 * abi->num_index_checks);
   }
   return succeed();
 }
@@ -625,9 +747,10 @@ static void *allocateBuffer(size_t numBytes) {
 static int32_t enqueueCudaForward(mte_model *model) {
   mte::cuda::setStream(model->stream);
   auto forward = [&] {
-    return model->abi->run(model->deviceInputs.data(),
-                           model->deviceOutputs.data(),
-                           model->deviceWeights.data(), model->arena);
+    return model->abi->run(
+        model->deviceInputs.data(), model->deviceOutputs.data(),
+        model->deviceWeights.data(), model->arena,
+        static_cast<int64_t *>(model->deviceIndexStatus));
   };
   int32_t result = 0;
   // A graph's stream-ordered allocations happen at launch: its failure is
@@ -693,6 +816,9 @@ static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
   std::string error;
   if (!mte::cuda::initialize(error))
     return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  // This run waits for the GPU anyway: report earlier runs first.
+  if (mte_status status = checkPendingIndexStatus(model, 0))
+    return status;
   for (size_t i = 0; i < model->inputs.size(); ++i)
     if (!mte::cuda::copyToDevice(model->deviceInputs[i], inputs[i],
                                  model->inputs[i].numBytes, error))
@@ -706,9 +832,22 @@ static mte_status invokeCudaRun(mte_model *model, const void *const *inputs,
     mte::cuda::synchronize(ignored);
     return status;
   }
+  // The statuses come down with the forward, in the same wait.
+  int64_t *indexStatus = model->indexStatusSlots.empty()
+                             ? nullptr
+                             : model->indexStatusSlots.front();
+  if (indexStatus &&
+      !mte::cuda::copyOnDevice(indexStatus, model->deviceIndexStatus,
+                               indexStatusBytes(model->abi), model->stream,
+                               error))
+    return fail(MTE_ERROR_DEVICE, "'%s': index status: %s", path,
+                error.c_str());
   if (!mte::cuda::synchronize(error))
     return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
                 error.c_str());
+  if (indexStatus)
+    if (mte_status status = checkIndexStatus(model, indexStatus))
+      return status;
   for (size_t i = 0; i < model->outputs.size(); ++i)
     if (!mte::cuda::copyToHost(outputs[i], model->deviceOutputs[i],
                                model->outputs[i].numBytes, error))
@@ -728,7 +867,11 @@ static mte_status invokeRun(mte_model *model, const void *const *inputs,
     // The model reads inputs and never writes them (ModelABI.h takes them
     // as void *const * for symmetry with outputs).
     result = model->abi->run(const_cast<void *const *>(inputs), outputs,
-                             nullptr, nullptr);
+                             nullptr, nullptr, model->hostIndexStatus.data());
+    if (result == 0)
+      if (mte_status status =
+              checkIndexStatus(model, model->hostIndexStatus.data()))
+        return status;
   }
   if (result != 0)
     return fail(MTE_ERROR_RUN_FAILED,
@@ -798,6 +941,8 @@ const char *mte_status_name(mte_status status) {
     return "out of memory";
   case MTE_ERROR_DEVICE:
     return "device error";
+  case MTE_ERROR_INVALID_INPUT:
+    return "invalid input";
   }
   return "unknown status";
 }
@@ -961,6 +1106,11 @@ mte_status mte_model_run_device(mte_model *model, size_t num_inputs,
   std::string error;
   if (!mte::cuda::initialize(error))
     return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  // Report the earlier runs that have finished, and keep a slot free for
+  // this one's statuses.
+  if (mte_status status =
+          checkPendingIndexStatus(model, kIndexStatusSlots - 1))
+    return status;
   // The caller's stream -> the model's stream -> the caller's stream.
   bool ok = mte::cuda::orderStreams(stream, model->stream, error);
   for (size_t i = 0; ok && i < num_inputs; ++i)
@@ -974,6 +1124,23 @@ mte_status mte_model_run_device(mte_model *model, size_t num_inputs,
     ok = mte::cuda::copyOnDevice(outputs[i], model->deviceOutputs[i],
                                  model->outputs[i].numBytes, model->stream,
                                  error);
+  if (ok && !model->indexStatusSlots.empty()) {
+    // Slot 0 is the synchronous runs'; take one no pending run holds.
+    int64_t *slot = nullptr;
+    for (size_t i = 1; !slot && i < model->indexStatusSlots.size(); ++i) {
+      slot = model->indexStatusSlots[i];
+      for (auto [held, event] : model->pendingIndexStatus)
+        if (held == slot)
+          slot = nullptr;
+    }
+    ok = mte::cuda::copyOnDevice(slot, model->deviceIndexStatus,
+                                 indexStatusBytes(model->abi), model->stream,
+                                 error);
+    void *event = ok ? mte::cuda::recordEvent(model->stream, error) : nullptr;
+    if (event)
+      model->pendingIndexStatus.push_back({slot, event});
+    ok = event != nullptr;
+  }
   if (ok)
     ok = mte::cuda::orderStreams(model->stream, stream, error);
   if (!ok)

@@ -158,3 +158,30 @@ func.func @rotary_no_tokens(%x: tensor<1x4x0x8xf32>, %c: tensor<0x8xf32>) -> ten
   %0 = transformer.rotary_embedding %x, %c, %c : (tensor<1x4x0x8xf32>, tensor<0x8xf32>, tensor<0x8xf32>) -> tensor<1x4x0x8xf32>
   return %0 : tensor<1x4x0x8xf32>
 }
+
+// -----
+
+// check_indices: a clamp into [-b, b - 1] (b per component of the last
+// dimension), and a reduction of the indices viewed as [R, C] (C the
+// largest divisor of n up to sqrt(n): 10 = 5 x 2) into per-row counts,
+// first bad positions and values, then over the rows, packed into [3]
+// with -1 for no position.
+// CHECK-LABEL: func @check_indices
+// CHECK: %[[CLAMPED:.*]] = linalg.generic {{.*}} ins(%[[IDS:[^ ]*]] : tensor<5x2xi32>)
+// CHECK:   %[[COMPONENT:.*]] = linalg.index 1
+// CHECK:   arith.select {{.*}} : i32
+// CHECK:   %[[LOW:.*]] = arith.maxsi
+// CHECK:   arith.minsi %[[LOW]]
+// CHECK: %[[ROWS:.*]]:3 = linalg.generic {{{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[IDS]] : tensor<5x2xi32>)
+// CHECK-SAME: outs({{.*}} : tensor<5xi64>, tensor<5xi64>, tensor<5xi64>)
+// CHECK:   arith.remui
+// CHECK:   %[[BAD:.*]] = arith.ori
+// CHECK:   arith.extsi {{.*}} : i32 to i64
+// CHECK:   arith.extui %[[BAD]] : i1 to i64
+// CHECK: %[[TOTAL:.*]]:3 = linalg.generic {{{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[ROWS]]#0, %[[ROWS]]#1, %[[ROWS]]#2 : tensor<5xi64>, tensor<5xi64>, tensor<5xi64>) outs({{.*}} : tensor<1xi64>, tensor<1xi64>, tensor<1xi64>)
+// CHECK: %[[STATUS:.*]] = linalg.generic {{.*}} ins(%[[TOTAL]]#0, %[[TOTAL]]#1, %[[TOTAL]]#2 : tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) outs({{.*}} : tensor<3xi64>)
+// CHECK: return %[[CLAMPED]], %[[STATUS]]
+func.func @check_indices(%i: tensor<5x2xi32>) -> (tensor<5x2xi32>, tensor<3xi64>) {
+  %safe, %status = transformer.check_indices %i {bounds = array<i64: 3, 4>} : tensor<5x2xi32>
+  return %safe, %status : tensor<5x2xi32>, tensor<3xi64>
+}

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mte/Conversion/PlanActivationMemory/PlanActivationMemory.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
 #include "mte/InitAll.h"
 #include "mte/Pipelines/Pipelines.h"
 #include "mte/Target/Host/ModelLibrary.h"
@@ -87,6 +88,18 @@ cl::opt<bool> fusion("fusion",
                               "(recognition of norms, linears, activations, "
                               "and their fusion)"),
                      cl::init(true), cl::cat(compilerOptions));
+enum class IndexCheck { Error, Clamp };
+cl::opt<IndexCheck> indexCheck(
+    "index-check",
+    cl::desc("What a run does with a gather or scatter index outside its "
+             "range"),
+    cl::init(IndexCheck::Error),
+    cl::values(clEnumValN(IndexCheck::Error, "error",
+                          "fails with MTE_ERROR_INVALID_INPUT, naming the "
+                          "node, the input and the value (default)"),
+               clEnumValN(IndexCheck::Clamp, "clamp",
+                          "clamps it into range")),
+    cl::cat(compilerOptions));
 cl::opt<bool> fusionStats("fusion-stats",
                           cl::desc("Print how many of each fused op, and of "
                                    "each fusion, the module holds"),
@@ -234,6 +247,10 @@ int main(int argc, char **argv) {
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   mte::buildSimplifyPipeline(pm, mte::SimplifyPipelineOptions());
+  mte::transformer::CheckIndicesOptions checkIndices;
+  checkIndices.clamp = indexCheck == IndexCheck::Clamp;
+  pm.addNestedPass<func::FuncOp>(
+      mte::transformer::createCheckIndices(checkIndices));
   if (fusion)
     mte::buildTransformerFusionPipeline(pm);
   if (precision != "fp32")
@@ -263,8 +280,10 @@ int main(int argc, char **argv) {
   // The ONNX names now live in the ABI table; LLVM has no use for them.
   for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i)
     forward.removeArgAttr(i, "transformer.name");
-  for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
-    forward.removeResultAttr(i, StringAttr::get(&context, "transformer.name"));
+  for (StringRef name : {"transformer.name", "transformer.index_status"})
+    for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
+      forward.removeResultAttr(i, StringAttr::get(&context, name));
+  forward->removeAttr("transformer.index_checks");
 
   PassManager lower(&context);
   if (failed(applyPassManagerCLOptions(lower)))

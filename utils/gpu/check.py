@@ -81,6 +81,7 @@ def main():
     failures += check_external_errors(mte, directory)
     failures += check_arena(mte, directory)
     failures += check_run_device(mte, directory)
+    failures += check_index_errors(mte, directory)
     failures += check_node_tests(mte, os.path.join(directory, "node"))
     print(f"{failures} failure(s)")
     return 1 if failures else 0
@@ -238,6 +239,78 @@ def check_run_device(mte, directory):
             print(f"{'PASS' if ok else 'FAIL'} run_device run {run}: "
                   f"{'same as' if ok else 'differs from'} mte_model_run")
             failures += not ok
+    return failures
+
+
+def check_index_errors(mte, directory):
+    """Token ids out of range on the GPU: the synchronous run fails with
+    MTE_ERROR_INVALID_INPUT (12) naming the node, the input and the value,
+    and the next good run is right (graph replay included); a run_device
+    run with a bad id reports it in a later call once the GPU has finished
+    it, also when the caller enqueues more runs without waiting."""
+    INVALID_INPUT = 12
+    model = mte.load(os.path.join(directory, "gather_ids.idx.so"))
+    table = np.load(os.path.join(directory, "gather_ids.npz"))["table"]
+    rng = np.random.default_rng(9)
+    failures = 0
+
+    def report(ok, what):
+        nonlocal failures
+        print(f"{'PASS' if ok else 'FAIL'} index check: {what}")
+        failures += not ok
+
+    def fails(call, text):
+        try:
+            call()
+        except mte.Error as error:
+            return error.status == INVALID_INPUT and text in str(error)
+        return False
+
+    for run in range(3):
+        ids = rng.integers(-50, 50, (2, 6))
+        report(np.array_equal(model(ids=ids)["y"], table[ids]),
+               f"ids in range, run {run}")
+        bad = ids.copy()
+        bad[1, 4] = [50, -51, 10**9, -2**63][run]
+        report(fails(lambda: model(ids=bad),
+                     f"Gather node '/wte/Gather': index {bad[1, 4]} from input "
+                     "'ids' (element 10 of its indices)"),
+               f"id {bad[1, 4]} fails the run")
+    ids = rng.integers(0, 50, (2, 6))
+    report(np.array_equal(model(ids=ids)["y"], table[ids]),
+           "right again after the failed runs")
+    try:
+        import torch
+    except ImportError:
+        print("SKIP index check run_device: no torch")
+        return failures
+    stream = torch.cuda.Stream()
+    out = torch.empty((2, 6, 8), device="cuda")
+    good = torch.from_numpy(ids).cuda()
+    bad = good.clone()
+    bad[0, 0] = 77
+    with torch.cuda.stream(stream):
+        model.run_device([bad.data_ptr()], [out.data_ptr()], stream.cuda_stream)
+        stream.synchronize()
+        report(fails(lambda: model.run_device([good.data_ptr()], [out.data_ptr()],
+                                              stream.cuda_stream),
+                     "(an earlier mte_model_run_device run)"),
+               "run_device: a bad id is reported by the next call")
+        model.run_device([good.data_ptr()], [out.data_ptr()], stream.cuda_stream)
+        report(np.array_equal(out.cpu().numpy(), table[ids]),
+               "run_device: right after the report")
+        # Back to back, never waiting: reported within a few calls.
+        model.run_device([bad.data_ptr()], [out.data_ptr()], stream.cuda_stream)
+        reported = False
+        for _ in range(8):
+            try:
+                model.run_device([good.data_ptr()], [out.data_ptr()],
+                                 stream.cuda_stream)
+            except mte.Error as error:
+                reported = error.status == INVALID_INPUT
+                break
+        report(reported, "run_device: reported without waiting, back to back")
+        stream.synchronize()
     return failures
 
 

@@ -171,6 +171,29 @@ def prepare_one_op_models(args):
         print(f"prepared {name}", flush=True)
 
 
+def prepare_index_check_model(args):
+    """An embedding lookup of ids [2, 6] into a [50, 8] table, for CUDA,
+    as gather_ids.idx.so (not a .cuda.so: check.py runs it by itself,
+    with ids out of range) and its table in gather_ids.npz."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = np.random.default_rng(5).standard_normal((50, 8)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["y"], name="/wte/Gather")],
+        "gather_ids",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 8])],
+        [numpy_helper.from_array(table, "table")])
+    stem = os.path.join(args.outdir, "gather_ids")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              stem + ".onnx")
+    subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".idx.so",
+                    "--target=cuda", f"--gpu={args.gpu}"], check=True)
+    np.savez(stem + ".npz", table=table)
+    print("prepared gather_ids", flush=True)
+
+
 def prepare_node_test(args, test_dir, outdir):
     """Compiles one node test for CUDA; returns (name, problem or None)."""
     import onnx
@@ -283,6 +306,7 @@ def main():
     with open(os.path.join(args.outdir, "corrupt", "gpt2_dynamo.data"),
               "wb") as f:
         f.write(data)
+    prepare_index_check_model(args)
     # A model for another architecture: opening it must fail with a message.
     subprocess.run([args.compile, os.path.join(args.outdir, "gpt2_dynamo.onnx"),
                     "-o", os.path.join(args.outdir, "wrong_arch.so"),

@@ -41,5 +41,19 @@ for model in rows_*.cuda.so; do
     fi
   done
 done
+# Token ids anywhere in [-10^9, 10^9): the run fails with an invalid-input
+# error and the sanitizer sees no access outside the model's buffers.
+for model in gpt2_dynamo.cuda.so llama_dynamo.bf16.cuda.so gather_ids.idx.so; do
+  compute-sanitizer --tool memcheck ./mte-run "$model" \
+    --int-range -1000000000:1000000000 > sanitize.log 2>&1
+  if grep -q 'ERROR SUMMARY: 0 errors' sanitize.log &&
+     grep -q 'is outside' sanitize.log; then
+    echo "PASS memcheck $model, ids out of range: $(grep 'is outside' sanitize.log | head -1)"
+  else
+    echo "FAIL memcheck $model, ids out of range"
+    cat sanitize.log
+    status=1
+  fi
+done
 rm -f sanitize.log
 exit $status

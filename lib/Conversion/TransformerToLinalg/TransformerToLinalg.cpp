@@ -932,6 +932,167 @@ struct GatherElementsPattern : OpRewritePattern<GatherElementsOp> {
   }
 };
 
+/// check_indices: the clamp is elementwise; the status one reduction over
+/// the flattened indices (count, first bad position, its value) into [1]
+/// accumulators, order-independent, then packed into [3].
+struct CheckIndicesPattern : OpRewritePattern<CheckIndicesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The bound of the index at flat position `position` (an index value).
+  static Value boundAt(OpBuilder &b, Location l, ArrayRef<int64_t> bounds,
+                       Value position, Type t) {
+    Value bound = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, bounds[0]));
+    if (bounds.size() == 1)
+      return bound;
+    Value component = arith::RemUIOp::create(
+        b, l, position,
+        arith::ConstantIndexOp::create(b, l, bounds.size()));
+    for (int64_t j = 1, e = bounds.size(); j < e; ++j)
+      bound = arith::SelectOp::create(
+          b, l,
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, component,
+                                arith::ConstantIndexOp::create(b, l, j)),
+          arith::ConstantOp::create(b, l, b.getIntegerAttr(t, bounds[j])),
+          bound);
+    return bound;
+  }
+
+  LogicalResult matchAndRewrite(CheckIndicesOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getIndices().getType();
+    Type t = type.getElementType();
+    ArrayRef<int64_t> bounds = op.getBounds();
+    int64_t rank = type.getRank();
+    Value clamped = elementwise(
+        rewriter, loc, type, op.getIndices(),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value last =
+              rank ? linalg::IndexOp::create(b, l, rank - 1).getResult()
+                   : arith::ConstantIndexOp::create(b, l, 0).getResult();
+          Value bound = boundAt(b, l, bounds, last, t);
+          Value one = arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 1));
+          Value low = arith::SubIOp::create(
+              b, l, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0)),
+              bound);
+          Value high = arith::SubIOp::create(b, l, bound, one);
+          return arith::MinSIOp::create(
+              b, l, arith::MaxSIOp::create(b, l, a[0], low), high);
+        });
+
+    // The status reduces in two stages, over the rows of the indices viewed
+    // as [R, C] with C the largest divisor of n up to sqrt(n), then over the
+    // rows: a GPU runs R threads of C steps and one of R, not one thread
+    // over all n (token ids: batch x seq, which divides well).
+    Type i64 = rewriter.getI64Type();
+    int64_t n = type.getNumElements();
+    int64_t cols = 1;
+    for (int64_t c = 1; c * c <= n; ++c)
+      if (n % c == 0)
+        cols = c;
+    int64_t rows = n / cols;
+    Value grid = reshapeTensor(rewriter, loc, op.getIndices(), {rows, cols});
+    auto fill = [&](int64_t size, int64_t v) {
+      return linalg::FillOp::create(
+                 rewriter, loc,
+                 ValueRange{arith::ConstantOp::create(
+                     rewriter, loc, rewriter.getI64IntegerAttr(v))},
+                 ValueRange{emptyTensor(rewriter, loc, {size}, i64)})
+          .getResult(0);
+    };
+    // count, first position (none yet: the largest), value there.
+    auto inits = [&](int64_t size) {
+      return SmallVector<Value>{fill(size, 0),
+                                fill(size, std::numeric_limits<int64_t>::max()),
+                                fill(size, 0)};
+    };
+    // Folds a candidate (count, position, value) into the accumulators.
+    auto merge = [](OpBuilder &b, Location l, Value count, Value position,
+                    Value value, ValueRange acc) {
+      Value earlier = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                            position, acc[1]);
+      linalg::YieldOp::create(
+          b, l,
+          ValueRange{arith::AddIOp::create(b, l, acc[0], count),
+                     arith::SelectOp::create(b, l, earlier, position, acc[1]),
+                     arith::SelectOp::create(b, l, earlier, value, acc[2])});
+    };
+    AffineMap first = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
+    SmallVector<utils::IteratorType> iterators = {
+        utils::IteratorType::parallel, utils::IteratorType::reduction};
+    SmallVector<Value> rowInits = inits(rows);
+    SmallVector<AffineMap> rowMaps = {AffineMap::getMultiDimIdentityMap(2, ctx),
+                                      first, first, first};
+    auto perRow = linalg::GenericOp::create(
+        rewriter, loc, TypeRange(ValueRange(rowInits)), grid, rowInits, rowMaps,
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value v = a[0];
+          Value position = arith::AddIOp::create(
+              b, l,
+              arith::MulIOp::create(b, l, linalg::IndexOp::create(b, l, 0),
+                                    arith::ConstantIndexOp::create(b, l, cols)),
+              linalg::IndexOp::create(b, l, 1));
+          Value bound = boundAt(b, l, bounds, position, t);
+          Value low = arith::SubIOp::create(
+              b, l, arith::ConstantOp::create(b, l, b.getIntegerAttr(t, 0)),
+              bound);
+          Value bad = arith::OrIOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, v, low),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, v, bound));
+          Value none = arith::ConstantOp::create(
+              b, l, b.getI64IntegerAttr(std::numeric_limits<int64_t>::max()));
+          Value p = arith::SelectOp::create(
+              b, l, bad, arith::IndexCastOp::create(b, l, i64, position), none);
+          Value value = t == i64 ? v : arith::ExtSIOp::create(b, l, i64, v);
+          merge(b, l, arith::ExtUIOp::create(b, l, i64, bad), p, value,
+                a.drop_front());
+        });
+    SmallVector<Value> totalInits = inits(1);
+    AffineMap second = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    auto reduce = linalg::GenericOp::create(
+        rewriter, loc, TypeRange(ValueRange(totalInits)), perRow.getResults(),
+        totalInits, {second, second, second, first, first, first}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          merge(b, l, a[0], a[1], a[2], a.drop_front(3));
+        });
+
+    // [count, first position (-1 when there is none), value].
+    AffineMap scalar = AffineMap::get(1, 0, {getAffineConstantExpr(0, ctx)}, ctx);
+    Value status =
+        linalg::GenericOp::create(
+            rewriter, loc, op.getStatus().getType(), reduce.getResults(),
+            emptyTensor(rewriter, loc, {3}, i64),
+            {scalar, scalar, scalar, AffineMap::getMultiDimIdentityMap(1, ctx)},
+            {utils::IteratorType::parallel},
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value i = linalg::IndexOp::create(b, l, 0);
+              auto is = [&](int64_t v) {
+                return arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::eq, i,
+                    arith::ConstantIndexOp::create(b, l, v));
+              };
+              Value zero = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(0));
+              Value none = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::eq, a[0], zero);
+              Value first = arith::SelectOp::create(
+                  b, l, none,
+                  arith::ConstantOp::create(b, l, b.getI64IntegerAttr(-1)),
+                  a[1]);
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::SelectOp::create(
+                      b, l, is(0), a[0],
+                      arith::SelectOp::create(b, l, is(1), first, a[2]))
+                      .getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, {clamped, status});
+    return success();
+  }
+};
+
 struct TriluPattern : OpRewritePattern<TriluOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TriluOp op,
@@ -2139,7 +2300,7 @@ void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
   patterns.add<MatmulPattern, ReducePattern, SoftmaxPattern, TransposePattern,
                ReshapePattern, ExpandPattern, SlicePattern, ConcatPattern,
                SplitPattern, GatherPattern, GatherNDPattern, ScatterNDPattern,
-               GatherElementsPattern,
+               GatherElementsPattern, CheckIndicesPattern,
                TriluPattern,
                RangePattern, CumSumPattern, ConvPattern,
                StaticResultPattern<ShapeOp>,

@@ -828,3 +828,26 @@ func.func @scatter_nd_updates(%d: tensor<4x5xf32>, %i: tensor<3x1xi64>, %u: tens
   %0 = transformer.scatter_nd %d[%i], %u : (tensor<4x5xf32>, tensor<3x1xi64>, tensor<3x4xf32>) -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
 }
+
+// -----
+
+func.func @check_indices_bounds(%i: tensor<3x2xi64>) {
+  // expected-error @+1 {{has 3 bounds, which must be one or one per entry of the last dimension of 'tensor<3x2xi64>'}}
+  %safe, %status = transformer.check_indices %i {bounds = array<i64: 4, 5, 6>} : tensor<3x2xi64>
+  return
+}
+
+// -----
+
+func.func @check_indices_empty_bound(%i: tensor<3xi32>) {
+  // expected-error @+1 {{bound 0 admits no index}}
+  %safe, %status = transformer.check_indices %i {bounds = array<i64: 0>} : tensor<3xi32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{index-check bound -2 admits no index}}
+func.func @index_check_attr() attributes {checks = #transformer.index_check<op = "Gather", node = "g", source = "", bounds = 3, -2>} {
+  return
+}

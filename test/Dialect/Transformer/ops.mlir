@@ -249,3 +249,12 @@ func.func @conv_gather_nd(%x: tensor<1x4x9xf32>, %w: tensor<6x2x3xf32>, %b: tens
   %2 = transformer.scatter_nd %d[%j], %u {reduction = #transformer.reduce_kind<sum>} : (tensor<2x3x4xf32>, tensor<5x2xi64>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
   return %0, %1 : tensor<1x6x5xf32>, tensor<2x5x4xf32>
 }
+
+// CHECK-LABEL: func @check_indices
+// CHECK-SAME: checks = #transformer.index_check<op = "GatherND", node = "/gnd", source = "ids", bounds = 3, 4>
+// CHECK: transformer.check_indices %{{.*}} {bounds = array<i64: 3, 4>} : tensor<5x2xi32>
+func.func @check_indices(%i: tensor<5x2xi32>) -> tensor<3xi64>
+    attributes {checks = #transformer.index_check<op = "GatherND", node = "/gnd", source = "ids", bounds = 3, 4>} {
+  %safe, %status = transformer.check_indices %i {bounds = array<i64: 3, 4>} : tensor<5x2xi32>
+  return %status : tensor<3xi64>
+}

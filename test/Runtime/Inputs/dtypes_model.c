@@ -45,9 +45,10 @@ static const unsigned byteCounts[kNumTensors] = {
     N,     N,     N,     N,     2 * N, 4 * N, 8 * N, 0};
 
 static int32_t run(void *const *in, void *const *out, void *const *weights,
-                   void *arena) {
+                   void *arena, int64_t *index_status) {
   (void)weights;
   (void)arena;
+  (void)index_status;
   for (int i = 0; i < kNumTensors; ++i)
     memcpy(out[i], in[i], byteCounts[i]);
   return 0;
@@ -64,6 +65,8 @@ static const mte_model_abi abi = {
     outputs,
     NULL,
     0,
+    0,
+    NULL,
     run,
 };
 

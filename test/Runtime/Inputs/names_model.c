@@ -21,9 +21,10 @@ static const mte_tensor_info outputs[] = {
 enum { kNumOutputs = sizeof(outputs) / sizeof(outputs[0]) };
 
 static int32_t run(void *const *in, void *const *out, void *const *weights,
-                   void *arena) {
+                   void *arena, int64_t *index_status) {
   (void)weights;
   (void)arena;
+  (void)index_status;
   for (int i = 0; i < kNumOutputs; ++i)
     *(float *)out[i] = *(const float *)in[0] + (float)i;
   return 0;
@@ -31,7 +32,7 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
 
 static const mte_model_abi abi = {
     MTE_MODEL_ABI_VERSION, "host", 0, 1, kNumOutputs, 0, inputs, outputs, 0, 0,
-    run,
+    0,           0, run,
 };
 
 const mte_model_abi *mte_model_get_abi(void) { return &abi; }

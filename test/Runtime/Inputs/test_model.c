@@ -66,7 +66,7 @@ static const mte_tensor_info outputs[] = {
 };
 
 static int32_t run(void *const *in, void *const *out, void *const *weights,
-                   void *arena) {
+                   void *arena, int64_t *index_status) {
   const float *x = (const float *)in[0];
   const int64_t *ids = (const int64_t *)in[1];
   float *sum = (float *)out[0];
@@ -75,6 +75,7 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
   int i;
   (void)weights;
   (void)arena;
+  (void)index_status;
 #ifdef MTE_TEST_RUN_FAILS
   return 3;
 #endif
@@ -107,6 +108,8 @@ static const mte_model_abi abi = {
     outputs,
     NULL,
     0,
+    0,
+    NULL,
 #ifdef MTE_TEST_NO_RUN
     NULL,
 #else

@@ -50,6 +50,13 @@ struct ModelWeight {
 };
 
 /// What model.so exports about the compiled function.
+/// A `#transformer.index_check`: what the runtime names when the indices
+/// of `op` at `node`, from graph input `source`, are out of range.
+struct ModelIndexCheck {
+  std::string op, node, source;
+  llvm::SmallVector<int64_t> bounds;
+};
+
 struct ModelSignature {
   std::string entryPoint; // symbol of the lowered forward function
   std::string target = "host";
@@ -60,6 +67,10 @@ struct ModelSignature {
   /// The activation arena (CUDA models), passed after the outputs when not
   /// empty.
   uint64_t arenaBytes = 0;
+  /// The entry function's index checks (mte-check-indices); when there are
+  /// any, their status table is the last result, passed after the outputs
+  /// and before the arena.
+  std::vector<ModelIndexCheck> indexChecks;
 };
 
 /// Reads the signature of `func` (tensor arguments and results, named by

@@ -36,3 +36,18 @@ Operation *TransformerDialect::materializeConstant(OpBuilder &builder,
                                                    Location loc) {
   return arith::ConstantOp::materialize(builder, value, type, loc);
 }
+
+LogicalResult
+IndexCheckAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       StringAttr op, StringAttr node, StringAttr source,
+                       ArrayRef<int64_t> bounds) {
+  if (!op || op.getValue().empty())
+    return emitError() << "an index check names the op it guards";
+  if (bounds.empty())
+    return emitError() << "an index check needs at least one bound";
+  for (int64_t bound : bounds)
+    if (bound < 1)
+      return emitError() << "index-check bound " << bound
+                         << " admits no index";
+  return success();
+}

@@ -266,6 +266,35 @@ LogicalResult ScatterNDOp::verify() {
   return success();
 }
 
+void CheckIndicesOp::build(OpBuilder &builder, OperationState &state,
+                           Value indices, ArrayRef<int64_t> bounds) {
+  build(builder, state, indices.getType(),
+        RankedTensorType::get({3}, builder.getI64Type()), indices,
+        builder.getDenseI64ArrayAttr(bounds));
+}
+
+LogicalResult CheckIndicesOp::verify() {
+  ArrayRef<int64_t> bounds = getBounds();
+  RankedTensorType indices = getIndices().getType();
+  if (getStatus().getType().getShape() != ArrayRef<int64_t>{3})
+    return emitOpError("status must be tensor<3xi64>, not ")
+           << getStatus().getType();
+  if (bounds.empty())
+    return emitOpError("needs at least one bound");
+  if (bounds.size() > 1 &&
+      (indices.getRank() < 1 ||
+       indices.getShape().back() != static_cast<int64_t>(bounds.size())))
+    return emitOpError("has ")
+           << bounds.size()
+           << " bounds, which must be one or one per entry of the last "
+              "dimension of "
+           << indices;
+  for (int64_t bound : bounds)
+    if (bound < 1)
+      return emitOpError("bound ") << bound << " admits no index";
+  return success();
+}
+
 LogicalResult ModOp::verify() {
   if (!getFmod() && isa<FloatType>(getLhs().getType().getElementType()))
     return emitOpError("of floats needs fmod (ONNX defines the floored "

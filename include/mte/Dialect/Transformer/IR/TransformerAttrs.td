@@ -76,4 +76,23 @@ def Transformer_WeightLayout : I32EnumAttr<"WeightLayout",
 def Transformer_WeightLayoutAttr
     : Transformer_EnumAttr<Transformer_WeightLayout, "weight_layout">;
 
+def Transformer_IndexCheckAttr
+    : AttrDef<Transformer_Dialect, "IndexCheck"> {
+  let mnemonic = "index_check";
+  let summary = "an index check the runtime reports on";
+  let description = [{
+    Describes one `transformer.check_indices` of an entry function, in the
+    order of the function's `transformer.index_checks` array and of the rows
+    of its index-status result: the ONNX op and node whose indices are
+    checked, the graph input they come from (empty when computed inside the
+    model) and the op's bounds. The runtime names these in the error it
+    returns for an out-of-range index.
+  }];
+  let parameters = (ins "::mlir::StringAttr":$op, "::mlir::StringAttr":$node,
+                        "::mlir::StringAttr":$source,
+                        ArrayRefParameter<"int64_t">:$bounds);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERATTRS_TD

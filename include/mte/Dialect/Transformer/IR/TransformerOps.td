@@ -39,6 +39,10 @@ def Transformer_Fp8Tensor : RankedTensorOf<[Transformer_Fp8]>;
 def Transformer_GemmTensor
     : RankedTensorOf<[Transformer_ArithFloat, Transformer_Fp8]>;
 def Transformer_ScalarF32 : 0DTensorOf<[F32]>;
+// What transformer.check_indices reports: [count, first position, value].
+def Transformer_IndexStatusTensor : 1DTensorOf<[I64]> {
+  let builderCall = "::mlir::RankedTensorType::get({3}, $_builder.getI64Type())";
+}
 def Transformer_ScalarTensor : 0DTensorOf<[Transformer_ArithFloat, I32, I64]>;
 
 //===----------------------------------------------------------------------===//
@@ -469,6 +473,39 @@ def Transformer_GatherElementsOp : Transformer_Op<"gather_elements",
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$data `[` $indices `]` attr-dict `:` "
                        "functional-type(operands, results)";
+}
+
+def Transformer_CheckIndicesOp : Transformer_Op<"check_indices",
+    [Pure, AllTypesMatch<["indices", "clamped"]>]> {
+  let summary = "clamps indices into their range and reports those outside it";
+  let description = [{
+    Guards the index operand of a gather or scatter whose indices come from
+    the model's inputs. An index `v` at flat position `p` is valid when
+    `-b <= v < b`, where `b` is `bounds[0]` when `bounds` has one entry and
+    `bounds[p mod k]` when it has `k` entries, `k` being the size of the
+    last dimension of `indices` (GatherND's index tuples, one bound per
+    component). `clamped` is `indices` with every value clamped into
+    `[-b, b - 1]`, so the consumer never reads outside its table;
+    `status` is `[number of invalid indices, flat position of the first,
+    its value]`, or `[0, -1, 0]` when all are valid. mte-check-indices
+    inserts the op and returns the statuses from the entry function, which
+    the runtime reads after the run.
+
+    ```mlir
+    %safe, %status = transformer.check_indices %ids {bounds = array<i64: 50257>}
+        : tensor<1x16xi64>
+    ```
+  }];
+  let arguments = (ins Transformer_IndexTensor:$indices,
+                       DenseI64ArrayAttr:$bounds);
+  let results = (outs Transformer_IndexTensor:$clamped,
+                      Transformer_IndexStatusTensor:$status);
+  let assemblyFormat = "$indices attr-dict `:` type($indices)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$indices,
+                   "::llvm::ArrayRef<int64_t>":$bounds)>
+  ];
+  let hasVerifier = 1;
 }
 
 def Transformer_ConvOp : Transformer_Op<"conv",

@@ -234,6 +234,36 @@ def FuseNormLinear : Pass<"mte-fuse-norm-linear", "::mlir::func::FuncOp"> {
   ];
 }
 
+def CheckIndices : Pass<"mte-check-indices", "::mlir::func::FuncOp"> {
+  let summary = "Guard the indices of gathers and scatters against out-of-range values";
+  let description = [{
+    ONNX makes an out-of-range index an error, and an inference server must
+    not read outside a table because a client sent a bad token id. For each
+    `gather`, `gather_elements`, `gather_nd` and `scatter_nd`:
+
+    * constant indices are checked here, and one out of range is an error
+      at the op;
+    * other indices go through a `transformer.check_indices`, whose clamped
+      result the op reads, so no value makes it read or write outside its
+      operand. Unless `clamp` is set, the function returns the checks'
+      statuses as one more result, a `tensor<Nx3xi64>` marked
+      `transformer.index_status`, and lists what each row checks in its
+      `transformer.index_checks` attribute (`#transformer.index_check`: the
+      ONNX op, its node, the graph input the indices come from); the runtime
+      fails a run whose status has an invalid index, naming them.
+
+    With `clamp`, out-of-range indices are clamped into range silently.
+  }];
+  let dependentDialects = ["::mte::transformer::TransformerDialect"];
+  let options = [
+    Option<"clamp", "clamp", "bool", "false",
+           "Clamp out-of-range indices instead of reporting them">
+  ];
+  let statistics = [
+    Statistic<"numChecks", "checks", "Number of index operands guarded">
+  ];
+}
+
 def ConvertPrecision : Pass<"mte-convert-precision", "::mlir::func::FuncOp"> {
   let summary = "Run a float32 model in bf16 or f16, weights converted at compile time";
   let description = [{
