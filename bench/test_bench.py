@@ -245,7 +245,8 @@ class RunArgs(unittest.TestCase):
         self.assertGreaterEqual(a.input_sets, 3)
         self.assertGreaterEqual(a.iters * a.input_sets, 20)
         self.assertGreater(a.warmup, 0)
-        self.assertEqual(a.compile_modes, ["default"])
+        self.assertEqual(a.compile_modes,
+                         ["default", "reduce-overhead", "max-autotune-no-cudagraphs"])
         self.assertEqual(a.tol, 2e-2)
 
     def test_options(self):
@@ -256,6 +257,14 @@ class RunArgs(unittest.TestCase):
         a = run.parse_args(["--compile-modes", "default,max-autotune-no-cudagraphs"])
         self.assertEqual([run.engine_name(m) for m in a.compile_modes],
                          ["compile", "compile:max-autotune-no-cudagraphs"])
+
+    def test_fastest_compile(self):
+        engines = {"mte": {"median_ms": 1.0}, "eager": {"median_ms": 0.5},
+                   "compile": {"median_ms": 3.0},
+                   "compile:reduce-overhead": {"median_ms": 2.0},
+                   "compile:max-autotune-no-cudagraphs": {"median_ms": 2.5}}
+        self.assertEqual(run.fastest_compile(engines), "compile:reduce-overhead")
+        self.assertIsNone(run.fastest_compile({"mte": {"median_ms": 1.0}}))
 
     def test_errors(self):
         for bad in (["--models", "gpt3"], ["--iters", "0"], ["--tol", "0"]):
