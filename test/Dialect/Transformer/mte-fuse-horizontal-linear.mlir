@@ -1,8 +1,13 @@
 // RUN: mte-opt %s -split-input-file -mte-fuse-horizontal-linear | FileCheck %s
+// RUN: mte-opt %s -split-input-file -mte-fuse-horizontal-linear | FileCheck %s --check-prefix=ABSENT
 
 // Q, K and V projections of one input, nn.Linear layout ([N, K]), K and V
 // narrower as under GQA: the weights concatenate by rows, the biases (one a
 // splat) likewise, and a split hands back the three results.
+// ABSENT-LABEL: func @qkv_nk
+// ABSENT-COUNT-1: transformer.linear
+// ABSENT-NOT: transformer.linear
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @qkv_nk
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
 // CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00], [7.000000e+00, 8.000000e+00, 9.000000e+00], [1.000000e+01, 1.100000e+01, 1.200000e+01]]> : tensor<4x3xf32>
@@ -10,7 +15,6 @@
 // CHECK: %[[Y:.*]] = transformer.linear %[[X]], %[[W]] bias %[[B]] layout <nk> : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
 // CHECK-NEXT: %[[S:.*]]:3 = transformer.split %[[Y]] {axis = 1 : i64, sizes = array<i64: 2, 1, 1>} : tensor<2x4xf32> -> tensor<2x2xf32>, tensor<2x1xf32>, tensor<2x1xf32>
 // CHECK-NEXT: return %[[S]]#0, %[[S]]#1, %[[S]]#2
-// CHECK-NOT: transformer.linear
 func.func @qkv_nk(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x1xf32>, tensor<2x1xf32>) {
   %wq = arith.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   %wk = arith.constant dense<[[7.0, 8.0, 9.0]]> : tensor<1x3xf32>
@@ -123,9 +127,14 @@ func.func @partition(%x: tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>, 
 // -----
 
 // negative_: the weights are not constants.
+// ABSENT-LABEL: func @negative_weight_argument
+// ABSENT-NOT: transformer.split
+// ABSENT-COUNT-2: transformer.linear
+// ABSENT-NOT: transformer.linear
+// ABSENT-NOT: transformer.split
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @negative_weight_argument
 // CHECK-COUNT-2: transformer.linear
-// CHECK-NOT: transformer.split
 func.func @negative_weight_argument(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %w1 = arith.constant dense<1.0> : tensor<8x8xf32>
   %a = transformer.linear %x, %w0 layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
@@ -136,9 +145,14 @@ func.func @negative_weight_argument(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>) -
 // -----
 
 // negative_: one has a bias, the other none.
+// ABSENT-LABEL: func @negative_bias_mismatch
+// ABSENT-NOT: transformer.split
+// ABSENT-COUNT-2: transformer.linear
+// ABSENT-NOT: transformer.linear
+// ABSENT-NOT: transformer.split
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @negative_bias_mismatch
 // CHECK-COUNT-2: transformer.linear
-// CHECK-NOT: transformer.split
 func.func @negative_bias_mismatch(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %w = arith.constant dense<1.0> : tensor<8x8xf32>
   %bias = arith.constant dense<1.0> : tensor<8xf32>
@@ -150,9 +164,14 @@ func.func @negative_bias_mismatch(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tens
 // -----
 
 // negative_: the weight layouts differ.
+// ABSENT-LABEL: func @negative_layout_mismatch
+// ABSENT-NOT: transformer.split
+// ABSENT-COUNT-2: transformer.linear
+// ABSENT-NOT: transformer.linear
+// ABSENT-NOT: transformer.split
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @negative_layout_mismatch
 // CHECK-COUNT-2: transformer.linear
-// CHECK-NOT: transformer.split
 func.func @negative_layout_mismatch(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %w = arith.constant dense<1.0> : tensor<8x8xf32>
   %a = transformer.linear %x, %w layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
@@ -163,9 +182,14 @@ func.func @negative_layout_mismatch(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, te
 // -----
 
 // negative_: the outputs have different element types.
+// ABSENT-LABEL: func @negative_output_types
+// ABSENT-NOT: transformer.split
+// ABSENT-COUNT-2: transformer.linear
+// ABSENT-NOT: transformer.linear
+// ABSENT-NOT: transformer.split
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @negative_output_types
 // CHECK-COUNT-2: transformer.linear
-// CHECK-NOT: transformer.split
 func.func @negative_output_types(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xbf16>) {
   %w = arith.constant dense<1.0> : tensor<8x8xf32>
   %a = transformer.linear %x, %w layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
@@ -177,9 +201,14 @@ func.func @negative_output_types(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tenso
 
 // negative_: an activation or a residual in the epilogue belongs to one
 // linear only.
+// ABSENT-LABEL: func @negative_epilogue
+// ABSENT-NOT: transformer.split
+// ABSENT-COUNT-3: transformer.linear
+// ABSENT-NOT: transformer.linear
+// ABSENT-NOT: transformer.split
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @negative_epilogue
 // CHECK-COUNT-3: transformer.linear
-// CHECK-NOT: transformer.split
 func.func @negative_epilogue(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %w = arith.constant dense<1.0> : tensor<8x8xf32>
   %a = transformer.linear %x, %w layout <kn> activation <gelu> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
@@ -191,9 +220,14 @@ func.func @negative_epilogue(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>) -> (tenso
 // -----
 
 // negative_: different inputs.
+// ABSENT-LABEL: func @negative_different_inputs
+// ABSENT-NOT: transformer.split
+// ABSENT-COUNT-2: transformer.linear
+// ABSENT-NOT: transformer.linear
+// ABSENT-NOT: transformer.split
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @negative_different_inputs
 // CHECK-COUNT-2: transformer.linear
-// CHECK-NOT: transformer.split
 func.func @negative_different_inputs(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %w = arith.constant dense<1.0> : tensor<8x8xf32>
   %a = transformer.linear %x, %w layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>

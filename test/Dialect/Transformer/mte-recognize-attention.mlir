@@ -1,4 +1,5 @@
 // RUN: mte-opt %s -split-input-file -mte-recognize-attention -canonicalize | FileCheck %s
+// RUN: mte-opt %s -split-input-file -mte-recognize-attention -canonicalize | FileCheck %s --check-prefix=ABSENT
 
 // BERT as TorchScript exports it: heads split from the projections, K
 // transposed straight to [B, H, D, S], Div by sqrt(d), additive padding mask.
@@ -28,9 +29,11 @@ func.func @bert_torchscript(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: 
 
 // GPT-2 as TorchScript exports it: the causal mask is a slice of a boolean
 // buffer (a constant after folding) used in Where(mask, s, finfo.min).
+// ABSENT-LABEL: func @where_causal_constant
+// ABSENT-NOT: transformer.where
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @where_causal_constant
 // CHECK: transformer.attention %arg0, %arg1, %arg2 {causal, num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 1.250000e-01 : f32}
-// CHECK-NOT: transformer.where
 func.func @where_causal_constant(%q: tensor<1x4x32xf32>, %k: tensor<1x4x32xf32>, %v: tensor<1x4x32xf32>) -> tensor<1x4x32xf32> {
   %keep = arith.constant dense<[[[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]]]> : tensor<1x1x4x4xi1>
   %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
@@ -57,6 +60,10 @@ func.func @where_causal_constant(%q: tensor<1x4x32xf32>, %k: tensor<1x4x32xf32>,
 // Trilu of a finfo.min matrix, sliced to the key length and added; GQA with
 // K and V repeated through Unsqueeze/Expand/Reshape; K transposed on its
 // last two dimensions.
+// ABSENT-LABEL: func @llama_trilu_gqa
+// ABSENT-NOT: transformer.expand
+// ABSENT-NOT: transformer.trilu
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @llama_trilu_gqa
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x4x8xf32>, %[[K:.*]]: tensor<2x2x4x8xf32>, %[[V:.*]]: tensor<2x2x4x8xf32>)
 // CHECK: %[[VT:.*]] = transformer.transpose %[[V]] [0, 2, 1, 3]
@@ -66,8 +73,6 @@ func.func @where_causal_constant(%q: tensor<1x4x32xf32>, %k: tensor<1x4x32xf32>,
 // CHECK: %[[QT:.*]] = transformer.transpose %[[Q]] [0, 2, 1, 3]
 // CHECK: %[[QP:.*]] = transformer.reshape %[[QT]] : tensor<2x4x4x8xf32> -> tensor<2x4x32xf32>
 // CHECK: transformer.attention %[[QP]], %[[KP]], %[[VP]] {causal, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.353553385 : f32}
-// CHECK-NOT: transformer.expand
-// CHECK-NOT: transformer.trilu
 func.func @llama_trilu_gqa(%q: tensor<2x4x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<2x4x4x8xf32> {
   %full = arith.constant dense<-3.40282347E+38> : tensor<4x5xf32>
   %scale = arith.constant dense<2.82842708> : tensor<f32>
@@ -95,9 +100,11 @@ func.func @llama_trilu_gqa(%q: tensor<2x4x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v:
 // A causal mask from Range + comparison (key index > query index hides the
 // key) in Where(hidden, -inf, s); the diagonal aligned to the bottom right
 // when the query is shorter than the keys (a KV cache).
+// ABSENT-LABEL: func @range_compare_kv_cache
+// ABSENT-NOT: transformer.compare
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @range_compare_kv_cache
 // CHECK: transformer.attention {{.*}} {causal, num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 1.000000e+00 : f32}
-// CHECK-NOT: transformer.compare
 func.func @range_compare_kv_cache(%q: tensor<1x1x2x4xf32>, %kt: tensor<1x1x4x3xf32>, %v: tensor<1x1x3x4xf32>) -> tensor<1x1x2x4xf32> {
   %zero = arith.constant dense<0> : tensor<i64>
   %one = arith.constant dense<1> : tensor<i64>
@@ -120,10 +127,12 @@ func.func @range_compare_kv_cache(%q: tensor<1x1x2x4xf32>, %kt: tensor<1x1x4x3xf
 // The dynamo exporter's SDPA: Q and Kᵀ each scaled by sqrt(scale), Kᵀ built
 // through [B*H, S, D], a boolean padding mask made additive, the IsNaN guard
 // after the softmax.
+// ABSENT-LABEL: func @sdpa_dynamo
+// ABSENT-NOT: transformer.is_nan
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @sdpa_dynamo
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x8x64xf32>, %[[K:.*]]: tensor<2x8x64xf32>, %[[V:.*]]: tensor<2x8x64xf32>, %[[M:.*]]: tensor<2x1x8x8xf32>)
 // CHECK: transformer.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 2.500000e-01 : f32}
-// CHECK-NOT: transformer.is_nan
 func.func @sdpa_dynamo(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %mask: tensor<2x1x8x8xf32>) -> tensor<2x8x64xf32> {
   %half = arith.constant dense<0.5> : tensor<f32>
   %zero = arith.constant dense<0.0> : tensor<f32>
@@ -174,9 +183,11 @@ func.func @boolean_masks(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: 
 
 // A constant mask that is not causal (here: one visible key hidden) stays a
 // mask operand.
+// ABSENT-LABEL: func @constant_not_causal
+// ABSENT-NOT: causal
+// ABSENT: {{^}}}
 // CHECK-LABEL: func @constant_not_causal
 // CHECK: transformer.attention {{.*}} mask %{{.*}} {num_heads = 1 : i64
-// CHECK-NOT: causal
 func.func @constant_not_causal(%q: tensor<1x1x2x8xf32>, %kt: tensor<1x1x8x2xf32>, %v: tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xf32> {
   %mask = arith.constant dense<[[0.0, -3.40282347E+38], [-3.40282347E+38, 0.0]]> : tensor<2x2xf32>
   %s = transformer.matmul %q, %kt : (tensor<1x1x2x8xf32>, tensor<1x1x8x2xf32>) -> tensor<1x1x2x2xf32>
