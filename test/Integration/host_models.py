@@ -10,8 +10,14 @@ Tolerance: |mte - reference| <= 1e-4 * |reference| + 1e-5 elementwise
 
 The fused graph is also compiled with --precision=bf16 and fp16 (weights and
 activations stored narrow, reductions in f32) and compared with the same
-float64 reference by relative RMS error: ||mte - ref|| / ||ref|| <= 2e-2
-(bf16 keeps 8 significant bits, so each rounding is up to 2^-9 relative).
+float64 reference by relative RMS error ||mte - ref|| / ||ref||, bounded
+per precision (NARROW_RMS_TOL) from the errors measured (2026-12-01): bf16
+on the host 5-7e-3 at the tiny size and 7.2e-3-1.66e-2 at the peaked one
+(--size peaked --batch 4 --seq 128), on the H200 (make check-gpu, fused)
+up to 1.73e-2 (peaked Llama): bound 2.5e-2, 1.45x over the worst; fp16
+6-9e-4 and 0.86-2.1e-3: bound 5e-3, 2.4x. At the peaked size every
+deliberate attention error (models.py --check-perturbations) moves the
+output by more than 10x the bf16 bound.
 
 Usage: host_models.py MTE_COMPILE WORKDIR [--batch 2 --seq 16]
                       [--families bert,gpt2,llama] [--precisions bf16,fp16]
@@ -30,15 +36,16 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 import mte  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
-NARROW_RMS_TOL = 2e-2
+NARROW_RMS_TOL = {"bf16": 2.5e-2, "fp16": 5e-3}
 
 
 def run_case(args, family, exporter):
     """Compiles and checks one fixture; returns (report lines, failures)."""
     lines, failures = [], 0
-    stem = os.path.join(args.workdir, f"{family}_{exporter}")
+    stem = os.path.join(args.workdir, f"{family}_{exporter}_{args.size}")
     subprocess.run([sys.executable, MODELS, "--family", family,
                     "--exporter", exporter, "--seed", str(args.seed),
+                    "--size", args.size,
                     "-o", stem + ".onnx", "--reference-out",
                     stem + ".npz", "--batch", str(args.batch),
                     "--seq", str(args.seq)], check=True)
@@ -78,9 +85,10 @@ def run_case(args, family, exporter):
         rel = (np.linalg.norm(got.astype(np.float64) - want) /
                np.linalg.norm(want))
         ok = (got.dtype == np.float32 and got.shape == want.shape
-              and rel <= NARROW_RMS_TOL)
+              and rel <= NARROW_RMS_TOL[precision])
         lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
-                     f"precision={precision}: relative RMS error {rel:.2e}")
+                     f"precision={precision}: relative RMS error {rel:.2e} "
+                     f"(bound {NARROW_RMS_TOL[precision]:g})")
         failures += not ok
     return lines, failures
 
@@ -91,6 +99,8 @@ def main():
     parser.add_argument("workdir")
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--seq", type=int, default=16)
+    parser.add_argument("--size", default="tiny",
+                        help="models.py --size: tiny (the fixtures) or peaked")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--families", default="bert,gpt2,llama",
                         help="comma-separated models.py families")

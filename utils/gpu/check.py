@@ -6,7 +6,8 @@ expected outputs.
 
 Tolerance (fp32): |cuda - expected| <= 1e-4 * |expected| + 1e-5 elementwise,
 against both; bf16 models (weights read from the external-data file):
-relative RMS error ||cuda - expected|| / ||expected|| <= 2e-2 against both;
+relative RMS error ||cuda - expected|| / ||expected|| <= 2.5e-2 against both
+(host_models.py's bf16 bound, and its reasons);
 node tests as host_node_tests.py compares them (fp32 rtol
 1e-4, atol 1e-5; f16/bf16 rtol 1e-2; integers exactly), with its list of
 known differences. Exits non-zero on any failure.
@@ -25,7 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Integration"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Target", "ONNX"))
 
 RTOL, ATOL = 1e-4, 1e-5
-NARROW_RMS_TOL = 2e-2
+NARROW_RMS_TOL = 2.5e-2
 
 
 def main():

@@ -3,12 +3,14 @@
 two ONNX exporters, plus an independent float64 numpy reference.
 
     models.py --family {bert,gpt2,llama} --exporter {torchscript,dynamo}
-              [--size {tiny,gpt2-small,llama-4l}] [--layers N] [--seed 0]
+              [--size {tiny,gpt2-small,llama-4l,peaked}] [--layers N] [--seed 0]
               -o OUT.onnx [--external-data NAME.data]
               [--reference-out REF.npz --batch 2 --seq 16] [--verbose]
     models.py --self-check [--verbose]   # every family and exporter: checker,
                                          # shape inference, onnx_numpy.py vs.
                                          # the reference
+    models.py --size peaked --batch 4 --seq 128 --check-perturbations TOL
+              # each deliberate attention error moves the output >= 10x TOL
 
 Configuration (--size tiny, the default, and the test fixtures): hidden 64,
 4 heads of 16, intermediate 128, vocab 100, 64 positions, 2 layers.
@@ -23,7 +25,15 @@ benchmark and compile-time models, bench/ and docs/performance.md):
               positions, RMSNorm eps 1e-5, rope theta 10000 (Llama 2's; the
               kernels do not depend on it).  About 1.0e9 parameters, 4.0 GB
               of float32 (no LM head: the output is last_hidden_state).
-Weights of the tiny size come from numpy's default_rng normal draws (the
+  peaked      the tiny dimensions with 256 positions, Q/K weights of std 0.2
+              and V/output weights of std 0.1 (attention scores of std ~2.5
+              instead of ~0.03, an attention that matters in BERT's post-norm
+              residual), and BERT's padding over three quarters of every row
+              after the first: at 4 x 128 tokens, zeroing the attention, a
+              uniform softmax, a 1/d scale, no mask or no RoPE each moves the
+              output by 11-56x the bf16 tolerance (--check-perturbations),
+              where at the tiny size they move it by 0.01-20x.
+Weights of the tiny and peaked sizes come from numpy's default_rng normal draws (the
 fixtures' bytes must not change); every other size draws them from the raw
 64-bit output of np.random.PCG64(seed) only (portable_uniform), which gives
 identical bytes under any numpy version, so two machines regenerate the same
@@ -133,8 +143,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 class Size(collections.namedtuple(
         "Size", "name hidden heads head_dim intermediate vocab max_pos kv_heads "
-                "layers eps rope_theta")):
-    """One model size; set_size() makes it the module's configuration."""
+                "layers eps rope_theta qk_std vo_std", defaults=(None, None))):
+    """One model size; set_size() makes it the module's configuration.
+    qk_std, vo_std: the standard deviation of the Q and K, and of the V and
+    output projections' weights (None: that of every other weight, 0.02)."""
 
 
 SIZES = {
@@ -144,6 +156,14 @@ SIZES = {
                        {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-6}, 10000.0),
     "llama-4l": Size("llama-4l", 4096, 32, 128, 14336, 32000, 4096, 8, 4,
                      {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-5}, 10000.0),
+    # The tiny dimensions with peaked attention and room for 256 positions:
+    # Q/K weights of std 0.2 make the scores' std about 2.5 (std 0.02: 0.03,
+    # a nearly uniform softmax), and V/output weights of std 0.1 make the
+    # attention a large part of BERT's post-norm residual, so that a wrong
+    # softmax, scale, mask or rotary moves the output far beyond the narrow
+    # precisions' tolerance (check_perturbations).
+    "peaked": Size("peaked", 64, 4, 16, 128, 100, 256, 2, 2,
+                   {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-6}, 10000.0, 0.2, 0.1),
 }
 TYPE_VOCAB = 2
 EXTERNAL_MIN_BYTES = 1024       # --external-data: smaller float tensors stay inline
@@ -204,7 +224,7 @@ def make_weights(family, layers=2, seed=0):
     draws of the same standard deviations from PCG64(seed)'s raw bits for the
     others (portable_uniform), in the same order."""
     w = {}
-    if SIZE.name == "tiny":
+    if SIZE.name in ("tiny", "peaked"):
         rng = np.random.default_rng(seed)
 
         def normal(name, *shape):
@@ -234,7 +254,7 @@ def make_weights(family, layers=2, seed=0):
             normal(name + ".bias", n_out)
 
     if family in ZOO:
-        if SIZE.name == "tiny":
+        if SIZE.name in ("tiny", "peaked"):
             draw = lambda shape, std: (std * rng.standard_normal(shape)).astype(F32)
             unit = lambda size: (1 + 0.1 * rng.standard_normal(size)).astype(F32)
         else:
@@ -283,6 +303,19 @@ def make_weights(family, layers=2, seed=0):
         norm("norm", bias=False)
     else:
         raise ValueError(family)
+    if SIZE.qk_std is not None:
+        qk, vo = F32(SIZE.qk_std / 0.02), F32(SIZE.vo_std / 0.02)
+        for name in list(w):
+            if name.endswith((".query.weight", ".key.weight", "q_proj.weight",
+                              "k_proj.weight")):
+                w[name] = w[name] * qk
+            elif name.endswith((".value.weight", "attention.output.dense.weight",
+                                "v_proj.weight", "o_proj.weight",
+                                "attn.c_proj.weight")):
+                w[name] = w[name] * vo
+            elif name.endswith("attn.c_attn.weight"):     # Conv1D [in, q|k|v]
+                w[name] = np.concatenate([w[name][:, :2 * HIDDEN] * qk,
+                                          w[name][:, 2 * HIDDEN:] * vo], axis=1)
     return w
 
 
@@ -1474,8 +1507,14 @@ def make_inputs(family, batch, seq, seed=0):
     if family == "bert" or (family in ZOO and ZOO[family].padding):
         mask = np.ones((batch, seq), I64)
         if batch > 1:
-            mask[1, seq - max(1, seq // 4):] = 0      # padding at the end of row 1
-            mask[1, 0] = 1
+            # Padding at the end of row 1: a quarter of it (at the peaked
+            # size, where a wrong mask must show, three quarters of every
+            # row after the first).
+            if SIZE.name == "peaked":
+                mask[1:, seq - 3 * seq // 4:] = 0
+            else:
+                mask[1, seq - max(1, seq // 4):] = 0
+            mask[1:, 0] = 1
         inputs["attention_mask"] = mask
     if family == "bert":
         inputs["token_type_ids"] = rng.integers(0, TYPE_VOCAB, (batch, seq), dtype=I64)
@@ -1514,8 +1553,22 @@ def _merge(t):                          # [b, n, s, d] -> [b, s, n*d]
     return t.transpose(0, 2, 1, 3).reshape(b, s, n * d)
 
 
+# A deliberate error in the reference's attention (check_perturbations):
+# None, or one of PERTURBATIONS.
+PERTURBATION = None
+PERTURBATIONS = ("zero_attention", "uniform_softmax", "scale_1_over_d",
+                 "no_mask", "no_rope")
+
+
 def _attend(q, k, v, allowed):
-    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(HEAD_DIM)
+    if PERTURBATION == "zero_attention":
+        return np.zeros(q.shape[:-1] + v.shape[-1:])
+    if PERTURBATION == "no_mask":
+        allowed = np.ones_like(allowed)
+    scale = HEAD_DIM if PERTURBATION == "scale_1_over_d" else math.sqrt(HEAD_DIM)
+    s = q @ k.transpose(0, 1, 3, 2) / scale
+    if PERTURBATION == "uniform_softmax":
+        s = np.zeros_like(s)
     return _softmax(np.where(allowed, s, -np.inf)) @ v
 
 
@@ -1580,6 +1633,8 @@ def reference_forward(family, weights, inputs, layers):
     cos, sin = np.cos(angles), np.sin(angles)
 
     def rope(t):
+        if PERTURBATION == "no_rope":
+            return t
         half = HEAD_DIM // 2
         rotated = np.concatenate([-t[..., half:], t[..., :half]], axis=-1)
         return t * cos + rotated * sin
@@ -1641,12 +1696,42 @@ def self_check(layers, seed, batch, seq, verbose):
     return 0
 
 
+def check_perturbations(tolerance, layers, seed, batch, seq):
+    """Proves the narrow-precision gate can see attention bugs: for each
+    BERT, GPT-2 and Llama at this size, each deliberate error in the
+    reference's attention (PERTURBATIONS; a mask is BERT's padding and the
+    decoders' causal one; RoPE is Llama's) must move the output by at least
+    10x `tolerance` (relative RMS), or the gate could pass it."""
+    global PERTURBATION
+    failures = 0
+    for family in FAMILIES:
+        weights = make_weights(family, layers, seed)
+        inputs = make_inputs(family, batch, seq, seed)
+        want = reference_forward(family, weights, inputs, layers)
+        for kind in PERTURBATIONS:
+            if kind == "no_rope" and family != "llama":
+                continue
+            PERTURBATION = kind
+            try:
+                got = reference_forward(family, weights, inputs, layers)
+            finally:
+                PERTURBATION = None
+            rel = np.linalg.norm(got - want) / np.linalg.norm(want)
+            ok = rel >= 10 * tolerance
+            print(f"{'PASS' if ok else 'FAIL'} {family} {kind}: moves the output "
+                  f"by {rel:.2e} relative RMS, {rel / tolerance:.0f}x the "
+                  f"tolerance {tolerance:g}")
+            failures += not ok
+    return 1 if failures else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--family", choices=FAMILIES + ZOO_FAMILIES)
     ap.add_argument("--exporter", choices=EXPORTERS)
     ap.add_argument("--size", choices=list(SIZES), default="tiny",
                     help="tiny (the test fixtures): hidden 64, 4 heads; "
+                         "peaked: tiny with peaked attention, 256 positions; "
                          "gpt2-small: GPT-2 small's dimensions; llama-4l: 4 "
                          "layers of a Mistral-7B-shaped Llama (see above)")
     ap.add_argument("--layers", type=int,
@@ -1662,10 +1747,17 @@ def main(argv=None):
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--self-check", action="store_true",
                     help="build all six models and compare onnx_numpy.py with the reference")
+    ap.add_argument("--check-perturbations", type=float, metavar="TOL",
+                    help="check that each deliberate attention error in the "
+                         "reference moves BERT's, GPT-2's and Llama's output "
+                         "by >= 10x TOL (relative RMS) at --size, --batch, --seq")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
     set_size(args.size)
     layers = SIZE.layers if args.layers is None else args.layers
+    if args.check_perturbations is not None:
+        return check_perturbations(args.check_perturbations, layers, args.seed,
+                                   args.batch, args.seq)
     if args.self_check:
         return self_check(layers, args.seed, args.batch, args.seq, args.verbose)
     if not (args.family and args.exporter and args.output):
