@@ -21,11 +21,30 @@ namespace mte {
 /// `bias` and `residual`.
 constexpr llvm::StringLiteral kGemmEpilogueAttrName = "mte.gemm_epilogue";
 
-/// Patterns lowering every transformer op to linalg/tensor/arith/math.
+/// Patterns lowering every transformer op to linalg/tensor/arith/math: the
+/// families below, and empty results as empty tensors.
 /// `namedMatmul`: f32 linears compute their product with linalg.matmul on
 /// the [M, K] view of the input (a library call for the CUDA backend).
 void populateTransformerToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                          bool namedMatmul = false);
+
+/// Elementwise arithmetic, math, comparisons, casts, activations; trilu and
+/// the rotary embedding.
+void populateTransformerElementwiseToLinalgPatterns(
+    mlir::RewritePatternSet &patterns);
+/// Transpose, reshape, expand, slice, concat, split, gathers, ScatterND,
+/// index checks, range and the shape ops.
+void populateTransformerDataMovementToLinalgPatterns(
+    mlir::RewritePatternSet &patterns);
+/// Reductions, softmax, cumsum, layer_norm and rms_norm.
+void populateTransformerReductionToLinalgPatterns(
+    mlir::RewritePatternSet &patterns);
+/// matmul, linear, attention, conv.
+void populateTransformerContractionToLinalgPatterns(
+    mlir::RewritePatternSet &patterns, bool namedMatmul = false);
+/// quantize, dequantize, amax.
+void populateTransformerQuantizationToLinalgPatterns(
+    mlir::RewritePatternSet &patterns);
 
 /// Builds attention's probabilities [B, H, Sq, Skv] from its scores Q·Kᵀ
 /// (same shape, f32 or f64, neither scaled nor masked): the op's scale, mask

@@ -1,0 +1,547 @@
+//===- Contractions.cpp - matmuls, linears, attention -----------------------===//
+//
+// Contractions: matmul, linear (with its epilogue), attention and
+// convolution, accumulating in f32 for half types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mte::lowering;
+using namespace mte::transformer;
+
+namespace {
+
+struct MatmulPattern : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
+    RankedTensorType result = op.getType();
+    bool lhsVector = lhs.getRank() == 1, rhsVector = rhs.getRank() == 1;
+    int64_t batchRank =
+        result.getRank() - (lhsVector ? 0 : 1) - (rhsVector ? 0 : 1);
+    // Loops: batch..., [m], [n], k.
+    unsigned numLoops = result.getRank() + 1;
+    AffineExpr k = getAffineDimExpr(numLoops - 1, ctx);
+    AffineExpr m = getAffineDimExpr(batchRank, ctx);
+    AffineExpr n = getAffineDimExpr(batchRank + (lhsVector ? 0 : 1), ctx);
+    auto batchExprs = [&](RankedTensorType t, int64_t matrixDims) {
+      SmallVector<AffineExpr> exprs;
+      int64_t rank = t.getRank() - matrixDims;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t loop = batchRank - rank + d;
+        exprs.push_back(t.getDimSize(d) == 1 && result.getDimSize(loop) != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : getAffineDimExpr(loop, ctx));
+      }
+      return exprs;
+    };
+    SmallVector<AffineExpr> lhsExprs = batchExprs(lhs, lhsVector ? 1 : 2);
+    if (!lhsVector)
+      lhsExprs.push_back(m);
+    lhsExprs.push_back(k);
+    SmallVector<AffineExpr> rhsExprs = batchExprs(rhs, rhsVector ? 1 : 2);
+    rhsExprs.push_back(k);
+    if (!rhsVector)
+      rhsExprs.push_back(n);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(numLoops, 0, lhsExprs, ctx),
+        AffineMap::get(numLoops, 0, rhsExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(numLoops, ctx)
+            .getMajorSubMap(result.getRank())};
+    SmallVector<utils::IteratorType> iterators(numLoops,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    Type elementType = result.getElementType();
+    Type acc = signlessType(computeType(elementType));
+    Value init = filledTensor(rewriter, loc, result.getShape(), acc, 0);
+    Value product =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{op.getLhs(), op.getRhs()},
+            init, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value x = convertScalar(b, l, a[0], elementType, acc);
+              Value y = convertScalar(b, l, a[1], elementType, acc);
+              Value p = isFloat(acc)
+                            ? arith::MulFOp::create(b, l, x, y).getResult()
+                            : arith::MulIOp::create(b, l, x, y).getResult();
+              Value s = isFloat(acc)
+                            ? arith::AddFOp::create(b, l, a[2], p).getResult()
+                            : arith::AddIOp::create(b, l, a[2], p).getResult();
+              linalg::YieldOp::create(b, l, s);
+            })
+            .getResult(0);
+    rewriter.replaceOp(
+        op, castTensor(rewriter, loc, product, signlessType(elementType)));
+    return success();
+  }
+};
+
+/// Convolution as one linalg.generic over (n, m, o..., c, k...) on the
+/// zero-padded input: out[n, m, o] += x[n, g(m) * C/group + c, o * stride +
+/// k * dilation] * w[m, c, k], with g(m) = m floordiv (M / group), in f32
+/// for 16-bit types; the bias is added by a second, elementwise generic.
+struct ConvPattern : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType weightType = op.getWeight().getType();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank(), spatial = rank - 2;
+    Type elementType = type.getElementType();
+    Type acc = computeType(elementType);
+    ArrayRef<int64_t> pads = op.getPads(), strides = op.getStrides(),
+                      dilations = op.getDilations();
+
+    Value input = op.getInput();
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+      SmallVector<OpFoldResult> low(rank, rewriter.getIndexAttr(0)),
+          high(rank, rewriter.getIndexAttr(0));
+      SmallVector<int64_t> shape(inputType.getShape());
+      for (int64_t i = 0; i < spatial; ++i) {
+        low[2 + i] = rewriter.getIndexAttr(pads[i]);
+        high[2 + i] = rewriter.getIndexAttr(pads[spatial + i]);
+        shape[2 + i] += pads[i] + pads[spatial + i];
+      }
+      Value zero = arith::ConstantOp::create(rewriter, loc,
+                                             rewriter.getZeroAttr(elementType));
+      input = tensor::PadOp::create(
+          rewriter, loc, RankedTensorType::get(shape, elementType), input, low,
+          high, zero);
+    }
+
+    // Loops: n, m, o_1..o_s, then c, k_1..k_s.
+    int64_t numLoops = 3 + 2 * spatial;
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    int64_t perGroup = weightType.getDimSize(1);
+    int64_t filtersPerGroup = weightType.getDimSize(0) / op.getGroup();
+    AffineExpr c = dim(2 + spatial);
+    SmallVector<AffineExpr> inputExprs = {
+        dim(0), dim(1).floorDiv(filtersPerGroup) * perGroup + c};
+    SmallVector<AffineExpr> weightExprs = {dim(1), c};
+    for (int64_t i = 0; i < spatial; ++i) {
+      AffineExpr o = dim(2 + i), k = dim(3 + spatial + i);
+      inputExprs.push_back(o * strides[i] + k * dilations[i]);
+      weightExprs.push_back(k);
+    }
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(numLoops, 0, inputExprs, ctx),
+        AffineMap::get(numLoops, 0, weightExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(rank)};
+    SmallVector<utils::IteratorType> iterators(numLoops,
+                                               utils::IteratorType::reduction);
+    for (int64_t d = 0; d < rank; ++d)
+      iterators[d] = utils::IteratorType::parallel;
+    Value init = filledTensor(rewriter, loc, type.getShape(), acc, 0);
+    Value sum =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{input, op.getWeight()},
+            init, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value x = convertScalar(b, l, a[0], elementType, acc);
+              Value w = convertScalar(b, l, a[1], elementType, acc);
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::AddFOp::create(b, l, a[2],
+                                        arith::MulFOp::create(b, l, x, w))
+                      .getResult());
+            })
+            .getResult(0);
+    Value bias = op.getBias();
+    SmallVector<Value> operands = {sum};
+    SmallVector<AffineMap> epilogueMaps = {
+        AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    if (bias) {
+      operands.push_back(bias);
+      epilogueMaps.push_back(AffineMap::get(rank, 0, {dim(1)}, ctx));
+    }
+    epilogueMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+    Value out = emptyTensor(rewriter, loc, type.getShape(), elementType);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, out.getType(), operands, out, epilogueMaps,
+            SmallVector<utils::IteratorType>(rank,
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value v = a[0];
+              if (bias)
+                v = arith::AddFOp::create(
+                    b, l, v, convertScalar(b, l, a[1], elementType, acc));
+              linalg::YieldOp::create(b, l,
+                                      convertScalar(b, l, v, acc, elementType));
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LinearPattern : OpRewritePattern<LinearOp> {
+  LinearPattern(MLIRContext *ctx, bool namedMatmul)
+      : OpRewritePattern(ctx), namedMatmul(namedMatmul) {}
+
+  /// The product as linalg.matmul over the [M, K] view of the input,
+  /// accumulated in f32; null unless input and weight are both f32, bf16 or
+  /// f16 (the GEMMs the library runs).
+  Value namedProduct(PatternRewriter &rewriter, LinearOp op) const {
+    Location loc = op.getLoc();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType weightType = op.getWeight().getType();
+    Type elementType = inputType.getElementType();
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType) ||
+        weightType.getElementType() != elementType)
+      return nullptr;
+    int64_t k = inputType.getShape().back();
+    int64_t m = 1;
+    for (int64_t d : inputType.getShape().drop_back())
+      m *= d;
+    bool kn = op.getWeightLayout() == WeightLayout::KN;
+    int64_t n = weightType.getDimSize(kn ? 1 : 0);
+    Value input = reshapeTensor(rewriter, loc, op.getInput(), {m, k});
+    Value init = filledTensor(rewriter, loc, {m, n}, rewriter.getF32Type(), 0);
+    SmallVector<NamedAttribute> attrs;
+    if (!kn) {
+      MLIRContext *ctx = rewriter.getContext();
+      AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+                 d2 = getAffineDimExpr(2, ctx);
+      attrs.push_back(rewriter.getNamedAttr(
+          "indexing_maps", rewriter.getAffineMapArrayAttr(
+                               {AffineMap::get(3, 0, {d0, d2}, ctx),
+                                AffineMap::get(3, 0, {d1, d2}, ctx),
+                                AffineMap::get(3, 0, {d0, d1}, ctx)})));
+    }
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
+                                 ValueRange{input, op.getWeight()},
+                                 ValueRange{init}, attrs)
+            .getResult(0);
+    SmallVector<int64_t> shape(op.getOutput().getType().getShape());
+    return reshapeTensor(rewriter, loc, product, shape);
+  }
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType outType = op.getOutput().getType();
+    unsigned rank = outType.getRank();
+    unsigned numLoops = rank + 1;
+    AffineExpr k = getAffineDimExpr(rank, ctx),
+               n = getAffineDimExpr(rank - 1, ctx);
+    SmallVector<AffineExpr> inputExprs;
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      inputExprs.push_back(getAffineDimExpr(d, ctx));
+    inputExprs.push_back(k);
+    bool kn = op.getWeightLayout() == WeightLayout::KN;
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(numLoops, 0, inputExprs, ctx),
+        AffineMap::get(numLoops, 0,
+                       kn ? SmallVector<AffineExpr>{k, n}
+                          : SmallVector<AffineExpr>{n, k},
+                       ctx),
+        AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(rank)};
+    SmallVector<utils::IteratorType> iterators(numLoops,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    Type inElt = inputType.getElementType();
+    Type wElt = op.getWeight().getType().getElementType();
+    Type acc = rewriter.getF32Type();
+    if (inElt.isF64())
+      acc = inElt;
+    Value product = namedMatmul ? namedProduct(rewriter, op) : Value();
+    bool libraryProduct = static_cast<bool>(product);
+    if (!product) {
+      Value init = filledTensor(rewriter, loc, outType.getShape(), acc, 0);
+      product =
+          linalg::GenericOp::create(
+              rewriter, loc, init.getType(),
+              ValueRange{op.getInput(), op.getWeight()}, init, maps, iterators,
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                Value x = convertScalar(b, l, a[0], inElt, acc);
+                Value w = convertScalar(b, l, a[1], wElt, acc);
+                linalg::YieldOp::create(
+                    b, l,
+                    arith::AddFOp::create(b, l, a[2],
+                                          arith::MulFOp::create(b, l, x, w))
+                        .getResult());
+              })
+              .getResult(0);
+    }
+    SmallVector<Value> epilogueInputs = {product};
+    Value bias = op.getBias(), residual = op.getResidual();
+    if (bias)
+      epilogueInputs.push_back(bias);
+    if (residual)
+      epilogueInputs.push_back(residual);
+    Type outElt = outType.getElementType();
+    Activation act = op.getActivation();
+    Value result = elementwise(
+        rewriter, loc, outType, epilogueInputs,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value v = a[0];
+          unsigned next = 1;
+          if (bias)
+            v = arith::AddFOp::create(
+                b, l, v, convertScalar(b, l, a[next++], outElt, acc));
+          v = applyActivation(b, l, v, act);
+          if (residual)
+            v = arith::AddFOp::create(
+                b, l, v, convertScalar(b, l, a[next++], outElt, acc));
+          return convertScalar(b, l, v, acc, outElt);
+        });
+    // A library GEMM can apply this epilogue itself (bias, activation,
+    // residual as its C): say what it computes, so that
+    // mte-matmul-to-library-call need not reverse-engineer the body.
+    if (libraryProduct)
+      if (Operation *epilogue = result.getDefiningOp()) {
+        SmallVector<NamedAttribute> spec = {rewriter.getNamedAttr(
+            "activation", ActivationAttr::get(rewriter.getContext(), act))};
+        if (bias)
+          spec.push_back(rewriter.getNamedAttr("bias", rewriter.getUnitAttr()));
+        if (residual)
+          spec.push_back(
+              rewriter.getNamedAttr("residual", rewriter.getUnitAttr()));
+        epilogue->setAttr(mte::kGemmEpilogueAttrName,
+                          rewriter.getDictionaryAttr(spec));
+      }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  bool namedMatmul;
+};
+
+/// `input` with its dimensions permuted (a copy).
+Value transposeTensor(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value init = emptyTensor(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
+}
+
+/// linalg.batch_matmul of [n, m, k] and [n, k, p] (or [n, p, k] with
+/// `transposedB`), accumulating from zero in f32.
+Value batchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                  bool transposedB) {
+  auto l = cast<RankedTensorType>(lhs.getType());
+  auto r = cast<RankedTensorType>(rhs.getType());
+  int64_t n = r.getDimSize(transposedB ? 1 : 2);
+  Value init = filledTensor(b, loc, {l.getDimSize(0), l.getDimSize(1), n},
+                            b.getF32Type(), 0);
+  SmallVector<NamedAttribute> attrs;
+  if (transposedB) {
+    MLIRContext *ctx = b.getContext();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+    attrs.push_back(b.getNamedAttr(
+        "indexing_maps",
+        b.getAffineMapArrayAttr({AffineMap::get(4, 0, {d0, d1, d3}, ctx),
+                                 AffineMap::get(4, 0, {d0, d2, d3}, ctx),
+                                 AffineMap::get(4, 0, {d0, d1, d2}, ctx)})));
+  }
+  return linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
+                                       ValueRange{lhs, rhs}, ValueRange{init},
+                                       attrs)
+      .getResult(0);
+}
+
+/// Attention's probabilities from its scores [B, H, Sq, Skv] (Q·Kᵀ, in the
+/// compute type): scale, mask, causal mask and softmax, a query that sees no
+/// key giving zeros.
+Value scaleMaskSoftmax(OpBuilder &b, Location loc, AttentionOp op, Value scores,
+                       Type /*probsType*/) {
+  auto scoreType = cast<RankedTensorType>(scores.getType());
+  Type c = scoreType.getElementType();
+  int64_t sq = scoreType.getDimSize(2), skv = scoreType.getDimSize(3);
+  float scale = op.getScale().convertToFloat();
+  bool causal = op.getCausal();
+  Value mask = op.getMask();
+  SmallVector<Value> maskInputs = {scores};
+  if (mask)
+    maskInputs.push_back(mask);
+  Type maskElt =
+      mask ? cast<RankedTensorType>(mask.getType()).getElementType() : Type();
+  Value masked = elementwise(
+      b, loc, scoreType, maskInputs,
+      [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+        Value s =
+            arith::MulFOp::create(bb, l, a[0], constantOf(bb, l, c, scale));
+        Value negInf =
+            constantOf(bb, l, c, -std::numeric_limits<double>::infinity());
+        if (mask) {
+          if (maskElt.isInteger(1))
+            s = arith::SelectOp::create(bb, l, a[1], s, negInf);
+          else
+            s = arith::AddFOp::create(bb, l, s,
+                                      convertScalar(bb, l, a[1], maskElt, c));
+        }
+        if (causal) {
+          // The last query sees every key: j <= i + (skv - sq).
+          Value row = linalg::IndexOp::create(bb, l, 2);
+          Value col = linalg::IndexOp::create(bb, l, 3);
+          Value limit = arith::AddIOp::create(
+              bb, l, row, arith::ConstantIndexOp::create(bb, l, skv - sq));
+          Value visible = arith::CmpIOp::create(
+              bb, l, arith::CmpIPredicate::sle, col, limit);
+          s = arith::SelectOp::create(bb, l, visible, s, negInf);
+        }
+        return s;
+      });
+  return softmaxLast(b, loc, masked, /*zeroEmptyRows=*/true);
+}
+
+struct AttentionPattern : OpRewritePattern<AttentionOp> {
+  AttentionPattern(MLIRContext *ctx, bool namedMatmul,
+                   mte::AttentionSoftmaxFn softmax = scaleMaskSoftmax)
+      : OpRewritePattern(ctx), namedMatmul(namedMatmul),
+        softmax(std::move(softmax)) {}
+  bool namedMatmul;
+  mte::AttentionSoftmaxFn softmax;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType qType = op.getQuery().getType();
+    RankedTensorType kType = op.getKey().getType();
+    RankedTensorType vType = op.getValue().getType();
+    Type t = qType.getElementType();
+    Type c = computeType(t);
+    int64_t batch = qType.getDimSize(0), sq = qType.getDimSize(1),
+            skv = kType.getDimSize(1);
+    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+    int64_t d = qType.getDimSize(2) / heads;
+    int64_t dv = vType.getDimSize(2) / kvHeads;
+    int64_t group = heads / kvHeads;
+    // Heads unpacked: [B, S, H, D].
+    Value q =
+        reshapeTensor(rewriter, loc, op.getQuery(), {batch, sq, heads, d});
+    Value k =
+        reshapeTensor(rewriter, loc, op.getKey(), {batch, skv, kvHeads, d});
+    Value v =
+        reshapeTensor(rewriter, loc, op.getValue(), {batch, skv, kvHeads, dv});
+
+    // scores[b, h, i, j] = scale * sum_d q[b, i, h, d] * k[b, j, h / g, d].
+    AffineExpr b0 = getAffineDimExpr(0, ctx), h = getAffineDimExpr(1, ctx),
+               i = getAffineDimExpr(2, ctx), j = getAffineDimExpr(3, ctx),
+               e = getAffineDimExpr(4, ctx);
+    SmallVector<AffineMap> scoreMaps = {
+        AffineMap::get(5, 0, {b0, i, h, e}, ctx),
+        AffineMap::get(5, 0, {b0, j, h.floorDiv(group), e}, ctx),
+        AffineMap::get(5, 0, {b0, h, i, j}, ctx)};
+    SmallVector<utils::IteratorType> scoreIterators(
+        5, utils::IteratorType::parallel);
+    scoreIterators[4] = utils::IteratorType::reduction;
+    SmallVector<int64_t> scoreShape = {batch, heads, sq, skv};
+    // With named-matmul both products are batched GEMMs over (batch, kv
+    // head), accumulating in f32; a kv head's query heads stack their rows,
+    // so GQA needs no repeated K or V.
+    bool batched =
+        namedMatmul && isa<Float32Type, BFloat16Type, Float16Type>(t);
+    Value vRows, scores;
+    if (batched) {
+      Value qRows = reshapeTensor(
+          rewriter, loc, transposeTensor(rewriter, loc, q, {0, 2, 1, 3}),
+          {batch * kvHeads, group * sq, d});
+      Value kRows = reshapeTensor(
+          rewriter, loc, transposeTensor(rewriter, loc, k, {0, 2, 1, 3}),
+          {batch * kvHeads, skv, d});
+      vRows = reshapeTensor(rewriter, loc,
+                            transposeTensor(rewriter, loc, v, {0, 2, 1, 3}),
+                            {batch * kvHeads, skv, dv});
+      scores = reshapeTensor(
+          rewriter, loc,
+          batchMatmul(rewriter, loc, qRows, kRows, /*transposedB=*/true),
+          scoreShape);
+    } else {
+      Value zeros = filledTensor(rewriter, loc, scoreShape, c, 0);
+      scores = linalg::GenericOp::create(
+                   rewriter, loc, zeros.getType(), ValueRange{q, k}, zeros,
+                   scoreMaps, scoreIterators,
+                   [&](OpBuilder &bb, Location l, ValueRange a) {
+                     Value x = convertScalar(bb, l, a[0], t, c);
+                     Value y = convertScalar(bb, l, a[1], t, c);
+                     linalg::YieldOp::create(
+                         bb, l,
+                         arith::AddFOp::create(
+                             bb, l, a[2], arith::MulFOp::create(bb, l, x, y))
+                             .getResult());
+                   })
+                   .getResult(0);
+    }
+
+    // The batched product reads P in V's type; the loop nest in c.
+    Value probs = softmax(rewriter, loc, op, scores, batched ? t : c);
+
+    // out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h / g, e].
+    SmallVector<AffineMap> outMaps = {
+        AffineMap::get(5, 0, {b0, h, i, j}, ctx),
+        AffineMap::get(5, 0, {b0, j, h.floorDiv(group), e}, ctx),
+        AffineMap::get(5, 0, {b0, i, h, e}, ctx)};
+    SmallVector<utils::IteratorType> outIterators(
+        5, utils::IteratorType::parallel);
+    outIterators[3] = utils::IteratorType::reduction;
+    Value out;
+    if (batched) {
+      // P is rounded to V's type, as the GEMM reads both in one type.
+      Value rows =
+          reshapeTensor(rewriter, loc, castTensor(rewriter, loc, probs, t),
+                        {batch * kvHeads, group * sq, skv});
+      Value product = reshapeTensor(
+          rewriter, loc,
+          batchMatmul(rewriter, loc, rows, vRows, /*transposedB=*/false),
+          {batch, heads, sq, dv});
+      out = transposeTensor(rewriter, loc, product, {0, 2, 1, 3});
+    } else {
+      // Loop order (b, h, i, j, e) with j reduced: shapes come from the maps.
+      Value init = filledTensor(rewriter, loc, {batch, sq, heads, dv}, c, 0);
+      out = linalg::GenericOp::create(
+                rewriter, loc, init.getType(), ValueRange{probs, v}, init,
+                outMaps, outIterators,
+                [&](OpBuilder &bb, Location l, ValueRange a) {
+                  Value y = convertScalar(bb, l, a[1], t, c);
+                  linalg::YieldOp::create(
+                      bb, l,
+                      arith::AddFOp::create(
+                          bb, l, a[2], arith::MulFOp::create(bb, l, a[0], y))
+                          .getResult());
+                })
+                .getResult(0);
+    }
+    out = castTensor(rewriter, loc, out, t);
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, out, op.getType().getShape()));
+    return success();
+  }
+};
+
+} // namespace
+
+void mte::populateTransformerContractionToLinalgPatterns(
+    RewritePatternSet &patterns, bool namedMatmul) {
+  patterns.add<MatmulPattern, ConvPattern>(patterns.getContext());
+  patterns.add<LinearPattern, AttentionPattern>(patterns.getContext(),
+                                                namedMatmul);
+}
+
+void mte::populateAttentionToLinalgPatterns(RewritePatternSet &patterns,
+                                            bool namedMatmul,
+                                            AttentionSoftmaxFn softmax) {
+  patterns.add<AttentionPattern>(patterns.getContext(), namedMatmul,
+                                 std::move(softmax));
+}
