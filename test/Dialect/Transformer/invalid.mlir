@@ -851,3 +851,50 @@ func.func @check_indices_empty_bound(%i: tensor<3xi32>) {
 func.func @index_check_attr() attributes {checks = #transformer.index_check<op = "Gather", node = "g", source = "", bounds = 3, -2>} {
   return
 }
+
+// -----
+
+func.func @check_indices_status_type(%i: tensor<3xi64>) {
+  // expected-error @+1 {{status must be tensor<3xi64>, not 'tensor<4xi64>'}}
+  %safe, %status = "transformer.check_indices"(%i) {bounds = array<i64: 5>} : (tensor<3xi64>) -> (tensor<3xi64>, tensor<4xi64>)
+  return
+}
+
+// -----
+
+func.func @check_indices_no_bounds(%i: tensor<3xi64>) {
+  // expected-error @+1 {{needs at least one bound}}
+  %safe, %status = transformer.check_indices %i {bounds = array<i64>} : tensor<3xi64>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{an index check names the op it guards}}
+func.func @index_check_no_op() attributes {checks = #transformer.index_check<op = "", node = "g", source = "", bounds = 3>} {
+  return
+}
+
+// -----
+
+func.func @scatter_nd_rank0_indices(%d: tensor<4xf32>, %i: tensor<i64>, %u: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{indices need rank 1 or more}}
+  %0 = transformer.scatter_nd %d[%i], %u : (tensor<4xf32>, tensor<i64>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @scatter_nd_mean(%d: tensor<4xf32>, %i: tensor<2x1xi64>, %u: tensor<2xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has no mean reduction}}
+  %0 = transformer.scatter_nd %d[%i], %u {reduction = #transformer.reduce_kind<mean>} : (tensor<4xf32>, tensor<2x1xi64>, tensor<2xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @linear_rank0(%x: tensor<f32>, %w: tensor<4x1xf32>) {
+  // expected-error @+1 {{input must have rank >= 1}}
+  %0 = transformer.linear %x, %w layout <kn> : (tensor<f32>, tensor<4x1xf32>) -> tensor<1xf32>
+  return
+}

@@ -110,3 +110,11 @@ func.func @guarded(%data: tensor<3x4xf32>, %ids: tensor<2xi64>) -> tensor<2x4xf3
   %0 = transformer.gather %data[%safe] : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+func.func @dynamic_table(%data: tensor<?x4xf32>, %ids: tensor<2xi64>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{needs static shapes to check its indices}}
+  %0 = transformer.gather %data[%ids] : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
