@@ -36,7 +36,7 @@
 // CHECK: vector.store %{{.*}}, %[[OUT]][%[[ROW]], %{{.*}}] {alignment = 16 : i64}
 // CHECK: gpu.terminator
 // CHECK: return
-func.func private @mte_row_layer_norm_16x768xf32_bias_residual(memref<16x768xf32>, memref<768xf32>, memref<768xf32>, memref<16x768xf32>, f32, memref<16x768xf32>, memref<16x768xf32>) attributes {mte.row_kernel = {bias, kind = "layer_norm", residual}}
+func.func private @mte_row_layer_norm_16x768xf32_bias_residual(memref<16x768xf32>, memref<768xf32>, memref<768xf32>, memref<16x768xf32>, f32, memref<16x768xf32>, memref<16x768xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = layer_norm, bias = true, residual = true>}
 
 // -----
 
@@ -62,7 +62,7 @@ func.func private @mte_row_layer_norm_16x768xf32_bias_residual(memref<16x768xf32
 // CHECK: math.rsqrt
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<5x64xbf16>, vector<8xbf16>
-func.func private @mte_row_rms_norm_5x64xbf16(memref<5x64xbf16>, memref<64xbf16>, f32, memref<5x64xbf16>) attributes {mte.row_kernel = {kind = "rms_norm"}}
+func.func private @mte_row_rms_norm_5x64xbf16(memref<5x64xbf16>, memref<64xbf16>, f32, memref<5x64xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm>}
 
 // -----
 
@@ -75,7 +75,7 @@ func.func private @mte_row_rms_norm_5x64xbf16(memref<5x64xbf16>, memref<64xbf16>
 // ABSENT-NOT: vector.load
 // ABSENT-NOT: vector.store
 // ABSENT: {{^}}}
-func.func private @mte_row_layer_norm_4x7xf32(memref<4x7xf32>, memref<7xf32>, f32, memref<4x7xf32>) attributes {mte.row_kernel = {kind = "layer_norm"}}
+func.func private @mte_row_layer_norm_4x7xf32(memref<4x7xf32>, memref<7xf32>, f32, memref<4x7xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = layer_norm>}
 
 // -----
 
@@ -115,7 +115,7 @@ func.func private @mte_row_layer_norm_4x7xf32(memref<4x7xf32>, memref<7xf32>, f3
 // ABSENT-LABEL: func.func private @mte_attention_softmax_2x4x4x16_causal_mask_2x1x1x16xi1(
 // ABSENT-NOT: gpu.barrier
 // ABSENT: {{^}}}
-func.func private @mte_attention_softmax_2x4x4x16_causal_mask_2x1x1x16xi1(memref<32x16xf32>, memref<32xi1>, f32, memref<32x16xf32>) attributes {mte.row_kernel = {causal, heads = 4 : i64, kind = "attention_softmax", mask_shape = array<i64: 2, 1, 1, 16>, queries = 4 : i64}}
+func.func private @mte_attention_softmax_2x4x4x16_causal_mask_2x1x1x16xi1(memref<32x16xf32>, memref<32xi1>, f32, memref<32x16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 4, queries = 4, mask_shape = [2, 1, 1, 16], causal = true>}
 
 // -----
 
@@ -129,7 +129,7 @@ func.func private @mte_attention_softmax_2x4x4x16_causal_mask_2x1x1x16xi1(memref
 // ABSENT-LABEL: func.func private @mte_attention_softmax_1x2x2x1024xbf16(
 // ABSENT-NOT: gpu.barrier
 // ABSENT: {{^}}}
-func.func private @mte_attention_softmax_1x2x2x1024xbf16(memref<4x1024xf32>, f32, memref<4x1024xbf16>) attributes {mte.row_kernel = {heads = 2 : i64, kind = "attention_softmax", queries = 2 : i64}}
+func.func private @mte_attention_softmax_1x2x2x1024xbf16(memref<4x1024xf32>, f32, memref<4x1024xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 2, queries = 2>}
 
 // -----
 
@@ -139,8 +139,25 @@ func.func private @other(memref<4x4xf32>)
 
 // -----
 
-// expected-error @below {{'func.func' op is not a valid row kernel: unknown kind}}
-func.func private @bad(memref<4x4xf32>, f32, memref<4x4xf32>) attributes {mte.row_kernel = {kind = "group_norm"}}
+// An unknown kind, or parameters the kind does not take, do not parse.
+// expected-error @+2 {{expected ::mte::kernel::RowKernelKind to be one of: layer_norm, rms_norm, rotary, attention_softmax, flash_attention}}
+// expected-error @+1 {{failed to parse Kernel_RowKernelAttr parameter 'kind'}}
+func.func private @bad(memref<4x4xf32>, f32, memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = group_norm>}
+
+// -----
+
+// expected-error @+1 {{a rms_norm kernel takes no 'bias'}}
+func.func private @bad_bias(memref<4x4xf32>, memref<4xf32>, f32, memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, bias = true>}
+
+// -----
+
+// expected-error @+1 {{kv_heads 3 must divide heads 4}}
+func.func private @bad_heads(memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 4, kv_heads = 3>}
+
+// -----
+
+// expected-error @+1 {{a mask has at most 4 dimensions, not 5}}
+func.func private @bad_mask(memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 1, queries = 4, mask_shape = [1, 1, 1, 4, 4]>}
 
 // -----
 
@@ -161,7 +178,7 @@ func.func private @bad(memref<4x4xf32>, f32, memref<4x4xf32>) attributes {mte.ro
 // CHECK: call @mte_cuda_attention(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c1_i64{{.*}}, %c5_i64{{.*}}, %c5_i64{{.*}}, %c64_i64{{.*}}, %[[QB]], %[[QR]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c3_i32{{.*}}) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32) -> ()
 // CHECK-NOT: mte_flash_attention
 // CHECK: func.func private @mte_cuda_attention(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32)
-func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = {causal, heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}
+func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1, causal = true>}
 func.func @forward_flash_attention(%qkv: memref<2x5x256xbf16>, %o: memref<2x5x128xbf16>) {
   %scale = arith.constant 0.125 : f32
   %q = memref.subview %qkv[0, 0, 0] [2, 5, 128] [1, 1, 1] : memref<2x5x256xbf16> to memref<2x5x128xbf16, strided<[1280, 256, 1]>>
@@ -176,8 +193,8 @@ func.func @forward_flash_attention(%qkv: memref<2x5x256xbf16>, %o: memref<2x5x12
 
 // -----
 
-// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad': needs heads, kv_heads and (q, k, v, scale, output)}}
-func.func private @mte_flash_attention_bad(memref<2x5x128xbf16>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = {heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}
+// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad': needs (q, k, v, scale, output)}}
+func.func private @mte_flash_attention_bad(memref<2x5x128xbf16>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1>}
 
 // -----
 
@@ -221,7 +238,7 @@ func.func private @mte_flash_attention_bad(memref<2x5x128xbf16>, f32, memref<2x5
 // CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<10x4x32xbf16, strided<[384, 32, 1], offset: 132>>, vector<4xbf16>
 // CHECK-LABEL: func.func private @mte_rotary_10x4x32xbf16_table_5x32_v2(
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<10x4x32xbf16>, vector<8xbf16>
-func.func private @mte_rotary_10x4x32xbf16_table_5x32(memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+func.func private @mte_rotary_10x4x32xbf16_table_5x32(memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 4, seq = 5>}
 func.func @forward_rotary(%qkv: memref<2x5x384xbf16>, %cos: memref<5x32xbf16>, %sin: memref<5x32xbf16>, %dyn: memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, %o0: memref<10x4x32xbf16>, %o1: memref<10x4x32xbf16>, %o2: memref<10x4x32xbf16>, %o3: memref<10x4x32xbf16>) {
   %q = memref.subview %qkv[0, 0, 0] [2, 5, 128] [1, 1, 1] : memref<2x5x384xbf16> to memref<2x5x128xbf16, strided<[1920, 384, 1]>>
   %q1 = memref.collapse_shape %q [[0, 1], [2]] : memref<2x5x128xbf16, strided<[1920, 384, 1]>> into memref<10x128xbf16, strided<[384, 1]>>
@@ -241,25 +258,25 @@ func.func @forward_rotary(%qkv: memref<2x5x384xbf16>, %cos: memref<5x32xbf16>, %
 // -----
 
 // expected-error @below {{'func.func' op is not a valid rotary kernel: x must be [outer, mid, D] with static strides, the last 1}}
-func.func private @mte_rotary_bad(memref<10x128xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x128xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+func.func private @mte_rotary_bad(memref<10x128xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 4, seq = 5>}
 
 // -----
 
-// expected-error @below {{'func.func' op is not a valid rotary kernel: needs positive heads and seq}}
-func.func private @mte_rotary_no_seq(memref<10x4x32xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary"}}
+// expected-error @below {{a rotary kernel needs a positive 'seq', not 0}}
+func.func private @mte_rotary_no_seq(memref<10x4x32xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 4>}
 
 // -----
 
 // expected-error @below {{'func.func' op is not a valid rotary kernel: cos and sin must be [T, W], the output like x}}
-func.func private @mte_rotary_bad_output(memref<10x4x32xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xf32>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+func.func private @mte_rotary_bad_output(memref<10x4x32xbf16>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 4, seq = 5>}
 
 // -----
 
 // A 24-column table is neither D (32) nor D / 2 wide.
 // expected-error @below {{'func.func' op is not a valid rotary kernel: tables do not match the view}}
-func.func private @mte_rotary_bad_table(memref<10x4x32xbf16>, memref<5x24xbf16>, memref<5x24xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+func.func private @mte_rotary_bad_table(memref<10x4x32xbf16>, memref<5x24xbf16>, memref<5x24xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 4, seq = 5>}
 
 // -----
 
 // expected-error @below {{'func.func' op is not a valid row kernel: the probabilities must be [rows, keys] like the scores}}
-func.func private @mte_softmax_bad(memref<4x16xf32>, f32, memref<4x8xbf16>) attributes {mte.row_kernel = {heads = 1 : i64, kind = "attention_softmax", queries = 4 : i64}}
+func.func private @mte_softmax_bad(memref<4x16xf32>, f32, memref<4x8xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 1, queries = 4>}

@@ -15,7 +15,7 @@
 // CHECK: %[[Y:.*]]:2 = kernel.call @mte_row_layer_norm_16x768xf32_bias_residual(%[[XR]], %[[G]], %[[B]], %[[RR]], %[[EPS]] : tensor<16x768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<16x768xf32>, f32) outs(%[[OUT]], %[[SUM]] : tensor<2x8x768xf32>, tensor<2x8x768xf32>) -> tensor<2x8x768xf32>, tensor<2x8x768xf32>
 // CHECK: kernel.call @mte_row_layer_norm_16x768xf32_bias_residual(
 // CHECK-NOT: transformer.layer_norm
-// CHECK: func.func private @mte_row_layer_norm_16x768xf32_bias_residual(memref<16x768xf32>, memref<768xf32>, memref<768xf32>, memref<16x768xf32>, f32, memref<16x768xf32>, memref<16x768xf32>) attributes {mte.row_kernel = {bias, kind = "layer_norm", residual}}
+// CHECK: func.func private @mte_row_layer_norm_16x768xf32_bias_residual(memref<16x768xf32>, memref<768xf32>, memref<768xf32>, memref<16x768xf32>, f32, memref<16x768xf32>, memref<16x768xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = layer_norm, bias = true, residual = true>}
 // CHECK-NOT: func.func private @mte_row_layer_norm
 func.func @layer_norm(%x: tensor<2x8x768xf32>, %g: tensor<768xf32>, %b: tensor<768xf32>, %r: tensor<2x8x768xf32>) -> (tensor<2x8x768xf32>, tensor<2x8x768xf32>) {
   %0, %1 = transformer.layer_norm %x, %g bias %b residual %r {epsilon = 1.0e-5 : f32} : (tensor<2x8x768xf32>, tensor<768xf32>, tensor<768xf32>, tensor<2x8x768xf32>) -> (tensor<2x8x768xf32>, tensor<2x8x768xf32>)
@@ -28,7 +28,7 @@ func.func @layer_norm(%x: tensor<2x8x768xf32>, %g: tensor<768xf32>, %b: tensor<7
 // A bf16 RMSNorm that writes f32, normalising the last two dimensions.
 // CHECK-LABEL: func.func @rms_norm
 // CHECK: kernel.call @mte_row_rms_norm_4x256xbf16_to_f32(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4x256xbf16>, tensor<256xbf16>, f32) outs(%{{.*}} : tensor<4x16x16xf32>) -> tensor<4x16x16xf32>
-// CHECK: func.func private @mte_row_rms_norm_4x256xbf16_to_f32(memref<4x256xbf16>, memref<256xbf16>, f32, memref<4x256xf32>) attributes {mte.row_kernel = {kind = "rms_norm"}}
+// CHECK: func.func private @mte_row_rms_norm_4x256xbf16_to_f32(memref<4x256xbf16>, memref<256xbf16>, f32, memref<4x256xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm>}
 func.func @rms_norm(%x: tensor<4x16x16xbf16>, %g: tensor<16x16xbf16>) -> tensor<4x16x16xf32> {
   %0 = transformer.rms_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-6 : f32} : (tensor<4x16x16xbf16>, tensor<16x16xbf16>) -> tensor<4x16x16xf32>
   return %0 : tensor<4x16x16xf32>
@@ -48,7 +48,7 @@ func.func @rms_norm(%x: tensor<4x16x16xbf16>, %g: tensor<16x16xbf16>) -> tensor<
 // CHECK: tensor.collapse_shape %[[PT]]
 // CHECK: linalg.batch_matmul
 // CHECK-NOT: transformer.attention
-// CHECK: func.func private @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(memref<32x4xf32>, memref<8xi1>, f32, memref<32x4xf32>) attributes {mte.row_kernel = {causal, heads = 4 : i64, kind = "attention_softmax", mask_shape = array<i64: 2, 1, 1, 4>, queries = 4 : i64}}
+// CHECK: func.func private @mte_attention_softmax_2x4x4x4xf32_causal_mask_2x1x1x4xi1(memref<32x4xf32>, memref<8xi1>, f32, memref<32x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 4, queries = 4, mask_shape = [2, 1, 1, 4], causal = true>}
 func.func @attention(%q: tensor<2x4x32xf32>, %k: tensor<2x4x16xf32>, %v: tensor<2x4x16xf32>, %m: tensor<2x1x1x4xi1>) -> tensor<2x4x32xf32> {
   %0 = transformer.attention %q, %k, %v mask %m {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.35 : f32, causal} : (tensor<2x4x32xf32>, tensor<2x4x16xf32>, tensor<2x4x16xf32>, tensor<2x1x1x4xi1>) -> tensor<2x4x32xf32>
   return %0 : tensor<2x4x32xf32>
@@ -100,7 +100,7 @@ func.func @not_matched(%x: tensor<2x64xf64>, %g: tensor<64xf64>, %y: tensor<1x32
 // CHECK: %[[T:.*]] = kernel.call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(%[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2, %[[SCALE]] : tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>, f32) outs(%[[O]] : tensor<2x5x128xbf16>)
 // CHECK: return %[[T]]
 // CHECK-NOT: linalg
-// CHECK: func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = {causal, heads = 2 : i64, kind = "flash_attention", kv_heads = 1 : i64}}
+// CHECK: func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1, causal = true>}
 func.func @flash_attention(%qkv: tensor<2x5x256xbf16>) -> tensor<2x5x128xbf16> {
   %q, %k, %v = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 128, 64, 64>} : tensor<2x5x256xbf16> -> tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>
   %0 = transformer.attention %q, %k, %v {num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32, causal} : (tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>) -> tensor<2x5x128xbf16>
@@ -136,7 +136,7 @@ func.func @no_flash_attention(%q: tensor<1x4x64xf16>, %m: tensor<1x1x4x4xf16>, %
 // CHECK: kernel.call @mte_rotary_10x4x32xbf16_table_5x32(%[[X]], %{{.*}}, %{{.*}} : tensor<10x4x32xbf16>, tensor<5x32xbf16>, tensor<5x32xbf16>) outs(%[[OUT]] : tensor<2x5x128xbf16>) -> tensor<2x5x128xbf16>
 // CHECK: kernel.call @mte_rotary_10x4x32xbf16_table_5x32(
 // CHECK-NOT: transformer.rotary_embedding
-// CHECK: func.func private @mte_rotary_10x4x32xbf16_table_5x32(memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = {heads = 4 : i64, kind = "rotary", seq = 5 : i64}}
+// CHECK: func.func private @mte_rotary_10x4x32xbf16_table_5x32(memref<10x4x32xbf16, strided<[?, ?, 1], offset: ?>>, memref<5x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 4, seq = 5>}
 func.func @rotary(%qkv: tensor<2x5x384xbf16>, %cos: tensor<5x32xbf16>, %sin: tensor<5x32xbf16>) -> (tensor<2x5x128xbf16>, tensor<2x5x128xbf16>) {
   %q, %k, %v = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 128, 128, 128>} : tensor<2x5x384xbf16> -> tensor<2x5x128xbf16>, tensor<2x5x128xbf16>, tensor<2x5x128xbf16>
   %0 = transformer.rotary_embedding %q, %cos, %sin {num_heads = 4 : i64} : (tensor<2x5x128xbf16>, tensor<5x32xbf16>, tensor<5x32xbf16>) -> tensor<2x5x128xbf16>
@@ -153,7 +153,7 @@ func.func @rotary(%qkv: tensor<2x5x384xbf16>, %cos: tensor<5x32xbf16>, %sin: ten
 // CHECK: kernel.call @mte_rotary_8x5x64xf32_table_10x64_heads_major(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8x5x64xf32>, tensor<10x64xf32>, tensor<10x64xf32>) outs(%{{.*}} : tensor<2x4x5x64xf32>)
 // CHECK: transformer.rotary_embedding %{{.*}} {interleaved}
 // CHECK: transformer.rotary_embedding %{{.*}} {rotary_dim = 32 : i64}
-// CHECK: attributes {mte.row_kernel = {heads = 4 : i64, heads_major, kind = "rotary", seq = 5 : i64}}
+// CHECK: attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 4, seq = 5, heads_major = true>}
 func.func @rotary_heads_major(%x: tensor<2x4x5x64xf32>, %cos: tensor<2x5x64xf32>, %sin: tensor<2x5x64xf32>, %ch: tensor<5x16xf32>) -> (tensor<2x4x5x64xf32>, tensor<2x4x5x64xf32>, tensor<2x4x5x64xf32>) {
   %0 = transformer.rotary_embedding %x, %cos, %sin : (tensor<2x4x5x64xf32>, tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<2x4x5x64xf32>
   %1 = transformer.rotary_embedding %x, %cos, %sin {interleaved} : (tensor<2x4x5x64xf32>, tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<2x4x5x64xf32>
@@ -172,7 +172,7 @@ func.func @rotary_heads_major(%x: tensor<2x4x5x64xf32>, %cos: tensor<2x5x64xf32>
 // CHECK: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<2x3x1024xbf16>
 // CHECK: kernel.call @mte_softmax_6x1024xbf16(%[[X]], %[[ONE]] : tensor<6x1024xbf16>, f32) outs(%[[OUT]] : tensor<2x3x1024xbf16>)
 // CHECK: transformer.softmax %{{.*}} {axis = 0 : i64} : tensor<4x8xf32>
-// CHECK: func.func private @mte_softmax_6x1024xbf16(memref<6x1024xbf16>, f32, memref<6x1024xbf16>) attributes {mte.row_kernel = {heads = 1 : i64, kind = "attention_softmax", queries = 6 : i64}}
+// CHECK: func.func private @mte_softmax_6x1024xbf16(memref<6x1024xbf16>, f32, memref<6x1024xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 1, queries = 6>}
 func.func @softmax(%x: tensor<2x3x1024xbf16>, %y: tensor<4x8xf32>) -> (tensor<2x3x1024xbf16>, tensor<4x8xf32>) {
   %0 = transformer.softmax %x : tensor<2x3x1024xbf16>
   %1 = transformer.softmax %y {axis = 0 : i64} : tensor<4x8xf32>

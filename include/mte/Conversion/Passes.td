@@ -50,7 +50,8 @@ def ConvertTransformerToRowKernels
     per row, no mask, scale 1).
 
     The functions are declarations on buffers in destination-passing style
-    (inputs, scalars, then outputs) carrying a `mte.row_kernel` dictionary
+    (inputs, scalars, then outputs) carrying a `mte.row_kernel`
+    `#kernel.row_kernel` attribute (a verified kind and its parameters)
     that `mte-build-row-kernels` turns into their bodies after
     bufferization: a kernel's `gpu.launch` cannot go through buffer
     deallocation. Each is called by a `kernel.call` on tensors, whose
@@ -78,25 +79,24 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
     Defines every private function declaration carrying `mte.row_kernel`
     (as mte-convert-transformer-to-row-kernels creates them) as one
     `gpu.launch`, which gpu-kernel-outlining then outlines like every other
-    kernel (one kernel per distinct shape). The dictionary's `kind` selects
-    the kernel and its operands:
+    kernel (one kernel per distinct shape). The `#kernel.row_kernel`'s
+    `kind` selects the kernel and its operands:
 
-    - `"layer_norm"` (`bias`, `residual` unit entries), `"rms_norm"`
-      (`residual`): input [R, N], scale [N], (bias [N]), (residual [R, N]),
+    - `layer_norm` (`bias`, `residual`), `rms_norm` (`residual`): input [R, N], scale [N], (bias [N]), (residual [R, N]),
       epsilon (f32), output [R, N], (the residual sum [R, N], in the input
       type). f16/bf16 inputs round the residual sum to their type before
       the statistics, as the reference lowering does.
-    - `"attention_softmax"` (`heads`, `queries`, `causal`, `mask_shape`):
+    - `attention_softmax` (`heads`, `queries`, `causal`, `mask_shape`):
       scores [R = B * H * Sq, Skv] (f32, bf16 or f16), (the mask, flattened; it
       broadcasts from `mask_shape` to [B, H, Sq, Skv]), scale (f32),
       probabilities [R, Skv] (f32, bf16 or f16; their type sets the vector
       width). Causal masking keeps key j for query i iff j <= i + Skv - Sq;
       a query that sees no key gets zeros.
-    - `"rotary"` (`heads`, `seq`, `heads_major`): x [B * S, H, D] (or
+    - `rotary` (`heads`, `seq`, `heads_major`): x [B * S, H, D] (or
       [B * H, S, D] with `heads_major`), cos and sin [S or B * S, D or
       D / 2], output like x; a thread reads a vector of each half of a head
       and writes both.
-    - `"flash_attention"` (`heads`, `kv_heads`, `causal`): q [B, Sq, H * D],
+    - `flash_attention` (`heads`, `kv_heads`, `causal`): q [B, Sq, H * D],
       k and v [B, Skv, Hkv * D] (16-bit, any batch and row strides), scale
       (f32), output [B, Sq, H * D]. Not a gpu.launch: every call becomes a
       call of the runtime's `mte_cuda_attention` (libmte_runtime's fused

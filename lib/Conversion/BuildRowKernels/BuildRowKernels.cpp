@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mte/Conversion/BuildRowKernels/BuildRowKernels.h"
+#include "mte/Dialect/Kernel/IR/KernelOps.h"
 
 #include "mte-c/ModelABI.h"
 
@@ -34,6 +35,8 @@ namespace mte {
 } // namespace mte
 
 using namespace mlir;
+using mte::kernel::RowKernelAttr;
+using mte::kernel::RowKernelKind;
 
 namespace {
 
@@ -764,15 +767,11 @@ void buildRotaryBody(RowKernelBuilder &k, const RotaryKernel &kernel,
 
 /// Defines the rotary kernel `func`: x [outer, mid, D] (any static outer
 /// and mid strides), cos and sin [T, W], output [outer, mid, D].
-LogicalResult defineRotaryKernel(func::FuncOp func, DictionaryAttr spec) {
+LogicalResult defineRotaryKernel(func::FuncOp func, RowKernelAttr spec) {
   auto fail = [&](const Twine &message) {
     return func.emitOpError("is not a valid rotary kernel: ") << message;
   };
   ArrayRef<Type> types = func.getArgumentTypes();
-  auto heads = spec.getAs<IntegerAttr>("heads");
-  auto seq = spec.getAs<IntegerAttr>("seq");
-  if (!heads || !seq || heads.getInt() <= 0 || seq.getInt() <= 0)
-    return fail("needs positive heads and seq");
   if (types.size() != 4 || !llvm::all_of(types, llvm::IsaPred<MemRefType>))
     return fail("needs buffers x, cos, sin and output");
   auto x = cast<MemRefType>(types[0]), table = cast<MemRefType>(types[1]);
@@ -787,9 +786,9 @@ LogicalResult defineRotaryKernel(func::FuncOp func, DictionaryAttr spec) {
       types[3] != MemRefType::get(x.getShape(), x.getElementType()))
     return fail("cos and sin must be [T, W], the output like x");
   RotaryKernel kernel;
-  kernel.heads = heads.getInt();
-  kernel.seq = seq.getInt();
-  kernel.headsMajor = spec.contains("heads_major");
+  kernel.heads = spec.getHeads();
+  kernel.seq = spec.getSeq();
+  kernel.headsMajor = spec.getHeadsMajor();
   kernel.mid = x.getDimSize(1);
   int64_t headDim = x.getDimSize(2), outer = x.getDimSize(0);
   kernel.half = headDim / 2;
@@ -813,10 +812,10 @@ LogicalResult defineRotaryKernel(func::FuncOp func, DictionaryAttr spec) {
   return success();
 }
 
-/// Defines `func` from its `mte.row_kernel` dictionary, or says why not.
-LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
-  auto kind = spec.getAs<StringAttr>("kind");
-  if (kind && kind.getValue() == "rotary")
+/// Defines `func` from its `mte.row_kernel` attribute, or says why not.
+LogicalResult defineRowKernel(func::FuncOp func, RowKernelAttr spec) {
+  RowKernelKind kind = spec.getKind();
+  if (kind == RowKernelKind::Rotary)
     return defineRotaryKernel(func, spec);
   ArrayRef<Type> types = func.getArgumentTypes();
   auto bufferType = [&](unsigned i) -> MemRefType {
@@ -830,12 +829,11 @@ LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
     return fail("its first argument must be a static [rows, length] buffer");
   int64_t numRows = rows.getDimSize(0), length = rows.getDimSize(1);
 
-  if (kind &&
-      (kind.getValue() == "layer_norm" || kind.getValue() == "rms_norm")) {
+  if (kind == RowKernelKind::LayerNorm || kind == RowKernelKind::RMSNorm) {
     NormKernel kernel;
-    kernel.isLayerNorm = kind.getValue() == "layer_norm";
-    kernel.hasBias = kernel.isLayerNorm && spec.contains("bias");
-    kernel.hasResidual = spec.contains("residual");
+    kernel.isLayerNorm = kind == RowKernelKind::LayerNorm;
+    kernel.hasBias = spec.getBias();
+    kernel.hasResidual = spec.getResidual();
     kernel.inputType = rows.getElementType();
     unsigned numInputs = 3 + kernel.hasBias + kernel.hasResidual;
     if (types.size() != numInputs + 1 + kernel.hasResidual ||
@@ -852,25 +850,18 @@ LogicalResult defineRowKernel(func::FuncOp func, DictionaryAttr spec) {
     return success();
   }
 
-  if (kind && kind.getValue() == "attention_softmax") {
+  if (kind == RowKernelKind::AttentionSoftmax) {
     SoftmaxKernel kernel;
-    auto heads = spec.getAs<IntegerAttr>("heads");
-    auto queries = spec.getAs<IntegerAttr>("queries");
-    if (!heads || !queries || heads.getInt() <= 0 || queries.getInt() <= 0 ||
-        numRows % (heads.getInt() * queries.getInt()) != 0)
+    if (numRows % (spec.getHeads() * spec.getQueries()) != 0)
       return fail("needs heads and queries that divide the rows");
-    kernel.heads = heads.getInt();
-    kernel.queries = queries.getInt();
+    kernel.heads = spec.getHeads();
+    kernel.queries = spec.getQueries();
     kernel.keys = length;
-    kernel.causal = spec.contains("causal");
-    auto maskShape = spec.getAs<DenseI64ArrayAttr>("mask_shape");
-    kernel.hasMask = static_cast<bool>(maskShape);
-    if (maskShape) {
-      kernel.maskShape.assign(maskShape.asArrayRef().begin(),
-                              maskShape.asArrayRef().end());
-      if (kernel.maskShape.size() > 4)
-        return fail("a mask has at most 4 dimensions");
-    }
+    kernel.causal = spec.getCausal();
+    kernel.hasMask = static_cast<bool>(spec.getMaskShape());
+    if (kernel.hasMask)
+      kernel.maskShape.assign(spec.getMaskShape().asArrayRef().begin(),
+                              spec.getMaskShape().asArrayRef().end());
     Type scores = rows.getElementType();
     if (types.size() != 3u + kernel.hasMask ||
         !(scores.isF32() || scores.isBF16() || scores.isF16()) ||
@@ -921,23 +912,21 @@ func::FuncOp declareAttentionEntry(ModuleOp module) {
 /// q, k, v [B, S, H * D] with any batch and row strides, scale, output) by
 /// a call of mte_cuda_attention with their addresses and strides, then
 /// erases the declaration.
-LogicalResult lowerAttentionCalls(func::FuncOp func, DictionaryAttr spec) {
+LogicalResult lowerAttentionCalls(func::FuncOp func, RowKernelAttr spec) {
   auto fail = [&](const Twine &why) {
     return func.emitError("cannot lower fused attention '")
            << func.getSymName() << "': " << why;
   };
-  auto heads = spec.getAs<IntegerAttr>("heads");
-  auto kvHeads = spec.getAs<IntegerAttr>("kv_heads");
   ArrayRef<Type> types = func.getArgumentTypes();
-  if (!heads || !kvHeads || types.size() != 5 || !types[3].isF32())
-    return fail("needs heads, kv_heads and (q, k, v, scale, output)");
+  if (types.size() != 5 || !types[3].isF32())
+    return fail("needs (q, k, v, scale, output)");
   auto q = dyn_cast<MemRefType>(types[0]);
   auto k = dyn_cast<MemRefType>(types[1]);
   Type element = q ? q.getElementType() : Type();
   if (!q || !k || q.getRank() != 3 || k.getRank() != 3 ||
       !(element.isBF16() || element.isF16()))
     return fail("q and k must be 16-bit [B, S, H * D] buffers");
-  int64_t headDim = q.getDimSize(2) / heads.getInt();
+  int64_t headDim = q.getDimSize(2) / spec.getHeads();
   int32_t dtype = element.isBF16() ? MTE_DTYPE_BF16 : MTE_DTYPE_F16;
 
   auto module = func->getParentOfType<ModuleOp>();
@@ -974,13 +963,13 @@ LogicalResult lowerAttentionCalls(func::FuncOp func, DictionaryAttr spec) {
     auto qType = cast<MemRefType>(call.getOperand(0).getType());
     auto kType = cast<MemRefType>(call.getOperand(1).getType());
     SmallVector<Value> operands(addresses);
-    operands.append({constant(qType.getDimSize(0)), constant(heads.getInt()),
-                     constant(kvHeads.getInt()), constant(qType.getDimSize(1)),
+    operands.append({constant(qType.getDimSize(0)), constant(spec.getHeads()),
+                     constant(spec.getKvHeads()), constant(qType.getDimSize(1)),
                      constant(kType.getDimSize(1)), constant(headDim)});
     operands.append(strides);
     operands.append(
         {call.getOperand(3),
-         arith::ConstantIntOp::create(b, loc, i32, spec.contains("causal")),
+         arith::ConstantIntOp::create(b, loc, i32, spec.getCausal()),
          arith::ConstantIntOp::create(b, loc, i32, dtype)});
     func::CallOp::create(b, loc, entry, operands);
     call.erase();
@@ -1076,11 +1065,10 @@ struct BuildRowKernelsPass
   void runOnOperation() override {
     for (auto func :
          llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
-      auto spec = func->getAttrOfType<DictionaryAttr>(mte::kRowKernelAttrName);
+      auto spec = func->getAttrOfType<RowKernelAttr>(mte::kRowKernelAttrName);
       if (!spec || !func.isExternal())
         continue;
-      auto kind = spec.getAs<StringAttr>("kind");
-      if (kind && kind.getValue() == "flash_attention") {
+      if (spec.getKind() == RowKernelKind::FlashAttention) {
         if (failed(lowerAttentionCalls(func, spec)))
           return signalPassFailure();
         continue;

@@ -31,6 +31,8 @@ namespace mte {
 } // namespace mte
 
 using namespace mlir;
+using mte::kernel::RowKernelAttr;
+using mte::kernel::RowKernelKind;
 using namespace mte::transformer;
 
 namespace {
@@ -90,12 +92,28 @@ Type argumentType(Value value, MemRefLayoutAttrInterface layout = {}) {
   return MemRefType::get(tensor.getShape(), tensor.getElementType(), layout);
 }
 
+/// The parameters of a #kernel.row_kernel, filled in as a call is built.
+struct KernelSpec {
+  RowKernelKind kind;
+  int64_t heads = 0, kvHeads = 0, seq = 0, queries = 0;
+  std::optional<SmallVector<int64_t>> maskShape;
+  bool bias = false, residual = false, causal = false, headsMajor = false;
+
+  RowKernelAttr get(MLIRContext *ctx) const {
+    return RowKernelAttr::get(
+        ctx, kind, heads, kvHeads, seq, queries,
+        maskShape ? DenseI64ArrayAttr::get(ctx, *maskShape) : nullptr, bias,
+        residual, causal, headsMajor);
+  }
+};
+
 /// Calls the kernel declaration `name` (declaring it with `spec` and
 /// `arguments` on first use) on `inputs`, writing fresh tensors of
 /// `resultTypes`, which it returns. The call is a kernel.call: its
 /// operands are read, and its outputs written, where it runs.
 SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
-                              DictionaryAttr spec, ValueRange inputs,
+                              RowKernelAttr spec,
+                              ValueRange inputs,
                               ArrayRef<RankedTensorType> resultTypes,
                               ArrayRef<Type> arguments,
                               OpBuilder &moduleBuilder, SymbolTable &symbols) {
@@ -128,7 +146,8 @@ SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
 /// through its `rowsShape` view, into a buffer in the result's own shape: a
 /// model output is written in place.
 SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
-                                 DictionaryAttr spec, ValueRange inputs,
+                                 RowKernelAttr spec,
+                                 ValueRange inputs,
                                  ArrayRef<RankedTensorType> resultTypes,
                                  ArrayRef<int64_t> rowsShape,
                                  OpBuilder &moduleBuilder,
@@ -171,20 +190,19 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     bias = op.getBias();
   Value residual = op.getResidual();
   MLIRContext *ctx = op.getContext();
-  Builder attrs(ctx);
-  SmallVector<NamedAttribute> spec = {attrs.getNamedAttr(
-      "kind", attrs.getStringAttr(isLayerNorm ? "layer_norm" : "rms_norm"))};
+  KernelSpec spec{isLayerNorm ? RowKernelKind::LayerNorm
+                              : RowKernelKind::RMSNorm};
   std::string name = isLayerNorm ? "mte_row_layer_norm_" : "mte_row_rms_norm_";
   name += mangle({rows, length}, inputType);
   if (outputType != inputType)
     name += "_to_" + mangle({}, outputType);
   if (bias) {
     name += "_bias";
-    spec.push_back(attrs.getNamedAttr("bias", attrs.getUnitAttr()));
+    spec.bias = true;
   }
   if (residual) {
     name += "_residual";
-    spec.push_back(attrs.getNamedAttr("residual", attrs.getUnitAttr()));
+    spec.residual = true;
   }
 
   Location loc = op.getLoc();
@@ -201,8 +219,8 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   for (Value result : op->getResults())
     resultTypes.push_back(cast<RankedTensorType>(result.getType()));
   SmallVector<Value> results =
-      callRowKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs,
-                    resultTypes, {rows, length}, moduleBuilder, symbols);
+      callRowKernel(b, loc, name, spec.get(ctx), inputs, resultTypes,
+                    {rows, length}, moduleBuilder, symbols);
   op->replaceAllUsesWith(results);
   op->erase();
 }
@@ -245,18 +263,16 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
   int64_t width = tableType.getShape().back();
 
   MLIRContext *ctx = op.getContext();
-  Builder attrs(ctx);
-  SmallVector<NamedAttribute> spec = {
-      attrs.getNamedAttr("kind", attrs.getStringAttr("rotary")),
-      attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(heads)),
-      attrs.getNamedAttr("seq", attrs.getI64IntegerAttr(seq))};
+  KernelSpec spec{RowKernelKind::Rotary};
+  spec.heads = heads;
+  spec.seq = seq;
   SmallVector<int64_t> view = {batch * (headsMajor ? heads : seq),
                                headsMajor ? seq : heads, headDim};
   std::string name = "mte_rotary_" + mangle(view, element) + "_table_" +
                      mangle({tableRows, width});
   if (headsMajor) {
     name += "_heads_major";
-    spec.push_back(attrs.getNamedAttr("heads_major", attrs.getUnitAttr()));
+    spec.headsMajor = true;
   }
 
   Location loc = op.getLoc();
@@ -285,8 +301,8 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
       argumentType(inputs[0], strided), argumentType(inputs[1]),
       argumentType(inputs[2]), MemRefType::get(view, element)};
   Value result =
-      callKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs, type,
-                 arguments, moduleBuilder, symbols)
+      callKernel(b, loc, name, spec.get(ctx), inputs, type, arguments,
+                 moduleBuilder, symbols)
           .front();
   op.getOutput().replaceAllUsesWith(result);
   op->erase();
@@ -324,20 +340,17 @@ bool hasFlashAttentionKernel(AttentionOp op) {
 void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
                              SymbolTable &symbols) {
   MLIRContext *ctx = op.getContext();
-  Builder attrs(ctx);
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType();
-  SmallVector<NamedAttribute> spec = {
-      attrs.getNamedAttr("kind", attrs.getStringAttr("flash_attention")),
-      attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(op.getNumHeads())),
-      attrs.getNamedAttr("kv_heads",
-                         attrs.getI64IntegerAttr(op.getNumKvHeads()))};
+  KernelSpec spec{RowKernelKind::FlashAttention};
+  spec.heads = op.getNumHeads();
+  spec.kvHeads = op.getNumKvHeads();
   std::string name = "mte_flash_attention_" + mangle(q.getShape()) + "_" +
                      mangle(k.getShape(), q.getElementType()) + "_h" +
                      std::to_string(op.getNumHeads()) + "_kv" +
                      std::to_string(op.getNumKvHeads());
   if (op.getCausal()) {
     name += "_causal";
-    spec.push_back(attrs.getNamedAttr("causal", attrs.getUnitAttr()));
+    spec.causal = true;
   }
 
   Location loc = op.getLoc();
@@ -352,9 +365,8 @@ void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
       argumentType(inputs[0], rows), argumentType(inputs[1], rows),
       argumentType(inputs[2], rows), argumentType(inputs[3]),
       argumentType(op.getOutput())};
-  Value result = callKernel(b, loc, name, DictionaryAttr::get(ctx, spec),
-                            inputs, outputType, arguments, moduleBuilder,
-                            symbols)
+  Value result = callKernel(b, loc, name, spec.get(ctx), inputs, outputType,
+                            arguments, moduleBuilder, symbols)
                      .front();
   op.getOutput().replaceAllUsesWith(result);
   op->erase();
@@ -384,27 +396,24 @@ Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
   ArrayRef<int64_t> shape = scoresType.getShape();
   int64_t rows = shape[0] * shape[1] * shape[2], keys = shape[3];
   MLIRContext *ctx = op.getContext();
-  Builder attrs(ctx);
-  SmallVector<NamedAttribute> spec = {
-      attrs.getNamedAttr("kind", attrs.getStringAttr("attention_softmax")),
-      attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(shape[1])),
-      attrs.getNamedAttr("queries", attrs.getI64IntegerAttr(shape[2]))};
+  KernelSpec spec{RowKernelKind::AttentionSoftmax};
+  spec.heads = shape[1];
+  spec.queries = shape[2];
   std::string name = "mte_attention_softmax_" + mangle(shape, probsType);
   SmallVector<Value> inputs = {reshapeTo(b, loc, scores, {rows, keys})};
   if (op.getCausal()) {
     name += "_causal";
-    spec.push_back(attrs.getNamedAttr("causal", attrs.getUnitAttr()));
+    spec.causal = true;
   }
   if (Value mask = op.getMask()) {
     auto maskType = cast<RankedTensorType>(mask.getType());
     name += "_mask_" + mangle(maskType.getShape(), maskType.getElementType());
-    spec.push_back(attrs.getNamedAttr(
-        "mask_shape", attrs.getDenseI64ArrayAttr(maskType.getShape())));
+    spec.maskShape = SmallVector<int64_t>(maskType.getShape());
     inputs.push_back(reshapeTo(b, loc, mask, {maskType.getNumElements()}));
   }
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getScale().convertToFloat())));
-  return callRowKernel(b, loc, name, DictionaryAttr::get(ctx, spec), inputs,
+  return callRowKernel(b, loc, name, spec.get(ctx), inputs,
                        {RankedTensorType::get(shape, probsType)}, {rows, keys},
                        moduleBuilder, symbols)
       .front();
@@ -425,16 +434,14 @@ void convertSoftmax(SoftmaxOp op, OpBuilder &moduleBuilder,
   if (!mte::canBuildRowKernel(keys, Float32Type::get(op.getContext())))
     return;
   MLIRContext *ctx = op.getContext();
-  Builder attrs(ctx);
-  SmallVector<NamedAttribute> spec = {
-      attrs.getNamedAttr("kind", attrs.getStringAttr("attention_softmax")),
-      attrs.getNamedAttr("heads", attrs.getI64IntegerAttr(1)),
-      attrs.getNamedAttr("queries", attrs.getI64IntegerAttr(rows))};
+  KernelSpec spec{RowKernelKind::AttentionSoftmax};
+  spec.heads = 1;
+  spec.queries = rows;
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value probs =
       callRowKernel(b, loc, "mte_softmax_" + mangle({rows, keys}, element),
-                    DictionaryAttr::get(ctx, spec),
+                    spec.get(ctx),
                     {reshapeTo(b, loc, op.getInput(), {rows, keys}),
                      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1))},
                     {type}, {rows, keys}, moduleBuilder, symbols)

@@ -11,8 +11,8 @@ namespace mte {
 #define GEN_PASS_DECL_BUILDROWKERNELS
 #include "mte/Conversion/Passes.h.inc"
 
-/// The attribute of a row kernel's declaration that says what it computes
-/// (a dictionary; mte-build-row-kernels documents its entries).
+/// The attribute of a row kernel's declaration that says what it computes:
+/// a #kernel.row_kernel.
 constexpr llvm::StringLiteral kRowKernelAttrName = "mte.row_kernel";
 
 /// Whether a row kernel can take rows of `length` elements of

@@ -5,14 +5,24 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mte::kernel;
 
 #include "mte/Dialect/Kernel/IR/KernelDialect.cpp.inc"
+#include "mte/Dialect/Kernel/IR/KernelEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mte/Dialect/Kernel/IR/KernelAttrs.cpp.inc"
 
 void KernelDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "mte/Dialect/Kernel/IR/KernelAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "mte/Dialect/Kernel/IR/KernelOps.cpp.inc"
@@ -21,6 +31,85 @@ void KernelDialect::initialize() {
 
 #define GET_OP_CLASSES
 #include "mte/Dialect/Kernel/IR/KernelOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// RowKernelAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      RowKernelKind kind, int64_t heads, int64_t kvHeads,
+                      int64_t seq, int64_t queries,
+                      DenseI64ArrayAttr maskShape, bool bias, bool residual,
+                      bool causal, bool headsMajor) {
+  // The parameters each kind takes: any other set is an error.
+  struct Takes {
+    bool heads = false, kvHeads = false, seq = false, queries = false,
+         maskShape = false, bias = false, residual = false, causal = false,
+         headsMajor = false;
+  } takes;
+  switch (kind) {
+  case RowKernelKind::LayerNorm:
+    takes.bias = takes.residual = true;
+    break;
+  case RowKernelKind::RMSNorm:
+    takes.residual = true;
+    break;
+  case RowKernelKind::Rotary:
+    takes.heads = takes.seq = takes.headsMajor = true;
+    break;
+  case RowKernelKind::AttentionSoftmax:
+    takes.heads = takes.queries = takes.causal = takes.maskShape = true;
+    break;
+  case RowKernelKind::FlashAttention:
+    takes.heads = takes.kvHeads = takes.causal = true;
+    break;
+  }
+  StringRef name = stringifyRowKernelKind(kind);
+  auto unexpected = [&](StringRef parameter) {
+    return emitError() << "a " << name << " kernel takes no '" << parameter
+                       << "'";
+  };
+  if (!takes.heads && heads)
+    return unexpected("heads");
+  if (!takes.kvHeads && kvHeads)
+    return unexpected("kv_heads");
+  if (!takes.seq && seq)
+    return unexpected("seq");
+  if (!takes.queries && queries)
+    return unexpected("queries");
+  if (!takes.maskShape && maskShape)
+    return unexpected("mask_shape");
+  if (!takes.bias && bias)
+    return unexpected("bias");
+  if (!takes.residual && residual)
+    return unexpected("residual");
+  if (!takes.causal && causal)
+    return unexpected("causal");
+  if (!takes.headsMajor && headsMajor)
+    return unexpected("heads_major");
+  auto positive = [&](StringRef parameter, int64_t value) -> LogicalResult {
+    if (value > 0)
+      return success();
+    return emitError() << "a " << name << " kernel needs a positive '"
+                       << parameter << "', not " << value;
+  };
+  if (takes.heads && failed(positive("heads", heads)))
+    return failure();
+  if (takes.seq && failed(positive("seq", seq)))
+    return failure();
+  if (takes.queries && failed(positive("queries", queries)))
+    return failure();
+  if (takes.kvHeads && failed(positive("kv_heads", kvHeads)))
+    return failure();
+  if (takes.kvHeads && heads % kvHeads != 0)
+    return emitError() << "kv_heads " << kvHeads << " must divide heads "
+                       << heads;
+  if (maskShape && maskShape.size() > 4)
+    return emitError() << "a mask has at most 4 dimensions, not "
+                       << maskShape.size();
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // CallOp

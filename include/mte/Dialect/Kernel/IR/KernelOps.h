@@ -13,6 +13,10 @@
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 #include "mte/Dialect/Kernel/IR/KernelDialect.h.inc"
+#include "mte/Dialect/Kernel/IR/KernelEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mte/Dialect/Kernel/IR/KernelAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "mte/Dialect/Kernel/IR/KernelOps.h.inc"

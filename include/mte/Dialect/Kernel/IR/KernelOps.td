@@ -11,6 +11,8 @@
 #define MTE_DIALECT_KERNEL_IR_KERNELOPS_TD
 
 include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
@@ -32,6 +34,57 @@ def Kernel_Dialect : Dialect {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect"];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+def Kernel_RowKernelKind : I32EnumAttr<"RowKernelKind",
+    "a kernel the CUDA backend builds or calls", [
+    I32EnumAttrCase<"LayerNorm", 0, "layer_norm">,
+    I32EnumAttrCase<"RMSNorm", 1, "rms_norm">,
+    I32EnumAttrCase<"Rotary", 2, "rotary">,
+    I32EnumAttrCase<"AttentionSoftmax", 3, "attention_softmax">,
+    I32EnumAttrCase<"FlashAttention", 4, "flash_attention">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::kernel";
+}
+
+def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
+  let mnemonic = "row_kernel";
+  let summary = "the kernel a function declaration stands for";
+  let description = [{
+    mte-convert-transformer-to-row-kernels declares each kernel it calls as
+    a private function carrying this attribute (under `mte.row_kernel`);
+    mte-build-row-kernels defines the function from it (norms, rotary,
+    softmax) or lowers its calls to the runtime (flash attention). Each
+    kind takes its own parameters and no others, which the verifier checks:
+
+    * `layer_norm`: `bias`, `residual`; `rms_norm`: `residual`;
+    * `rotary`: `heads` and `seq` (> 0), `heads_major` (the view is
+      [batch * heads, seq, D] rather than [batch * seq, heads, D]);
+    * `attention_softmax`: `heads` and `queries` (> 0), `causal`,
+      `mask_shape` (the additive or boolean mask's shape, rank <= 4);
+    * `flash_attention`: `heads` and `kv_heads` (> 0, `kv_heads` dividing
+      `heads`), `causal`.
+
+    ```mlir
+    #kernel.row_kernel<kind = attention_softmax, heads = 4, queries = 16, causal = true>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Kernel_RowKernelKind>:$kind,
+    DefaultValuedParameter<"int64_t", "0">:$heads,
+    DefaultValuedParameter<"int64_t", "0">:$kv_heads,
+    DefaultValuedParameter<"int64_t", "0">:$seq,
+    DefaultValuedParameter<"int64_t", "0">:$queries,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$mask_shape,
+    DefaultValuedParameter<"bool", "false">:$bias,
+    DefaultValuedParameter<"bool", "false">:$residual,
+    DefaultValuedParameter<"bool", "false">:$causal,
+    DefaultValuedParameter<"bool", "false">:$heads_major
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 def Kernel_CallOp : Op<Kernel_Dialect, "call", [
