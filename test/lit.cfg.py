@@ -13,6 +13,11 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mte_obj_root, "test")
 
 config.substitutions.append(("%mte_src_root", config.mte_src_root))
+# The Python package (python/mte) loads this build's runtime, wherever the
+# build directory is; by itself it would look for <repo>/build/lib.
+config.environment["MTE_RUNTIME_LIBRARY"] = os.path.join(
+    config.mte_obj_root, "lib", "libmte_runtime.so"
+)
 # Debian's interpreter: it has the onnx and numpy modules the tests need.
 config.substitutions.append(("%python", config.python_executable))
 
