@@ -5,6 +5,8 @@
 #   make gpu-artifacts   here: compile the fixtures for CUDA, with references
 #   make check-gpu       on the GPU machine, with $(BUILD_DIR)/gpu-check.tar.xz
 #                        (or the folder itself) carried
+# Sanitizers (docs/testing.md), in a clang build, $(ASAN_BUILD_DIR):
+#   make check-asan      every test, with mte built with ASan and UBSan
 # The benchmark (docs/performance.md):
 #   make bench-artifacts here: generate and compile the benchmark models
 #   make bench           on the GPU machine, with $(BUILD_DIR)/bench carried;
@@ -13,10 +15,16 @@ BUILD_DIR ?= build
 CMAKE_BUILD_TYPE ?= Release
 NINJA := ninja -C $(BUILD_DIR)
 
+ASAN_BUILD_DIR ?= build-asan
+CLANG ?= /usr/bin/clang-22
+CLANGXX ?= /usr/bin/clang++-22
+# Extra ninja flags for the sanitized build, e.g. NINJA_FLAGS=-j1.
+NINJA_FLAGS ?=
+
 BENCH_JSON ?= $(if $(OUT),$(OUT),$(BUILD_DIR)/bench)/bench.json
 
 .PHONY: all deps configure build check demo clean gpu-artifacts check-gpu \
-	bench-artifacts bench
+	bench-artifacts bench asan-deps check-asan
 
 all: build
 
@@ -36,6 +44,22 @@ check: configure
 
 demo: build
 	@utils/demo.sh $(BUILD_DIR)
+
+asan-deps:
+	@utils/install-deps.sh --sanitizers
+
+# -O1 keeps the instrumented build and its tests fast. NDEBUG stays defined,
+# as in the prebuilt libMLIR.so: some LLVM and MLIR classes change layout
+# with it (llvm::Statistic, the base of mlir::Pass::Statistic).
+$(ASAN_BUILD_DIR)/build.ninja: | deps asan-deps
+	cmake -G Ninja -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_COMPILER=$(CLANG) -DCMAKE_CXX_COMPILER=$(CLANGXX) \
+	  "-DCMAKE_C_FLAGS_RELEASE=-O1 -gline-tables-only -DNDEBUG" \
+	  "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only -DNDEBUG" \
+	  -DMTE_ENABLE_SANITIZERS=ON
+
+check-asan: deps asan-deps $(ASAN_BUILD_DIR)/build.ninja
+	ninja -C $(ASAN_BUILD_DIR) $(NINJA_FLAGS) check-mte
 
 gpu-artifacts: build
 	rm -rf $(BUILD_DIR)/gpu-check

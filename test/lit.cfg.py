@@ -19,7 +19,22 @@ config.environment["MTE_RUNTIME_LIBRARY"] = os.path.join(
     config.mte_obj_root, "lib", "libmte_runtime.so"
 )
 # Debian's interpreter: it has the onnx and numpy modules the tests need.
-config.substitutions.append(("%python", config.python_executable))
+python = config.python_executable
+if config.mte_sanitizer_runtime:
+    # A sanitized build (-DMTE_ENABLE_SANITIZERS=ON, docs/testing.md): the
+    # tools link the shared ASan runtime; Python does not, so it preloads it
+    # to load libmte_runtime.so. Leak checking is off: LLVM's and Python's
+    # globals outlive main. Allocations too large to serve return NULL, as
+    # the runtime's out-of-memory tests expect of malloc. User poisoning is
+    # off: LLVM's BumpPtrAllocator poisons its slabs in mte's instrumented
+    # code but not in libMLIR.so, which allocates from the same slabs.
+    config.available_features.add("asan")
+    python = "env LD_PRELOAD=%s %s" % (config.mte_sanitizer_runtime, python)
+    config.environment["ASAN_OPTIONS"] = (
+        "detect_leaks=0:allocator_may_return_null=1:allow_user_poisoning=0"
+    )
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
+config.substitutions.append(("%python", python))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

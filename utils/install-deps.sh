@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages mte needs to build and test. Idempotent: when
+# Installs the Debian packages mte needs to build and test (with
+# --sanitizers: the ones the sanitized build needs besides). Idempotent: when
 # everything is present it only asks dpkg and returns in well under a second.
 set -euo pipefail
 
@@ -10,6 +11,11 @@ packages=(
   python3-onnx python3-numpy libonnx-testdata
   valgrind python3-pip binutils zlib1g-dev
 )
+
+# --sanitizers: clang and its runtimes, for make check-asan and make fuzz.
+if [[ "${1:-}" == "--sanitizers" ]]; then
+  packages=(clang-22 libclang-rt-22-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
