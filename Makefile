@@ -5,8 +5,9 @@
 #   make gpu-artifacts   here: compile the fixtures for CUDA, with references
 #   make check-gpu       on the GPU machine, with $(BUILD_DIR)/gpu-check.tar.xz
 #                        (or the folder itself) carried
-# Sanitizers (docs/testing.md), in a clang build, $(ASAN_BUILD_DIR):
+# Sanitizers and fuzzing (docs/testing.md), in one clang build, $(ASAN_BUILD_DIR):
 #   make check-asan      every test, with mte built with ASan and UBSan
+#   make fuzz            the libFuzzer targets, each for FUZZ_SECONDS
 # The benchmark (docs/performance.md):
 #   make bench-artifacts here: generate and compile the benchmark models
 #   make bench           on the GPU machine, with $(BUILD_DIR)/bench carried;
@@ -16,6 +17,7 @@ CMAKE_BUILD_TYPE ?= Release
 NINJA := ninja -C $(BUILD_DIR)
 
 ASAN_BUILD_DIR ?= build-asan
+FUZZ_SECONDS ?= 60
 CLANG ?= /usr/bin/clang-22
 CLANGXX ?= /usr/bin/clang++-22
 # Extra ninja flags for the sanitized build, e.g. NINJA_FLAGS=-j1.
@@ -24,7 +26,7 @@ NINJA_FLAGS ?=
 BENCH_JSON ?= $(if $(OUT),$(OUT),$(BUILD_DIR)/bench)/bench.json
 
 .PHONY: all deps configure build check demo clean gpu-artifacts check-gpu \
-	bench-artifacts bench asan-deps check-asan
+	bench-artifacts bench asan-deps check-asan fuzz
 
 all: build
 
@@ -56,10 +58,14 @@ $(ASAN_BUILD_DIR)/build.ninja: | deps asan-deps
 	  -DCMAKE_C_COMPILER=$(CLANG) -DCMAKE_CXX_COMPILER=$(CLANGXX) \
 	  "-DCMAKE_C_FLAGS_RELEASE=-O1 -gline-tables-only -DNDEBUG" \
 	  "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only -DNDEBUG" \
-	  -DMTE_ENABLE_SANITIZERS=ON
+	  -DMTE_ENABLE_FUZZERS=ON
 
 check-asan: deps asan-deps $(ASAN_BUILD_DIR)/build.ninja
 	ninja -C $(ASAN_BUILD_DIR) $(NINJA_FLAGS) check-mte
+
+fuzz: deps asan-deps $(ASAN_BUILD_DIR)/build.ninja
+	ninja -C $(ASAN_BUILD_DIR) $(NINJA_FLAGS) mte-fuzz-import mte-fuzz-runtime
+	utils/fuzz.sh $(ASAN_BUILD_DIR) $(FUZZ_SECONDS)
 
 gpu-artifacts: build
 	rm -rf $(BUILD_DIR)/gpu-check

@@ -35,12 +35,16 @@ if config.mte_sanitizer_runtime:
     )
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
 config.substitutions.append(("%python", python))
+if config.mte_enable_fuzzers:
+    config.available_features.add("fuzzers")
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mte_tools_dir, config.llvm_tools_dir]
 tools = ["mte-compile", "mte-opt", "mte-translate", "mte-run", "FileCheck", "not", "split-file"]
+if config.mte_enable_fuzzers:
+    tools += ["mte-fuzz-import", "mte-fuzz-runtime"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The CUDA backend: `ptxas` for tests that assemble the PTX mte emits, `cuda`
