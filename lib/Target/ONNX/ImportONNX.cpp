@@ -445,7 +445,10 @@ LogicalResult NodeImporter::setOutputs(ValueRange values) {
     if (!node.output(i).empty())
       return emitError() << "output #" << i << " ('" << node.output(i)
                          << "') is not supported";
-  results.assign(values.begin(), values.end());
+  // Results past the node's output list (trailing optional outputs it leaves
+  // out, or no outputs at all) have no name to bind.
+  size_t bound = std::min<size_t>(values.size(), node.output_size());
+  results.assign(values.begin(), values.begin() + bound);
   return success();
 }
 

@@ -169,6 +169,11 @@ save("duplicate_output", model(
 save("output_not_produced", one_node(
     helper.make_node("Relu", ["x"], ["y"], name="relu"),
     [tensor("x", [2])], [tensor("z", [2])]), check=False)
+# A node that lists no outputs computes nothing the graph can use.
+save("node_without_outputs", model(
+    [helper.make_node("Relu", ["x"], [], name="relu"),
+     helper.make_node("Neg", ["x"], ["y"], name="neg")],
+    [tensor("x", [2])], [tensor("y", [2])]), check=False)
 bad_data = numpy_helper.from_array(np.zeros(6, np.float32), "w")
 bad_data.dims[:] = [4, 4]
 save("bad_initializer_size", one_node(
