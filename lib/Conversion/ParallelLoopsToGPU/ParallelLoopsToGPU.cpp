@@ -46,10 +46,14 @@ struct ParallelLoopsToGPUPass
       return arith::ConstantIndexOp::create(builder, loc, v);
     };
     int64_t block = blockSize;
+    // Created in a fixed order: argument evaluation order is unspecified,
+    // and the IR must not depend on the host compiler.
     Value one = constant(b, 1);
-    auto launch = gpu::LaunchOp::create(
-        b, loc, constant(b, std::max<int64_t>(1, (total + block - 1) / block)),
-        one, one, constant(b, block), one, one);
+    Value numThreads = constant(b, block);
+    Value numBlocks =
+        constant(b, std::max<int64_t>(1, (total + block - 1) / block));
+    auto launch = gpu::LaunchOp::create(b, loc, numBlocks, one, one,
+                                        numThreads, one, one);
     OpBuilder inner = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value id = arith::AddIOp::create(
         inner, loc,

@@ -66,12 +66,12 @@ func.func @where_causal_constant(%q: tensor<1x4x32xf32>, %k: tensor<1x4x32xf32>,
 // ABSENT: {{^}}}
 // CHECK-LABEL: func @llama_trilu_gqa
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x4x8xf32>, %[[K:.*]]: tensor<2x2x4x8xf32>, %[[V:.*]]: tensor<2x2x4x8xf32>)
-// CHECK: %[[VT:.*]] = transformer.transpose %[[V]] [0, 2, 1, 3]
-// CHECK: %[[VP:.*]] = transformer.reshape %[[VT]] : tensor<2x4x2x8xf32> -> tensor<2x4x16xf32>
-// CHECK: %[[KT:.*]] = transformer.transpose %[[K]] [0, 2, 1, 3]
-// CHECK: %[[KP:.*]] = transformer.reshape %[[KT]] : tensor<2x4x2x8xf32> -> tensor<2x4x16xf32>
 // CHECK: %[[QT:.*]] = transformer.transpose %[[Q]] [0, 2, 1, 3]
 // CHECK: %[[QP:.*]] = transformer.reshape %[[QT]] : tensor<2x4x4x8xf32> -> tensor<2x4x32xf32>
+// CHECK: %[[KT:.*]] = transformer.transpose %[[K]] [0, 2, 1, 3]
+// CHECK: %[[KP:.*]] = transformer.reshape %[[KT]] : tensor<2x4x2x8xf32> -> tensor<2x4x16xf32>
+// CHECK: %[[VT:.*]] = transformer.transpose %[[V]] [0, 2, 1, 3]
+// CHECK: %[[VP:.*]] = transformer.reshape %[[VT]] : tensor<2x4x2x8xf32> -> tensor<2x4x16xf32>
 // CHECK: transformer.attention %[[QP]], %[[KP]], %[[VP]] {causal, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.353553385 : f32}
 func.func @llama_trilu_gqa(%q: tensor<2x4x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<2x4x4x8xf32> {
   %full = arith.constant dense<-3.40282347E+38> : tensor<4x5xf32>

@@ -336,9 +336,13 @@ struct AttentionPattern : OpRewritePattern<MatmulOp> {
     int64_t sq = shape.sq(), dv = vType.getDimSize(3);
     auto outType = RankedTensorType::get({batch, sq, heads * dv},
                                          probsType.getElementType());
+    // Named first: argument evaluation order is unspecified, and the IR
+    // must not depend on the host compiler.
+    Value q = packHeads(rewriter, loc, q4);
+    Value k = packHeads(rewriter, loc, k4);
+    Value v = packHeads(rewriter, loc, v4);
     auto attention = AttentionOp::create(
-        rewriter, loc, outType, packHeads(rewriter, loc, q4),
-        packHeads(rewriter, loc, k4), packHeads(rewriter, loc, v4), mask,
+        rewriter, loc, outType, q, k, v, mask,
         rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads),
         rewriter.getF32FloatAttr(m.scale),
         m.causal ? rewriter.getUnitAttr() : nullptr);
