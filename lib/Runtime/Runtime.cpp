@@ -916,7 +916,12 @@ const char *mte_runtime_version(void) {
 uint32_t mte_runtime_model_abi_version(void) { return MTE_MODEL_ABI_VERSION; }
 
 const char *mte_status_name(mte_status status) {
-  switch (status) {
+  // C callers may pass any int. Reading one outside the enumerators' range
+  // as an mte_status is undefined in C++, so switch over the integer.
+  static_assert(sizeof(mte_status) == sizeof(int), "mte_status is an int");
+  int value;
+  std::memcpy(&value, &status, sizeof(value));
+  switch (value) {
   case MTE_OK:
     return "ok";
   case MTE_ERROR_INVALID_ARGUMENT:
