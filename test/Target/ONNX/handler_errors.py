@@ -137,4 +137,7 @@ case("no_default_opset", [n("Relu", ["x"], ["y"])], [x23], [y([2, 3])],
      opsets=[helper.make_opsetid("com.example", 1)],
      expect="the model imports no default-domain opset")
 
+case("unnamed_initializer", [n("Relu", ["x"], ["y"])], [x23], [y([2, 3])],
+     [const("", [1.0], np.float32)], expect="an initializer has no name")
+
 sys.exit(1 if failures else 0)
