@@ -6,11 +6,10 @@
 // and values. The runtime must answer every call with a status; when every
 // tensor matches the model, the run must succeed.
 //
-// Token ids: a model reads its embedding tables at the ids it is given.
-// With MTE_FUZZ_OUT_OF_RANGE_IDS=1 in the environment the fuzzer passes
-// any id and requires MTE_OK or MTE_ERROR_INVALID_INPUT (12) for runs with
-// an id outside the table; without it, ids are reduced into the table, as
-// a runtime without index checks requires.
+// Token ids: the fuzzer passes any id; a run with an id outside its table
+// must fail with MTE_ERROR_INVALID_INPUT (the model's index checks), never
+// read outside it. MTE_FUZZ_OUT_OF_RANGE_IDS=0 in the environment reduces
+// ids into the tables instead, to fuzz the rest of a run more often.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,10 +30,8 @@
 #endif
 
 namespace {
-/// MTE_ERROR_INVALID_INPUT, the status of a run given an id outside its
-/// table; spelled as a number so that the target builds against runtimes
-/// that predate it.
-constexpr int kInvalidInput = 12;
+/// The status of a run given an id outside its table.
+constexpr int kInvalidInput = MTE_ERROR_INVALID_INPUT;
 constexpr int kLastStatus = kInvalidInput;
 
 /// An index input of a fixture model and the size of the table it indexes.
@@ -57,7 +54,7 @@ std::vector<FuzzModel> models = {
     {"gpt2.so", {{"input_ids", 100}}},
 };
 
-bool outOfRangeIds = false;
+bool outOfRangeIds = true;
 
 [[noreturn]] void bug(const char *what, int status) {
   std::fprintf(stderr, "mte-fuzz-runtime: %s (status %d: %s)\n", what, status,
@@ -359,7 +356,7 @@ extern "C" const char *__asan_default_options() {
 
 extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
   const char *env = std::getenv("MTE_FUZZ_OUT_OF_RANGE_IDS");
-  outOfRangeIds = env && std::strcmp(env, "1") == 0;
+  outOfRangeIds = !(env && std::strcmp(env, "0") == 0);
   for (FuzzModel &model : models) {
     std::string path = std::string(MTE_FUZZ_MODEL_DIR) + "/" + model.file;
     if (mte_model_open(path.c_str(), &model.handle) != MTE_OK) {
