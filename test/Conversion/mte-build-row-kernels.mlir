@@ -280,3 +280,46 @@ func.func private @mte_rotary_bad_table(memref<10x4x32xbf16>, memref<5x24xbf16>,
 
 // expected-error @below {{'func.func' op is not a valid row kernel: the probabilities must be [rows, keys] like the scores}}
 func.func private @mte_softmax_bad(memref<4x16xf32>, f32, memref<4x8xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 1, queries = 4>}
+
+// -----
+
+// The declarations' own errors: arguments that do not fit the kind, rows
+// longer than a block keeps in registers, heads and queries that do not
+// divide the rows, 32-bit attention operands.
+// expected-error @below {{'func.func' op is not a valid rotary kernel: needs buffers x, cos, sin and output}}
+func.func private @mte_rotary_bad_args(memref<10x4x32xbf16>, memref<5x32xbf16>, memref<10x4x32xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 4, seq = 5>}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid row kernel: its first argument must be a static [rows, length] buffer}}
+func.func private @norm_rank1(memref<4xf32>, memref<4xf32>, f32, memref<4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm>}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid row kernel: wrong number of arguments or no f32 epsilon}}
+func.func private @norm_no_epsilon(memref<4x4xf32>, memref<4xf32>, memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm>}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid row kernel: rows too long}}
+func.func private @norm_too_long(memref<2x100000xf32>, memref<100000xf32>, f32, memref<2x100000xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm>}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid row kernel: needs heads and queries that divide the rows}}
+func.func private @softmax_rows(memref<4x16xf32>, f32, memref<4x16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 3, queries = 1>}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid row kernel: wrong number of arguments, or no float scores and f32}}
+func.func private @softmax_no_scale(memref<4x16xf32>, memref<4x16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 1, queries = 4>}
+
+// -----
+
+// expected-error @below {{'func.func' op is not a valid row kernel: rows too long}}
+func.func private @softmax_too_long(memref<2x100000xf32>, f32, memref<2x100000xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = attention_softmax, heads = 1, queries = 2>}
+
+// -----
+
+// expected-error @below {{q and k must be 16-bit [B, S, H * D] buffers}}
+func.func private @mte_flash_attention_f32(memref<2x5x128xf32>, memref<2x5x64xf32>, memref<2x5x64xf32>, f32, memref<2x5x128xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1>}
