@@ -17,6 +17,17 @@ using namespace mte::transformer;
 
 namespace {
 
+/// A contraction's body: acc + lhs * rhs, the operands (`a`: lhs, rhs, acc)
+/// converted from their types to the accumulator's, integer or float.
+Value multiplyAdd(OpBuilder &b, Location l, ValueRange a, Type lhsType,
+                  Type rhsType, Type acc) {
+  Value x = convertScalar(b, l, a[0], lhsType, acc);
+  Value y = convertScalar(b, l, a[1], rhsType, acc);
+  if (isFloat(acc))
+    return arith::AddFOp::create(b, l, a[2], arith::MulFOp::create(b, l, x, y));
+  return arith::AddIOp::create(b, l, a[2], arith::MulIOp::create(b, l, x, y));
+}
+
 struct MatmulPattern : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatmulOp op,
@@ -68,15 +79,8 @@ struct MatmulPattern : OpRewritePattern<MatmulOp> {
             rewriter, loc, init.getType(), ValueRange{op.getLhs(), op.getRhs()},
             init, maps, iterators,
             [&](OpBuilder &b, Location l, ValueRange a) {
-              Value x = convertScalar(b, l, a[0], elementType, acc);
-              Value y = convertScalar(b, l, a[1], elementType, acc);
-              Value p = isFloat(acc)
-                            ? arith::MulFOp::create(b, l, x, y).getResult()
-                            : arith::MulIOp::create(b, l, x, y).getResult();
-              Value s = isFloat(acc)
-                            ? arith::AddFOp::create(b, l, a[2], p).getResult()
-                            : arith::AddIOp::create(b, l, a[2], p).getResult();
-              linalg::YieldOp::create(b, l, s);
+              linalg::YieldOp::create(
+                  b, l, multiplyAdd(b, l, a, elementType, elementType, acc));
             })
             .getResult(0);
     rewriter.replaceOp(
@@ -149,13 +153,8 @@ struct ConvPattern : OpRewritePattern<ConvOp> {
             rewriter, loc, init.getType(), ValueRange{input, op.getWeight()},
             init, maps, iterators,
             [&](OpBuilder &b, Location l, ValueRange a) {
-              Value x = convertScalar(b, l, a[0], elementType, acc);
-              Value w = convertScalar(b, l, a[1], elementType, acc);
               linalg::YieldOp::create(
-                  b, l,
-                  arith::AddFOp::create(b, l, a[2],
-                                        arith::MulFOp::create(b, l, x, w))
-                      .getResult());
+                  b, l, multiplyAdd(b, l, a, elementType, elementType, acc));
             })
             .getResult(0);
     Value bias = op.getBias();
@@ -269,13 +268,8 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
               rewriter, loc, init.getType(),
               ValueRange{op.getInput(), op.getWeight()}, init, maps, iterators,
               [&](OpBuilder &b, Location l, ValueRange a) {
-                Value x = convertScalar(b, l, a[0], inElt, acc);
-                Value w = convertScalar(b, l, a[1], wElt, acc);
-                linalg::YieldOp::create(
-                    b, l,
-                    arith::AddFOp::create(b, l, a[2],
-                                          arith::MulFOp::create(b, l, x, w))
-                        .getResult());
+                linalg::YieldOp::create(b, l,
+                                        multiplyAdd(b, l, a, inElt, wElt, acc));
               })
               .getResult(0);
     }

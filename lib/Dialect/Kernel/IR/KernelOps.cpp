@@ -66,28 +66,24 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     break;
   }
   StringRef name = stringifyRowKernelKind(kind);
-  auto unexpected = [&](StringRef parameter) {
-    return emitError() << "a " << name << " kernel takes no '" << parameter
-                       << "'";
+  struct Parameter {
+    StringRef name;
+    bool given, taken;
   };
-  if (!takes.heads && heads)
-    return unexpected("heads");
-  if (!takes.kvHeads && kvHeads)
-    return unexpected("kv_heads");
-  if (!takes.seq && seq)
-    return unexpected("seq");
-  if (!takes.queries && queries)
-    return unexpected("queries");
-  if (!takes.maskShape && maskShape)
-    return unexpected("mask_shape");
-  if (!takes.bias && bias)
-    return unexpected("bias");
-  if (!takes.residual && residual)
-    return unexpected("residual");
-  if (!takes.causal && causal)
-    return unexpected("causal");
-  if (!takes.headsMajor && headsMajor)
-    return unexpected("heads_major");
+  for (const Parameter &p : {
+           Parameter{"heads", heads != 0, takes.heads},
+           Parameter{"kv_heads", kvHeads != 0, takes.kvHeads},
+           Parameter{"seq", seq != 0, takes.seq},
+           Parameter{"queries", queries != 0, takes.queries},
+           Parameter{"mask_shape", static_cast<bool>(maskShape),
+                     takes.maskShape},
+           Parameter{"bias", bias, takes.bias},
+           Parameter{"residual", residual, takes.residual},
+           Parameter{"causal", causal, takes.causal},
+           Parameter{"heads_major", headsMajor, takes.headsMajor}})
+    if (p.given && !p.taken)
+      return emitError() << "a " << name << " kernel takes no '" << p.name
+                         << "'";
   auto positive = [&](StringRef parameter, int64_t value) -> LogicalResult {
     if (value > 0)
       return success();
