@@ -1,5 +1,6 @@
 # Two entry points that work on a fresh Debian 12 machine:
 #   make check   install missing packages, configure, build, run every test
+#                and a short run of each fuzzer
 #   make demo    install missing packages, configure, build, run the bundled example
 # The GPU tests run where no compiler is (see docs/cuda.md):
 #   make gpu-artifacts   here: compile the fixtures for CUDA, with references
@@ -41,8 +42,15 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	$(NINJA)
 
+# make check ends with a short run of each fuzzer (docs/testing.md), in the
+# sanitized build; CHECK_FUZZ_SECONDS=0 leaves it out.
+CHECK_FUZZ_SECONDS ?= 30
+
 check: configure
 	$(NINJA) check-mte
+ifneq ($(CHECK_FUZZ_SECONDS),0)
+	$(MAKE) fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+endif
 
 demo: build
 	@utils/demo.sh $(BUILD_DIR)

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 using namespace mlir;
@@ -66,6 +67,57 @@ void specialiseSymbolicInputs(const uint8_t *data, size_t size,
       options.inputShapes[input.name()] = dims;
   }
 }
+/// The context and the pass pipeline the inputs go through. Building them
+/// costs more than importing a small model, so they are kept across inputs
+/// and rebuilt after every kInputsPerContext of them: a context never frees
+/// the types and attributes it uniques, and the constants of many inputs
+/// would otherwise grow it without bound.
+class FuzzSession {
+public:
+  static FuzzSession &get() {
+    static FuzzSession session;
+    return session;
+  }
+
+  MLIRContext &context() {
+    if (!state)
+      state = std::make_unique<State>();
+    return state->context;
+  }
+  PassManager &pipeline() {
+    context();
+    return state->pipeline;
+  }
+  void inputDone() {
+    if (++inputs % kInputsPerContext == 0)
+      state.reset();
+  }
+
+private:
+  static constexpr unsigned kInputsPerContext = 2000;
+
+  struct State {
+    State()
+        : context(makeRegistry(), MLIRContext::Threading::DISABLED),
+          // Errors are expected; printing each would slow the fuzzer down.
+          swallow(&context, [](Diagnostic &) { return success(); }),
+          pipeline(&context) {
+      context.loadAllAvailableDialects();
+      mte::buildSimplifyPipeline(pipeline, mte::SimplifyPipelineOptions());
+      mte::buildTransformerFusionPipeline(pipeline);
+    }
+    static DialectRegistry makeRegistry() {
+      DialectRegistry registry;
+      mte::registerAllDialects(registry);
+      return registry;
+    }
+    MLIRContext context;
+    ScopedDiagnosticHandler swallow;
+    PassManager pipeline;
+  };
+  std::unique_ptr<State> state;
+  unsigned inputs = 0;
+};
 } // namespace
 
 /// LLVM's BumpPtrAllocator poisons its free space when compiled with ASan,
@@ -103,21 +155,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mte::ONNXImportOptions options;
   specialiseSymbolicInputs(data, size, options);
 
-  DialectRegistry registry;
-  mte::registerAllDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  // Errors are expected; printing each one would only slow the fuzzer down.
-  ScopedDiagnosticHandler swallow(&context,
-                                  [](Diagnostic &) { return success(); });
-
-  OwningOpRef<ModuleOp> module =
-      mte::importONNXModel(modelPath, &context, options);
-  if (!module || failed(verify(*module)))
-    return 0;
-
-  PassManager pm(&context);
-  mte::buildSimplifyPipeline(pm, mte::SimplifyPipelineOptions());
-  mte::buildTransformerFusionPipeline(pm);
-  (void)pm.run(*module);
+  FuzzSession &session = FuzzSession::get();
+  {
+    OwningOpRef<ModuleOp> module =
+        mte::importONNXModel(modelPath, &session.context(), options);
+    if (module && succeeded(verify(*module)))
+      (void)session.pipeline().run(*module);
+  }
+  session.inputDone();
   return 0;
 }
