@@ -2,6 +2,8 @@
 
 #include "mte/Pipelines/Pipelines.h"
 
+#include "mte/Codegen/CUDA/Passes.h"
+#include "mte/Codegen/Common/Passes.h"
 #include "mte/Conversion/Passes.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 
@@ -57,11 +59,12 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   funcPm.addPass(createCSEPass());
 }
 
-void mte::buildPrecisionPipeline(OpPassManager &pm, StringRef precision) {
+void mte::buildPrecisionPipeline(OpPassManager &pm,
+                                 const PrecisionPipelineOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  transformer::ConvertPrecisionOptions options;
-  options.precision = precision.str();
-  funcPm.addPass(transformer::createConvertPrecision(options));
+  transformer::ConvertPrecisionOptions convert;
+  convert.precision = options.precision;
+  funcPm.addPass(transformer::createConvertPrecision(convert));
   // The casts it puts between a norm and its GEMMs become the norm's output.
   funcPm.addPass(transformer::createFuseNormLinear());
   funcPm.addPass(createCanonicalizerPass());
@@ -229,6 +232,11 @@ void mte::registerPipelines() {
       "embeddings, attention, linear) in primitive-level transformer IR, then "
       "fuse them (QKV, epilogues, residuals, norm + linear)",
       buildTransformerFusionPipeline);
+  PassPipelineRegistration<PrecisionPipelineOptions>(
+      "mte-precision",
+      "Convert f32 weights and activations to bf16 or f16, then let norms "
+      "write their GEMMs' input type",
+      buildPrecisionPipeline);
   PassPipelineRegistration<HostPipelineOptions>(
       "mte-host-pipeline",
       "Lower a static-shaped transformer module to the LLVM dialect for the "

@@ -2,6 +2,8 @@
 
 #include "mte/InitAll.h"
 
+#include "mte/Codegen/CUDA/Passes.h"
+#include "mte/Codegen/Common/Passes.h"
 #include "mte/Conversion/Passes.h"
 #include "mte/Dialect/Kernel/IR/KernelOps.h"
 #include "mte/Dialect/Transformer/IR/TransformerDialect.h"
@@ -82,5 +84,7 @@ void mte::registerAllPasses() {
   mlir::bufferization::registerBufferizationPipelines();
   transformer::registerTransformerPasses();
   registerMTEConversionPasses();
+  registerMTECodegenCommonPasses();
+  registerMTECodegenCUDAPasses();
   registerPipelines();
 }

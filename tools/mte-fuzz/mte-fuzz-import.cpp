@@ -1,14 +1,14 @@
 //===- mte-fuzz-import.cpp - libFuzzer target for the ONNX importer -------===//
 //
 // Imports the fuzzer's bytes as an ONNX model, verifies the module and runs
-// the simplify and fusion pipelines over it, as mte-compile does before it
-// lowers. Any error is an acceptable outcome; a crash, an abort (an assert)
+// the pipeline mte-compile runs before it lowers (simplification, index
+// checks, fusion). Any error is an acceptable outcome; a crash, an abort (an assert)
 // or a sanitizer report is a bug.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mte/Driver/Driver.h"
 #include "mte/InitAll.h"
-#include "mte/Pipelines/Pipelines.h"
 #include "mte/Target/ONNX/ImportONNX.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -103,8 +103,8 @@ private:
           swallow(&context, [](Diagnostic &) { return success(); }),
           pipeline(&context) {
       context.loadAllAvailableDialects();
-      mte::buildSimplifyPipeline(pipeline, mte::SimplifyPipelineOptions());
-      mte::buildTransformerFusionPipeline(pipeline);
+      mte::driver::buildModelPipeline(pipeline,
+                                      mte::driver::CompilerOptions());
     }
     static DialectRegistry makeRegistry() {
       DialectRegistry registry;

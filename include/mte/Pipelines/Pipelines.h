@@ -35,10 +35,20 @@ void buildSimplifyPipeline(mlir::OpPassManager &pm,
 /// and norms into writing their GEMMs' input type.
 void buildTransformerFusionPipeline(mlir::OpPassManager &pm);
 
-/// Converts f32 weights and activations to `precision` (bf16 or f16) with
-/// mte-convert-precision, then lets norms write their GEMMs' input type.
+struct PrecisionPipelineOptions
+    : mlir::PassPipelineOptions<PrecisionPipelineOptions> {
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("The storage type of weights and activations: bf16 or "
+                     "f16"),
+      llvm::cl::init("bf16")};
+};
+
+/// Converts f32 weights and activations to the options' precision (bf16 or
+/// f16) with mte-convert-precision, then lets norms write their GEMMs'
+/// input type.
 void buildPrecisionPipeline(mlir::OpPassManager &pm,
-                            llvm::StringRef precision);
+                            const PrecisionPipelineOptions &options);
 
 struct HostPipelineOptions : mlir::PassPipelineOptions<HostPipelineOptions> {
   Option<bool> fuseElementwise{

@@ -5,8 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoweringUtils.h"
-
+#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 
 #include <cmath>
@@ -187,47 +186,7 @@ struct ConvPattern : OpRewritePattern<ConvOp> {
 };
 
 struct LinearPattern : OpRewritePattern<LinearOp> {
-  LinearPattern(MLIRContext *ctx, bool namedMatmul)
-      : OpRewritePattern(ctx), namedMatmul(namedMatmul) {}
-
-  /// The product as linalg.matmul over the [M, K] view of the input,
-  /// accumulated in f32; null unless input and weight are both f32, bf16 or
-  /// f16 (the GEMMs the library runs).
-  Value namedProduct(PatternRewriter &rewriter, LinearOp op) const {
-    Location loc = op.getLoc();
-    RankedTensorType inputType = op.getInput().getType();
-    RankedTensorType weightType = op.getWeight().getType();
-    Type elementType = inputType.getElementType();
-    if (!isa<Float32Type, BFloat16Type, Float16Type>(elementType) ||
-        weightType.getElementType() != elementType)
-      return nullptr;
-    int64_t k = inputType.getShape().back();
-    int64_t m = 1;
-    for (int64_t d : inputType.getShape().drop_back())
-      m *= d;
-    bool kn = op.getWeightLayout() == WeightLayout::KN;
-    int64_t n = weightType.getDimSize(kn ? 1 : 0);
-    Value input = reshapeTensor(rewriter, loc, op.getInput(), {m, k});
-    Value init = filledTensor(rewriter, loc, {m, n}, rewriter.getF32Type(), 0);
-    SmallVector<NamedAttribute> attrs;
-    if (!kn) {
-      MLIRContext *ctx = rewriter.getContext();
-      AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
-                 d2 = getAffineDimExpr(2, ctx);
-      attrs.push_back(rewriter.getNamedAttr(
-          "indexing_maps", rewriter.getAffineMapArrayAttr(
-                               {AffineMap::get(3, 0, {d0, d2}, ctx),
-                                AffineMap::get(3, 0, {d1, d2}, ctx),
-                                AffineMap::get(3, 0, {d0, d1}, ctx)})));
-    }
-    Value product =
-        linalg::MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
-                                 ValueRange{input, op.getWeight()},
-                                 ValueRange{init}, attrs)
-            .getResult(0);
-    SmallVector<int64_t> shape(op.getOutput().getType().getShape());
-    return reshapeTensor(rewriter, loc, product, shape);
-  }
+  using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
@@ -256,109 +215,154 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     iterators.back() = utils::IteratorType::reduction;
     Type inElt = inputType.getElementType();
     Type wElt = op.getWeight().getType().getElementType();
-    Type acc = rewriter.getF32Type();
-    if (inElt.isF64())
-      acc = inElt;
-    Value product = namedMatmul ? namedProduct(rewriter, op) : Value();
-    bool libraryProduct = static_cast<bool>(product);
-    if (!product) {
-      Value init = filledTensor(rewriter, loc, outType.getShape(), acc, 0);
-      product =
-          linalg::GenericOp::create(
-              rewriter, loc, init.getType(),
-              ValueRange{op.getInput(), op.getWeight()}, init, maps, iterators,
-              [&](OpBuilder &b, Location l, ValueRange a) {
-                linalg::YieldOp::create(b, l,
-                                        multiplyAdd(b, l, a, inElt, wElt, acc));
-              })
-              .getResult(0);
-    }
-    SmallVector<Value> epilogueInputs = {product};
-    Value bias = op.getBias(), residual = op.getResidual();
-    if (bias)
-      epilogueInputs.push_back(bias);
-    if (residual)
-      epilogueInputs.push_back(residual);
-    Type outElt = outType.getElementType();
-    Activation act = op.getActivation();
-    Value result = elementwise(
-        rewriter, loc, outType, epilogueInputs,
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value v = a[0];
-          unsigned next = 1;
-          if (bias)
-            v = arith::AddFOp::create(
-                b, l, v, convertScalar(b, l, a[next++], outElt, acc));
-          v = applyActivation(b, l, v, act);
-          if (residual)
-            v = arith::AddFOp::create(
-                b, l, v, convertScalar(b, l, a[next++], outElt, acc));
-          return convertScalar(b, l, v, acc, outElt);
-        });
-    // A library GEMM can apply this epilogue itself (bias, activation,
-    // residual as its C): say what it computes, so that
-    // mte-matmul-to-library-call need not reverse-engineer the body.
-    if (libraryProduct)
-      if (Operation *epilogue = result.getDefiningOp()) {
-        SmallVector<NamedAttribute> spec = {rewriter.getNamedAttr(
-            "activation", ActivationAttr::get(rewriter.getContext(), act))};
-        if (bias)
-          spec.push_back(rewriter.getNamedAttr("bias", rewriter.getUnitAttr()));
-        if (residual)
-          spec.push_back(
-              rewriter.getNamedAttr("residual", rewriter.getUnitAttr()));
-        epilogue->setAttr(mte::kGemmEpilogueAttrName,
-                          rewriter.getDictionaryAttr(spec));
-      }
-    rewriter.replaceOp(op, result);
+    Type acc = inElt.isF64() ? inElt : rewriter.getF32Type();
+    Value init = filledTensor(rewriter, loc, outType.getShape(), acc, 0);
+    Value product =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(),
+            ValueRange{op.getInput(), op.getWeight()}, init, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              linalg::YieldOp::create(b, l,
+                                      multiplyAdd(b, l, a, inElt, wElt, acc));
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, mte::buildLinearEpilogue(rewriter, op, product));
     return success();
   }
-
-  bool namedMatmul;
 };
 
-/// `input` with its dimensions permuted (a copy).
-Value transposeTensor(OpBuilder &b, Location loc, Value input,
-                      ArrayRef<int64_t> perm) {
-  auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t p : perm)
-    shape.push_back(type.getDimSize(p));
-  Value init = emptyTensor(b, loc, shape, type.getElementType());
-  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
-}
+struct AttentionPattern : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-/// linalg.batch_matmul of [n, m, k] and [n, k, p] (or [n, p, k] with
-/// `transposedB`), accumulating from zero in f32.
-Value batchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                  bool transposedB) {
-  auto l = cast<RankedTensorType>(lhs.getType());
-  auto r = cast<RankedTensorType>(rhs.getType());
-  int64_t n = r.getDimSize(transposedB ? 1 : 2);
-  Value init = filledTensor(b, loc, {l.getDimSize(0), l.getDimSize(1), n},
-                            b.getF32Type(), 0);
-  SmallVector<NamedAttribute> attrs;
-  if (transposedB) {
-    MLIRContext *ctx = b.getContext();
-    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
-               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
-    attrs.push_back(b.getNamedAttr(
-        "indexing_maps",
-        b.getAffineMapArrayAttr({AffineMap::get(4, 0, {d0, d1, d3}, ctx),
-                                 AffineMap::get(4, 0, {d0, d2, d3}, ctx),
-                                 AffineMap::get(4, 0, {d0, d1, d2}, ctx)})));
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType qType = op.getQuery().getType();
+    RankedTensorType kType = op.getKey().getType();
+    RankedTensorType vType = op.getValue().getType();
+    Type t = qType.getElementType();
+    Type c = computeType(t);
+    int64_t batch = qType.getDimSize(0), sq = qType.getDimSize(1),
+            skv = kType.getDimSize(1);
+    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+    int64_t d = qType.getDimSize(2) / heads;
+    int64_t dv = vType.getDimSize(2) / kvHeads;
+    int64_t group = heads / kvHeads;
+    auto [q, k, v] = mte::unpackAttentionHeads(rewriter, op);
+
+    // scores[b, h, i, j] = scale * sum_d q[b, i, h, d] * k[b, j, h / g, d].
+    AffineExpr b0 = getAffineDimExpr(0, ctx), h = getAffineDimExpr(1, ctx),
+               i = getAffineDimExpr(2, ctx), j = getAffineDimExpr(3, ctx),
+               e = getAffineDimExpr(4, ctx);
+    SmallVector<AffineMap> scoreMaps = {
+        AffineMap::get(5, 0, {b0, i, h, e}, ctx),
+        AffineMap::get(5, 0, {b0, j, h.floorDiv(group), e}, ctx),
+        AffineMap::get(5, 0, {b0, h, i, j}, ctx)};
+    SmallVector<utils::IteratorType> scoreIterators(
+        5, utils::IteratorType::parallel);
+    scoreIterators[4] = utils::IteratorType::reduction;
+    SmallVector<int64_t> scoreShape = {batch, heads, sq, skv};
+    Value zeros = filledTensor(rewriter, loc, scoreShape, c, 0);
+    Value scores =
+        linalg::GenericOp::create(
+            rewriter, loc, zeros.getType(), ValueRange{q, k}, zeros, scoreMaps,
+            scoreIterators,
+            [&](OpBuilder &bb, Location l, ValueRange a) {
+              Value x = convertScalar(bb, l, a[0], t, c);
+              Value y = convertScalar(bb, l, a[1], t, c);
+              linalg::YieldOp::create(
+                  bb, l,
+                  arith::AddFOp::create(bb, l, a[2],
+                                        arith::MulFOp::create(bb, l, x, y))
+                      .getResult());
+            })
+            .getResult(0);
+    Value probs = mte::buildAttentionProbabilities(rewriter, loc, op, scores);
+
+    // out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h / g, e].
+    SmallVector<AffineMap> outMaps = {
+        AffineMap::get(5, 0, {b0, h, i, j}, ctx),
+        AffineMap::get(5, 0, {b0, j, h.floorDiv(group), e}, ctx),
+        AffineMap::get(5, 0, {b0, i, h, e}, ctx)};
+    SmallVector<utils::IteratorType> outIterators(
+        5, utils::IteratorType::parallel);
+    outIterators[3] = utils::IteratorType::reduction;
+    // Loop order (b, h, i, j, e) with j reduced: shapes come from the maps.
+    Value init = filledTensor(rewriter, loc, {batch, sq, heads, dv}, c, 0);
+    Value out =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{probs, v}, init, outMaps,
+            outIterators,
+            [&](OpBuilder &bb, Location l, ValueRange a) {
+              Value y = convertScalar(bb, l, a[1], t, c);
+              linalg::YieldOp::create(
+                  bb, l,
+                  arith::AddFOp::create(bb, l, a[2],
+                                        arith::MulFOp::create(bb, l, a[0], y))
+                      .getResult());
+            })
+            .getResult(0);
+    out = castTensor(rewriter, loc, out, t);
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, out, op.getType().getShape()));
+    return success();
   }
-  return linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
-                                       ValueRange{lhs, rhs}, ValueRange{init},
-                                       attrs)
-      .getResult(0);
+};
+
+} // namespace
+
+void mte::populateTransformerContractionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<MatmulPattern, LinearPattern, AttentionPattern, ConvPattern>(
+      patterns.getContext());
 }
 
-/// Attention's probabilities from its scores [B, H, Sq, Skv] (Q·Kᵀ, in the
-/// compute type): scale, mask, causal mask and softmax, a query that sees no
-/// key giving zeros.
-Value scaleMaskSoftmax(OpBuilder &b, Location loc, AttentionOp op, Value scores,
-                       Type /*probsType*/) {
+mte::AttentionHeads mte::unpackAttentionHeads(OpBuilder &b, AttentionOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType qType = op.getQuery().getType();
+  RankedTensorType kType = op.getKey().getType();
+  RankedTensorType vType = op.getValue().getType();
+  int64_t batch = qType.getDimSize(0), sq = qType.getDimSize(1),
+          skv = kType.getDimSize(1);
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+  int64_t d = qType.getDimSize(2) / heads;
+  int64_t dv = vType.getDimSize(2) / kvHeads;
+  return {reshapeTensor(b, loc, op.getQuery(), {batch, sq, heads, d}),
+          reshapeTensor(b, loc, op.getKey(), {batch, skv, kvHeads, d}),
+          reshapeTensor(b, loc, op.getValue(), {batch, skv, kvHeads, dv})};
+}
+
+Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product) {
+  Location loc = op.getLoc();
+  RankedTensorType outType = op.getOutput().getType();
+  Type acc = cast<RankedTensorType>(product.getType()).getElementType();
+  SmallVector<Value> epilogueInputs = {product};
+  Value bias = op.getBias(), residual = op.getResidual();
+  if (bias)
+    epilogueInputs.push_back(bias);
+  if (residual)
+    epilogueInputs.push_back(residual);
+  Type outElt = outType.getElementType();
+  Activation act = op.getActivation();
+  return elementwise(
+      b, loc, outType, epilogueInputs,
+      [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+        Value v = a[0];
+        unsigned next = 1;
+        if (bias)
+          v = arith::AddFOp::create(
+              bb, l, v, convertScalar(bb, l, a[next++], outElt, acc));
+        v = applyActivation(bb, l, v, act);
+        if (residual)
+          v = arith::AddFOp::create(
+              bb, l, v, convertScalar(bb, l, a[next++], outElt, acc));
+        return convertScalar(bb, l, v, acc, outElt);
+      });
+}
+
+Value mte::buildAttentionProbabilities(OpBuilder &b, Location loc,
+                                      AttentionOp op, Value scores) {
   auto scoreType = cast<RankedTensorType>(scores.getType());
   Type c = scoreType.getElementType();
   int64_t sq = scoreType.getDimSize(2), skv = scoreType.getDimSize(3);
@@ -397,145 +401,4 @@ Value scaleMaskSoftmax(OpBuilder &b, Location loc, AttentionOp op, Value scores,
         return s;
       });
   return softmaxLast(b, loc, masked, /*zeroEmptyRows=*/true);
-}
-
-struct AttentionPattern : OpRewritePattern<AttentionOp> {
-  AttentionPattern(MLIRContext *ctx, bool namedMatmul,
-                   mte::AttentionSoftmaxFn softmax = scaleMaskSoftmax)
-      : OpRewritePattern(ctx), namedMatmul(namedMatmul),
-        softmax(std::move(softmax)) {}
-  bool namedMatmul;
-  mte::AttentionSoftmaxFn softmax;
-
-  LogicalResult matchAndRewrite(AttentionOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType qType = op.getQuery().getType();
-    RankedTensorType kType = op.getKey().getType();
-    RankedTensorType vType = op.getValue().getType();
-    Type t = qType.getElementType();
-    Type c = computeType(t);
-    int64_t batch = qType.getDimSize(0), sq = qType.getDimSize(1),
-            skv = kType.getDimSize(1);
-    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
-    int64_t d = qType.getDimSize(2) / heads;
-    int64_t dv = vType.getDimSize(2) / kvHeads;
-    int64_t group = heads / kvHeads;
-    // Heads unpacked: [B, S, H, D].
-    Value q =
-        reshapeTensor(rewriter, loc, op.getQuery(), {batch, sq, heads, d});
-    Value k =
-        reshapeTensor(rewriter, loc, op.getKey(), {batch, skv, kvHeads, d});
-    Value v =
-        reshapeTensor(rewriter, loc, op.getValue(), {batch, skv, kvHeads, dv});
-
-    // scores[b, h, i, j] = scale * sum_d q[b, i, h, d] * k[b, j, h / g, d].
-    AffineExpr b0 = getAffineDimExpr(0, ctx), h = getAffineDimExpr(1, ctx),
-               i = getAffineDimExpr(2, ctx), j = getAffineDimExpr(3, ctx),
-               e = getAffineDimExpr(4, ctx);
-    SmallVector<AffineMap> scoreMaps = {
-        AffineMap::get(5, 0, {b0, i, h, e}, ctx),
-        AffineMap::get(5, 0, {b0, j, h.floorDiv(group), e}, ctx),
-        AffineMap::get(5, 0, {b0, h, i, j}, ctx)};
-    SmallVector<utils::IteratorType> scoreIterators(
-        5, utils::IteratorType::parallel);
-    scoreIterators[4] = utils::IteratorType::reduction;
-    SmallVector<int64_t> scoreShape = {batch, heads, sq, skv};
-    // With named-matmul both products are batched GEMMs over (batch, kv
-    // head), accumulating in f32; a kv head's query heads stack their rows,
-    // so GQA needs no repeated K or V.
-    bool batched =
-        namedMatmul && isa<Float32Type, BFloat16Type, Float16Type>(t);
-    Value vRows, scores;
-    if (batched) {
-      Value qRows = reshapeTensor(
-          rewriter, loc, transposeTensor(rewriter, loc, q, {0, 2, 1, 3}),
-          {batch * kvHeads, group * sq, d});
-      Value kRows = reshapeTensor(
-          rewriter, loc, transposeTensor(rewriter, loc, k, {0, 2, 1, 3}),
-          {batch * kvHeads, skv, d});
-      vRows = reshapeTensor(rewriter, loc,
-                            transposeTensor(rewriter, loc, v, {0, 2, 1, 3}),
-                            {batch * kvHeads, skv, dv});
-      scores = reshapeTensor(
-          rewriter, loc,
-          batchMatmul(rewriter, loc, qRows, kRows, /*transposedB=*/true),
-          scoreShape);
-    } else {
-      Value zeros = filledTensor(rewriter, loc, scoreShape, c, 0);
-      scores = linalg::GenericOp::create(
-                   rewriter, loc, zeros.getType(), ValueRange{q, k}, zeros,
-                   scoreMaps, scoreIterators,
-                   [&](OpBuilder &bb, Location l, ValueRange a) {
-                     Value x = convertScalar(bb, l, a[0], t, c);
-                     Value y = convertScalar(bb, l, a[1], t, c);
-                     linalg::YieldOp::create(
-                         bb, l,
-                         arith::AddFOp::create(
-                             bb, l, a[2], arith::MulFOp::create(bb, l, x, y))
-                             .getResult());
-                   })
-                   .getResult(0);
-    }
-
-    // The batched product reads P in V's type; the loop nest in c.
-    Value probs = softmax(rewriter, loc, op, scores, batched ? t : c);
-
-    // out[b, i, h, e] = sum_j probs[b, h, i, j] * v[b, j, h / g, e].
-    SmallVector<AffineMap> outMaps = {
-        AffineMap::get(5, 0, {b0, h, i, j}, ctx),
-        AffineMap::get(5, 0, {b0, j, h.floorDiv(group), e}, ctx),
-        AffineMap::get(5, 0, {b0, i, h, e}, ctx)};
-    SmallVector<utils::IteratorType> outIterators(
-        5, utils::IteratorType::parallel);
-    outIterators[3] = utils::IteratorType::reduction;
-    Value out;
-    if (batched) {
-      // P is rounded to V's type, as the GEMM reads both in one type.
-      Value rows =
-          reshapeTensor(rewriter, loc, castTensor(rewriter, loc, probs, t),
-                        {batch * kvHeads, group * sq, skv});
-      Value product = reshapeTensor(
-          rewriter, loc,
-          batchMatmul(rewriter, loc, rows, vRows, /*transposedB=*/false),
-          {batch, heads, sq, dv});
-      out = transposeTensor(rewriter, loc, product, {0, 2, 1, 3});
-    } else {
-      // Loop order (b, h, i, j, e) with j reduced: shapes come from the maps.
-      Value init = filledTensor(rewriter, loc, {batch, sq, heads, dv}, c, 0);
-      out = linalg::GenericOp::create(
-                rewriter, loc, init.getType(), ValueRange{probs, v}, init,
-                outMaps, outIterators,
-                [&](OpBuilder &bb, Location l, ValueRange a) {
-                  Value y = convertScalar(bb, l, a[1], t, c);
-                  linalg::YieldOp::create(
-                      bb, l,
-                      arith::AddFOp::create(
-                          bb, l, a[2], arith::MulFOp::create(bb, l, a[0], y))
-                          .getResult());
-                })
-                .getResult(0);
-    }
-    out = castTensor(rewriter, loc, out, t);
-    rewriter.replaceOp(
-        op, reshapeTensor(rewriter, loc, out, op.getType().getShape()));
-    return success();
-  }
-};
-
-} // namespace
-
-void mte::populateTransformerContractionToLinalgPatterns(
-    RewritePatternSet &patterns, bool namedMatmul) {
-  patterns.add<MatmulPattern, ConvPattern>(patterns.getContext());
-  patterns.add<LinearPattern, AttentionPattern>(patterns.getContext(),
-                                                namedMatmul);
-}
-
-void mte::populateAttentionToLinalgPatterns(RewritePatternSet &patterns,
-                                            bool namedMatmul,
-                                            AttentionSoftmaxFn softmax) {
-  patterns.add<AttentionPattern>(patterns.getContext(), namedMatmul,
-                                 std::move(softmax));
 }

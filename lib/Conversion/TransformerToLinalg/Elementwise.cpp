@@ -7,8 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoweringUtils.h"
-
+#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 
 #include <cmath>

@@ -1,6 +1,6 @@
 //===- LoweringUtils.cpp - shared helpers of the reference lowering -------===//
 
-#include "LoweringUtils.h"
+#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 
 #include <cmath>
 

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoweringUtils.h"
-
+#include "mte/Codegen/CUDA/LibraryContractions.h"
+#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,10 +34,11 @@ namespace {
 
 /// A transformer op whose results hold no elements computes nothing: each
 /// result is an empty tensor. (Ahead of the op's own lowering, which may
-/// index into a dimension of size zero.)
+/// index into a dimension of size zero, and of a backend's forms, which
+/// have benefit 2.)
 struct ZeroElementResultsPattern : RewritePattern {
   ZeroElementResultsPattern(MLIRContext *ctx)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/2, ctx) {}
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/3, ctx) {}
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
     if (!isa<TransformerDialect>(op->getDialect()) || op->getNumResults() == 0)
@@ -80,7 +81,9 @@ struct ConvertTransformerToLinalgPass
     if (unsignedTypes.wasInterrupted())
       return signalPassFailure();
     RewritePatternSet patterns(ctx);
-    mte::populateTransformerToLinalgPatterns(patterns, namedMatmul);
+    mte::populateTransformerToLinalgPatterns(patterns);
+    if (namedMatmul)
+      mte::populateLibraryContractionPatterns(patterns);
     ConversionTarget target(*ctx);
     target.addIllegalDialect<TransformerDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
@@ -94,12 +97,11 @@ struct ConvertTransformerToLinalgPass
 
 } // namespace
 
-void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns,
-                                              bool namedMatmul) {
+void mte::populateTransformerToLinalgPatterns(RewritePatternSet &patterns) {
   populateTransformerElementwiseToLinalgPatterns(patterns);
   populateTransformerDataMovementToLinalgPatterns(patterns);
   populateTransformerReductionToLinalgPatterns(patterns);
-  populateTransformerContractionToLinalgPatterns(patterns, namedMatmul);
+  populateTransformerContractionToLinalgPatterns(patterns);
   populateTransformerQuantizationToLinalgPatterns(patterns);
   patterns.add<ZeroElementResultsPattern>(patterns.getContext());
 }

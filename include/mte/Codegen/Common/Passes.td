@@ -1,0 +1,119 @@
+//===- Passes.td - backend-neutral codegen passes ----------*- tablegen -*-===//
+
+#ifndef MTE_CODEGEN_COMMON_PASSES_TD
+#define MTE_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DistinctResults : Pass<"mte-distinct-results", "::mlir::ModuleOp"> {
+  let summary = "Give every result of a function a buffer of its own";
+  let description = [{
+    After bufferization, a `func.return` that returns one buffer more than
+    once (ONNX lets two graph outputs name one value: an output listed
+    twice, or one behind an Identity) returns a copy of it for every repeat,
+    so that `buffer-results-to-out-params` gives each result its own
+    out-parameter.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def ConvertMemRefCopyToLinalg : Pass<"mte-convert-memref-copy-to-linalg"> {
+  let summary = "Rewrite memref.copy as linalg.copy";
+  let description = [{
+    Bufferization copies between strided views (slices, concatenations) with
+    memref.copy, which the LLVM lowering turns into a call to the MLIR
+    runner-utils library. Model libraries link nothing but libc, so the host
+    pipeline turns every copy into a linalg.copy, and from there into loops.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def ExpandFP8Conversions : Pass<"mte-expand-fp8-conversions"> {
+  let summary = "Expand conversions to and from f8E4M3FN and f8E5M2 into "
+                "integer code";
+  let description = [{
+    LLVM has no fp8 types and LLVM 22's arith does not expand fp8 truncation,
+    so `arith.extf` from and `arith.truncf` to f8E4M3FN and f8E5M2 become
+    integer arithmetic on the i8 encoding: exact decoding (subnormals, NaN,
+    and E5M2's infinities) and round-to-nearest-even encoding through f32.
+    Out-of-range values become infinity (E5M2) or NaN (E4M3FN, which has no
+    infinity), as `arith.truncf` specifies; saturation is the caller's clamp.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def HoistConstantsToArguments
+    : Pass<"mte-hoist-constants-to-arguments", "::mlir::ModuleOp"> {
+  let summary = "Turn the tensor constants of public functions into arguments";
+  let description = [{
+    GPU kernels cannot read the host's read-only data, so the CUDA pipeline
+    passes every constant tensor (weights, tables, masks) to the forward
+    function as a device buffer the runtime uploads once. This pass replaces
+    each `arith.constant` of tensor type in a public function by a new
+    argument appended after the existing ones and records its value in a
+    public, constant `memref.global` named `__mte_weight_<i>`; the argument
+    carries `mte.weight = @__mte_weight_<i>`. mte-compile writes a weight
+    table pointing at those globals into the model's ABI.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def PlanActivationMemory
+    : Pass<"mte-plan-activation-memory", "::mlir::ModuleOp"> {
+  let summary = "Place the intermediates of public functions in one arena";
+  let description = [{
+    A static memory plan for the buffers a forward function allocates after
+    bufferization and buffer deallocation. In each public function whose
+    body is one block (block order is then execution order), every
+    `memref.alloc` of that block with a static shape, identity layout,
+    default memory space and a fixed-size element type, freed by exactly
+    one `memref.dealloc` in the same block (the function owns it), lives
+    from its allocation to its last use: the last op of the block that uses
+    it or any value computed from it (views, casts, extracted pointers,
+    results of ops taking it). Buffer deallocation frees everything at the
+    end of the block, so the deallocation itself says nothing about the
+    lifetime. Each buffer gets a byte offset in one arena: largest first,
+    into the smallest gap left between the already placed buffers whose
+    lifetimes overlap its own, else above them, every offset aligned to 256
+    bytes (the arena's own alignment; an allocation asking for more stays
+    one). Buffers with disjoint lifetimes share memory; live ones never do.
+
+    The arena becomes a new last argument of the function,
+    `memref<Nxi8> {mte.arena}` with N the plan's peak; every planned
+    allocation becomes a `memref.view` of it at its offset and its
+    deallocation disappears. The argument exists only when something was
+    planned (N > 0). The module records each plan in its
+    `mte.activation_arena` dictionary, keyed by function name:
+    `{buffers, bytes, bytes_without_reuse}` (the last: the arena's size if
+    no buffer shared memory).
+
+    What the plan cannot bound stays an allocation: dynamic shapes,
+    allocations in nested regions, buffers without a deallocation in the
+    block or with several, buffers stored as values, and buffers used
+    after their deallocation. As buffer deallocation does, calls are
+    assumed not to keep their operands. Every later access is stream
+    ordered on the device, so a buffer that reuses a dead one's bytes
+    never races with it.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def FuseElementwise : Pass<"mte-fuse-elementwise"> {
+  let summary = "Fuse linalg elementwise chains, never into contractions";
+  let description = [{
+    Upstream's elementwise fusion also fuses an elementwise producer into a
+    reduction or contraction consumer, generalising a `linalg.matmul` and
+    recomputing the producer once per output column (a LayerNorm fused into
+    the following GEMM costs N times its arithmetic, and the GEMM can no
+    longer go to cuBLASLt). This pass applies the same fusion and reshape
+    propagation patterns, but only into consumers whose iterators are all
+    parallel: every chain of elementwise ops becomes one loop nest, and
+    reductions and GEMMs keep their operands.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // MTE_CODEGEN_COMMON_PASSES_TD

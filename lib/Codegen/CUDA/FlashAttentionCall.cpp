@@ -1,0 +1,110 @@
+//===- FlashAttentionCall.cpp - fused attention as a runtime call ---------===//
+//
+// A fused-attention declaration (#kernel.row_kernel<kind = flash_attention>)
+// has no body: every call of it becomes a call of the runtime's
+// mte_cuda_attention with the buffers' addresses and strides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowKernelBuilder.h"
+
+#include "mte-c/ModelABI.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mte::cuda;
+
+namespace {
+
+constexpr StringLiteral kAttentionEntry = "mte_cuda_attention";
+
+/// The runtime's entry point (FlashAttention.cpp): q, k, v, out as device
+/// addresses; batch, heads, kv heads, queries, keys, head dimension; batch
+/// and row strides of q, k, v and out; scale; causal; mte_dtype.
+func::FuncOp declareAttentionEntry(ModuleOp module) {
+  if (auto func = module.lookupSymbol<func::FuncOp>(kAttentionEntry))
+    return func;
+  auto builder = OpBuilder::atBlockEnd(module.getBody());
+  Type i64 = builder.getI64Type(), i32 = builder.getI32Type();
+  SmallVector<Type> inputs(4 + 6 + 8, i64);
+  inputs.append({builder.getF32Type(), i32, i32});
+  auto func = func::FuncOp::create(builder, module.getLoc(), kAttentionEntry,
+                                   builder.getFunctionType(inputs, {}));
+  func.setPrivate();
+  return func;
+}
+
+} // namespace
+
+/// Replaces every call of the fused-attention declaration `func` (operands
+/// q, k, v [B, S, H * D] with any batch and row strides, scale, output) by
+/// a call of mte_cuda_attention with their addresses and strides, then
+/// erases the declaration.
+LogicalResult
+mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
+                                    kernel::RowKernelAttr spec) {
+  auto fail = [&](const Twine &why) {
+    return func.emitError("cannot lower fused attention '")
+           << func.getSymName() << "': " << why;
+  };
+  ArrayRef<Type> types = func.getArgumentTypes();
+  if (types.size() != 5 || !types[3].isF32())
+    return fail("needs (q, k, v, scale, output)");
+  auto q = dyn_cast<MemRefType>(types[0]);
+  auto k = dyn_cast<MemRefType>(types[1]);
+  Type element = q ? q.getElementType() : Type();
+  if (!q || !k || q.getRank() != 3 || k.getRank() != 3 ||
+      !(element.isBF16() || element.isF16()))
+    return fail("q and k must be 16-bit [B, S, H * D] buffers");
+  int64_t headDim = q.getDimSize(2) / spec.getHeads();
+  int32_t dtype = element.isBF16() ? MTE_DTYPE_BF16 : MTE_DTYPE_F16;
+
+  auto module = func->getParentOfType<ModuleOp>();
+  func::FuncOp entry = declareAttentionEntry(module);
+  std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
+  for (SymbolTable::SymbolUse use : *uses) {
+    auto call = dyn_cast<func::CallOp>(use.getUser());
+    if (!call)
+      return fail("used other than by a call");
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    Type i64 = b.getI64Type(), i32 = b.getI32Type();
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i64, v);
+    };
+    auto toI64 = [&](Value index) -> Value {
+      return arith::IndexCastOp::create(b, loc, i64, index);
+    };
+    SmallVector<Value> addresses, strides;
+    for (unsigned i : {0u, 1u, 2u, 4u}) {
+      Value buffer = call.getOperand(i);
+      auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+      Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+          b, loc, metadata.getBaseBuffer());
+      Value offsetBytes = arith::MulIOp::create(
+          b, loc, metadata.getOffset(),
+          arith::ConstantIndexOp::create(b, loc,
+                                         element.getIntOrFloatBitWidth() / 8));
+      addresses.push_back(
+          toI64(arith::AddIOp::create(b, loc, base, offsetBytes)));
+      strides.push_back(toI64(metadata.getStrides()[0]));
+      strides.push_back(toI64(metadata.getStrides()[1]));
+    }
+    auto qType = cast<MemRefType>(call.getOperand(0).getType());
+    auto kType = cast<MemRefType>(call.getOperand(1).getType());
+    SmallVector<Value> operands(addresses);
+    operands.append({constant(qType.getDimSize(0)), constant(spec.getHeads()),
+                     constant(spec.getKvHeads()), constant(qType.getDimSize(1)),
+                     constant(kType.getDimSize(1)), constant(headDim)});
+    operands.append(strides);
+    operands.append(
+        {call.getOperand(3),
+         arith::ConstantIntOp::create(b, loc, i32, spec.getCausal()),
+         arith::ConstantIntOp::create(b, loc, i32, dtype)});
+    func::CallOp::create(b, loc, entry, operands);
+    call.erase();
+  }
+  func.erase();
+  return success();
+}

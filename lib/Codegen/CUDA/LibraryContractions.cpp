@@ -1,0 +1,204 @@
+//===- LibraryContractions.cpp - GEMMs a library runs ---------------------===//
+//
+// The products of linears and attention as named linalg contractions, for
+// mte-matmul-to-library-call to hand to cuBLASLt. Everything around the
+// products is the reference lowering's, built with its helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Codegen/CUDA/LibraryContractions.h"
+
+#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
+#include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
+
+using namespace mlir;
+using namespace mte::lowering;
+using namespace mte::transformer;
+
+namespace {
+
+/// Ahead of the reference patterns (benefit 1).
+constexpr unsigned kLibraryBenefit = 2;
+
+/// Whether a library GEMM runs products of this element type.
+bool isLibraryType(Type t) {
+  return isa<Float32Type, BFloat16Type, Float16Type>(t);
+}
+
+/// `input` with its dimensions permuted (a copy).
+Value transposeTensor(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value init = emptyTensor(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
+}
+
+/// linalg.batch_matmul of [n, m, k] and [n, k, p] (or [n, p, k] with
+/// `transposedB`), accumulating from zero in f32.
+Value batchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                  bool transposedB) {
+  auto l = cast<RankedTensorType>(lhs.getType());
+  auto r = cast<RankedTensorType>(rhs.getType());
+  int64_t n = r.getDimSize(transposedB ? 1 : 2);
+  Value init = filledTensor(b, loc, {l.getDimSize(0), l.getDimSize(1), n},
+                            b.getF32Type(), 0);
+  SmallVector<NamedAttribute> attrs;
+  if (transposedB) {
+    MLIRContext *ctx = b.getContext();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx), d3 = getAffineDimExpr(3, ctx);
+    attrs.push_back(b.getNamedAttr(
+        "indexing_maps",
+        b.getAffineMapArrayAttr({AffineMap::get(4, 0, {d0, d1, d3}, ctx),
+                                 AffineMap::get(4, 0, {d0, d2, d3}, ctx),
+                                 AffineMap::get(4, 0, {d0, d1, d2}, ctx)})));
+  }
+  return linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
+                                       ValueRange{lhs, rhs}, ValueRange{init},
+                                       attrs)
+      .getResult(0);
+}
+
+bool hasNoElements(RankedTensorType type) {
+  return type.hasStaticShape() && type.getNumElements() == 0;
+}
+
+struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
+  LinearToLibraryGemm(MLIRContext *ctx)
+      : OpRewritePattern(ctx, kLibraryBenefit) {}
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType weightType = op.getWeight().getType();
+    Type elementType = inputType.getElementType();
+    if (!isLibraryType(elementType) ||
+        weightType.getElementType() != elementType ||
+        hasNoElements(op.getOutput().getType()))
+      return rewriter.notifyMatchFailure(op, "not a library GEMM");
+    // The product over the [M, K] view of the input, accumulated in f32.
+    int64_t k = inputType.getShape().back();
+    int64_t m = 1;
+    for (int64_t d : inputType.getShape().drop_back())
+      m *= d;
+    bool kn = op.getWeightLayout() == WeightLayout::KN;
+    int64_t n = weightType.getDimSize(kn ? 1 : 0);
+    Value input = reshapeTensor(rewriter, loc, op.getInput(), {m, k});
+    Value init = filledTensor(rewriter, loc, {m, n}, rewriter.getF32Type(), 0);
+    SmallVector<NamedAttribute> attrs;
+    if (!kn) {
+      MLIRContext *ctx = rewriter.getContext();
+      AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+                 d2 = getAffineDimExpr(2, ctx);
+      attrs.push_back(rewriter.getNamedAttr(
+          "indexing_maps", rewriter.getAffineMapArrayAttr(
+                               {AffineMap::get(3, 0, {d0, d2}, ctx),
+                                AffineMap::get(3, 0, {d1, d2}, ctx),
+                                AffineMap::get(3, 0, {d0, d1}, ctx)})));
+    }
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, TypeRange{init.getType()},
+                                 ValueRange{input, op.getWeight()},
+                                 ValueRange{init}, attrs)
+            .getResult(0);
+    SmallVector<int64_t> shape(op.getOutput().getType().getShape());
+    product = reshapeTensor(rewriter, loc, product, shape);
+    Value result = mte::buildLinearEpilogue(rewriter, op, product);
+
+    // The library GEMM can apply this epilogue itself (bias, activation,
+    // residual as its C): say what it computes, so that
+    // mte-matmul-to-library-call need not reverse-engineer the body.
+    if (Operation *epilogue = result.getDefiningOp()) {
+      SmallVector<NamedAttribute> spec = {rewriter.getNamedAttr(
+          "activation",
+          ActivationAttr::get(rewriter.getContext(), op.getActivation()))};
+      if (op.getBias())
+        spec.push_back(rewriter.getNamedAttr("bias", rewriter.getUnitAttr()));
+      if (op.getResidual())
+        spec.push_back(
+            rewriter.getNamedAttr("residual", rewriter.getUnitAttr()));
+      epilogue->setAttr(mte::kGemmEpilogueAttrName,
+                        rewriter.getDictionaryAttr(spec));
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct AttentionToLibraryGemms : OpRewritePattern<AttentionOp> {
+  AttentionToLibraryGemms(MLIRContext *ctx, mte::AttentionSoftmaxFn softmax)
+      : OpRewritePattern(ctx, kLibraryBenefit), softmax(std::move(softmax)) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType qType = op.getQuery().getType();
+    RankedTensorType kType = op.getKey().getType();
+    RankedTensorType vType = op.getValue().getType();
+    Type t = qType.getElementType();
+    if (!isLibraryType(t) || hasNoElements(op.getType()))
+      return rewriter.notifyMatchFailure(op, "not a library GEMM");
+    int64_t batch = qType.getDimSize(0), sq = qType.getDimSize(1),
+            skv = kType.getDimSize(1);
+    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+    int64_t d = qType.getDimSize(2) / heads;
+    int64_t dv = vType.getDimSize(2) / kvHeads;
+    int64_t group = heads / kvHeads;
+    // Heads unpacked to [B, S, H, D], then (batch, kv head) major: a kv
+    // head's query heads stack their rows.
+    auto [q, k, v] = mte::unpackAttentionHeads(rewriter, op);
+    auto headsMajor = [&](Value x, ArrayRef<int64_t> shape) {
+      return reshapeTensor(
+          rewriter, loc, transposeTensor(rewriter, loc, x, {0, 2, 1, 3}),
+          shape);
+    };
+    Value qRows = headsMajor(q, {batch * kvHeads, group * sq, d});
+    Value kRows = headsMajor(k, {batch * kvHeads, skv, d});
+    Value vRows = headsMajor(v, {batch * kvHeads, skv, dv});
+    Value scores = reshapeTensor(
+        rewriter, loc,
+        batchMatmul(rewriter, loc, qRows, kRows, /*transposedB=*/true),
+        {batch, heads, sq, skv});
+
+    // The second product reads P in V's type, rounded once.
+    Value probs = softmax ? softmax(rewriter, loc, op, scores, t)
+                          : mte::buildAttentionProbabilities(rewriter, loc, op,
+                                                             scores);
+    Value rows =
+        reshapeTensor(rewriter, loc, castTensor(rewriter, loc, probs, t),
+                      {batch * kvHeads, group * sq, skv});
+    Value product = reshapeTensor(
+        rewriter, loc,
+        batchMatmul(rewriter, loc, rows, vRows, /*transposedB=*/false),
+        {batch, heads, sq, dv});
+    Value out = castTensor(
+        rewriter, loc, transposeTensor(rewriter, loc, product, {0, 2, 1, 3}),
+        t);
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, out, op.getType().getShape()));
+    return success();
+  }
+
+  mte::AttentionSoftmaxFn softmax;
+};
+
+} // namespace
+
+void mte::populateLinearToLibraryGemmPatterns(RewritePatternSet &patterns) {
+  patterns.add<LinearToLibraryGemm>(patterns.getContext());
+}
+
+void mte::populateAttentionToLibraryGemmPatterns(RewritePatternSet &patterns,
+                                                 AttentionSoftmaxFn softmax) {
+  patterns.add<AttentionToLibraryGemms>(patterns.getContext(),
+                                        std::move(softmax));
+}
+
+void mte::populateLibraryContractionPatterns(RewritePatternSet &patterns) {
+  populateLinearToLibraryGemmPatterns(patterns);
+  populateAttentionToLibraryGemmPatterns(patterns);
+}

@@ -1,0 +1,356 @@
+//===- MatmulToLibraryCall.cpp - linalg.matmul as cuBLASLt calls ----------===//
+
+#include "mte/Codegen/CUDA/Passes.h"
+
+#include "mte/Codegen/CUDA/LibraryContractions.h"
+
+#include "mte-c/ModelABI.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mte {
+#define GEN_PASS_DEF_MATMULTOLIBRARYCALL
+#include "mte/Codegen/CUDA/Passes.h.inc"
+} // namespace mte
+
+using namespace mlir;
+
+namespace {
+constexpr StringLiteral kGemm = "mte_cuda_gemm";
+
+/// The mte_dtype code (include/mte-c/ModelABI.h) of a GEMM operand type.
+std::optional<int32_t> dtypeCode(Type type) {
+  if (type.isF32())
+    return MTE_DTYPE_F32;
+  if (type.isF16())
+    return MTE_DTYPE_F16;
+  if (type.isBF16())
+    return MTE_DTYPE_BF16;
+  return std::nullopt;
+}
+
+bool isDense(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && (type.getRank() == 2 || type.getRank() == 3) &&
+         type.hasStaticShape() && type.getLayout().isIdentity() &&
+         dtypeCode(type.getElementType());
+}
+
+Type elementTypeOf(Value v) {
+  return cast<MemRefType>(v.getType()).getElementType();
+}
+
+/// A product the library runs: dense operands, A and B of one type (f32,
+/// bf16 or f16), accumulated into f32.
+bool isLibraryGemm(linalg::LinalgOp op) {
+  if (!llvm::all_of(op->getOperands(), isDense))
+    return false;
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  // An empty product (M, N or K of 0) stays a loop nest: nothing, or the
+  // zero fill, is all there is to it.
+  for (Value v : {a, b, c})
+    if (cast<MemRefType>(v.getType()).getNumElements() == 0)
+      return false;
+  return elementTypeOf(a) == elementTypeOf(b) && elementTypeOf(c).isF32();
+}
+
+/// Whether a (batch_)matmul reads B as [N, K]: the maps (m,k), (n,k), (m,n)
+/// after the batch dimension, if any.
+std::optional<bool> transposedB(linalg::LinalgOp op) {
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned batch = isa<linalg::BatchMatmulOp>(op) ? 1 : 0;
+  SmallVector<AffineExpr> dims;
+  for (unsigned d = 0; d < batch + 3; ++d)
+    dims.push_back(getAffineDimExpr(d, ctx));
+  AffineExpr m = dims[batch], n = dims[batch + 1], k = dims[batch + 2];
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    SmallVector<AffineExpr> results(dims.begin(), dims.begin() + batch);
+    results.append({a, b});
+    return AffineMap::get(batch + 3, 0, results, ctx);
+  };
+  if (maps.size() != 3 || maps[0] != map(m, k) || maps[2] != map(m, n))
+    return std::nullopt;
+  if (maps[1] == map(k, n))
+    return false;
+  if (maps[1] == map(n, k))
+    return true;
+  return std::nullopt;
+}
+
+/// Whether `fill` writes zeros.
+bool isZeroFill(linalg::FillOp fill) {
+  FloatAttr value;
+  return fill && matchPattern(fill.getInputs()[0], m_Constant(&value)) &&
+         value.getValue().isZero();
+}
+
+/// The last op before `user` in its block that writes `buffer` (as a
+/// destination), skipping ops that only read it; null if another kind of
+/// op touches it first.
+linalg::LinalgOp lastWriterBefore(Operation *user, Value buffer) {
+  for (Operation *op = user->getPrevNode(); op; op = op->getPrevNode()) {
+    if (!llvm::is_contained(op->getOperands(), buffer))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+      return {};
+    if (llvm::is_contained(linalgOp.getDpsInits(), buffer))
+      return linalgOp;
+  }
+  return {};
+}
+
+/// Whether an op strictly between `from` and `to` (in one block) uses `v`.
+bool usedBetween(Operation *from, Operation *to, Value v) {
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+    if (llvm::is_contained(op->getOperands(), v))
+      return true;
+  return false;
+}
+
+/// How `out` comes to hold zeros right before `matmul`, if it does: a zero
+/// fill of it, or a copy of a zero-filled buffer (bufferization copies a
+/// zero tensor that CSE shared between GEMMs). Returns that op when only
+/// `matmul` needs its zeros, which the GEMM with beta = 0 replaces (erase
+/// it), or null when other readers in between need them and it stays.
+std::optional<Operation *> zeroInitBefore(Operation *matmul, Value out) {
+  Operation *writer = lastWriterBefore(matmul, out).getOperation();
+  auto filled = [&](Operation *op) {
+    return isZeroFill(dyn_cast_or_null<linalg::FillOp>(op));
+  };
+  if (auto copy = dyn_cast_or_null<linalg::CopyOp>(writer)) {
+    if (!filled(lastWriterBefore(copy, copy.getInputs()[0]).getOperation()))
+      return std::nullopt;
+  } else if (!filled(writer)) {
+    return std::nullopt;
+  }
+  return usedBetween(writer, matmul, out) ? nullptr : writer;
+}
+
+/// A GEMM's epilogue that cuBLASLt can apply: the elementwise op the
+/// lowering tagged `mte.gemm_epilogue`, reading the product and writing
+/// `out` (f32, bf16 or f16) with an optional bias [N] and residual (C, beta
+/// = 1).
+struct LibraryEpilogue {
+  linalg::GenericOp op;
+  Value out, bias, residual;
+  int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
+};
+
+/// The buffer a view (reshape, subview, cast, ...) is of.
+Value rootBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+bool isDenseOf(Value v, Type elementType) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+         type.getElementType() == elementType;
+}
+
+/// The tagged epilogue that is the only reader of the product `tmp` (an
+/// allocation only the GEMM, its zero fill and deallocations otherwise
+/// touch), when cuBLASLt can compute it and nothing between the GEMM and
+/// it writes the GEMM's operands.
+std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
+                                             Value tmp) {
+  if (!tmp.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  LibraryEpilogue epilogue;
+  SmallVector<Value> views = {tmp};
+  for (size_t i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers()) {
+      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user)) {
+        views.push_back(user->getResult(0));
+        continue;
+      }
+      if (user == matmul.getOperation() ||
+          isa<memref::DeallocOp, bufferization::DeallocOp>(user))
+        continue;
+      if (auto fill = dyn_cast<linalg::FillOp>(user);
+          fill && fill.getOutputs()[0] == tmp)
+        continue;
+      if (auto copy = dyn_cast<linalg::CopyOp>(user);
+          copy && copy.getOutputs()[0] == tmp)
+        continue;
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || epilogue.op ||
+          !generic->hasAttr(mte::kGemmEpilogueAttrName) ||
+          generic.getDpsInputs().empty() ||
+          generic.getDpsInputs()[0] != views[i])
+        return std::nullopt;
+      epilogue.op = generic;
+    }
+  linalg::GenericOp op = epilogue.op;
+  if (!op || op->getBlock() != matmul->getBlock() ||
+      !matmul->isBeforeInBlock(op) || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  auto spec = op->getAttrOfType<DictionaryAttr>(mte::kGemmEpilogueAttrName);
+  auto activation = spec.getAs<mte::transformer::ActivationAttr>("activation");
+  bool hasBias = spec.contains("bias"), hasResidual = spec.contains("residual");
+  epilogue.out = op.getDpsInits()[0];
+  Type outType = elementTypeOf(epilogue.out);
+  if (!dtypeCode(outType) || !isDenseOf(epilogue.out, outType) ||
+      op.getNumDpsInputs() != 1 + hasBias + hasResidual)
+    return std::nullopt;
+  // cuBLASLt adds C before the activation, the linear after it; it has no
+  // exact-erf GELU or SiLU.
+  if (!activation)
+    return std::nullopt;
+  switch (activation.getValue()) {
+  case mte::transformer::Activation::None:
+    epilogue.code = 0;
+    break;
+  case mte::transformer::Activation::Relu:
+    epilogue.code = MTE_GEMM_EPILOGUE_RELU;
+    break;
+  case mte::transformer::Activation::GeluTanh:
+    epilogue.code = MTE_GEMM_EPILOGUE_GELU;
+    break;
+  default:
+    return std::nullopt;
+  }
+  if (hasResidual && epilogue.code != 0)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned rank = op.getNumLoops();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+  if (maps.front() != identity || maps.back() != identity)
+    return std::nullopt;
+  unsigned next = 1;
+  if (hasBias) {
+    epilogue.bias = op.getDpsInputs()[next];
+    auto biasType = dyn_cast<MemRefType>(epilogue.bias.getType());
+    if (!biasType || biasType.getRank() != 1 ||
+        !isDenseOf(epilogue.bias, outType) ||
+        maps[next] != identity.getSubMap({rank - 1}))
+      return std::nullopt;
+    epilogue.code |= MTE_GEMM_EPILOGUE_BIAS;
+    ++next;
+  }
+  if (hasResidual) {
+    epilogue.residual = op.getDpsInputs()[next];
+    if (!isDenseOf(epilogue.residual, outType) || maps[next] != identity)
+      return std::nullopt;
+  }
+  if (epilogue.code == 0)
+    epilogue.code = MTE_GEMM_EPILOGUE_DEFAULT;
+  // The call takes the generic's place: nothing in between may write what
+  // the GEMM reads.
+  SmallVector<Value> read = {rootBuffer(matmul.getDpsInputs()[0]),
+                             rootBuffer(matmul.getDpsInputs()[1])};
+  if (epilogue.bias)
+    read.push_back(rootBuffer(epilogue.bias));
+  if (epilogue.residual)
+    read.push_back(rootBuffer(epilogue.residual));
+  for (Operation *between = matmul->getNextNode(); between != op;
+       between = between->getNextNode()) {
+    if (isa<memref::AllocOp, memref::DeallocOp, bufferization::DeallocOp,
+            memref::ExpandShapeOp, memref::CollapseShapeOp, arith::ConstantOp>(
+            between))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(between);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+      return std::nullopt;
+    for (Value written : linalgOp.getDpsInits())
+      if (llvm::is_contained(read, rootBuffer(written)))
+        return std::nullopt;
+  }
+  return epilogue;
+}
+
+struct MatmulToLibraryCallPass
+    : mte::impl::MatmulToLibraryCallBase<MatmulToLibraryCallPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<linalg::LinalgOp> matmuls;
+    module.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+          op.hasPureBufferSemantics() && isLibraryGemm(op) && transposedB(op))
+        matmuls.push_back(op);
+    });
+    if (matmuls.empty())
+      return;
+    OpBuilder builder(module.getBodyRegion());
+    Type i64 = builder.getI64Type(), i32 = builder.getI32Type();
+    auto callee = module.lookupSymbol<func::FuncOp>(kGemm);
+    if (!callee) {
+      callee = func::FuncOp::create(
+          builder, module.getLoc(), kGemm,
+          builder.getFunctionType({i64, i64, i64, i64, i64, i64, i64, i32,
+                                   builder.getF32Type(), i32, i32, i32, i64,
+                                   i64},
+                                  {}));
+      callee.setPrivate();
+    }
+    for (linalg::LinalgOp matmul : matmuls) {
+      Location loc = matmul.getLoc();
+      Value x = matmul.getDpsInputs()[0], w = matmul.getDpsInputs()[1],
+            out = matmul.getDpsInits()[0];
+      bool nk = *transposedB(matmul);
+      auto outType = cast<MemRefType>(out.getType());
+      bool hasBatch = outType.getRank() == 3;
+      int64_t batch = hasBatch ? outType.getDimSize(0) : 1;
+      int64_t m = outType.getDimSize(hasBatch),
+              n = outType.getDimSize(hasBatch + 1),
+              k = cast<MemRefType>(x.getType()).getShape().back();
+      std::optional<Operation *> zeroInit = zeroInitBefore(matmul, out);
+      // Bias, activation, residual and the output's type in cuBLASLt's
+      // epilogue, when the product starts from zero.
+      std::optional<LibraryEpilogue> epilogue;
+      if (zeroInit && !hasBatch)
+        epilogue = matchEpilogue(matmul, out);
+      float beta = zeroInit ? 0.0f : 1.0f;
+      Value result = out, bias, residual;
+      int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
+      if (epilogue) {
+        result = epilogue->out;
+        bias = epilogue->bias;
+        residual = epilogue->residual;
+        code = epilogue->code;
+        beta = residual ? 1.0f : 0.0f;
+        builder.setInsertionPoint(epilogue->op);
+      } else {
+        builder.setInsertionPoint(matmul);
+      }
+      if (zeroInit && *zeroInit)
+        (*zeroInit)->erase();
+      auto pointer = [&](Value buffer) -> Value {
+        if (!buffer)
+          return arith::ConstantIntOp::create(builder, loc, i64, 0);
+        Value index = memref::ExtractAlignedPointerAsIndexOp::create(
+            builder, loc, buffer);
+        return arith::IndexCastOp::create(builder, loc, i64, index);
+      };
+      auto constant = [&](int64_t v) -> Value {
+        return arith::ConstantIntOp::create(builder, loc, i64, v);
+      };
+      auto constant32 = [&](int64_t v) -> Value {
+        return arith::ConstantIntOp::create(builder, loc, i32, v);
+      };
+      func::CallOp::create(
+          builder, loc, callee,
+          ValueRange{pointer(x), pointer(w), pointer(result), constant(batch),
+                     constant(m), constant(n), constant(k), constant32(nk),
+                     arith::ConstantFloatOp::create(
+                         builder, loc, builder.getF32Type(), APFloat(beta)),
+                     constant32(*dtypeCode(elementTypeOf(x))),
+                     constant32(*dtypeCode(elementTypeOf(result))),
+                     constant32(code), pointer(bias), pointer(residual)});
+      if (epilogue)
+        epilogue->op->erase();
+      matmul->erase();
+    }
+  }
+};
+} // namespace

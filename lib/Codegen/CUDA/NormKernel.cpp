@@ -1,0 +1,166 @@
+//===- NormKernel.cpp - the LayerNorm and RMSNorm row kernels -------------===//
+//
+// One row per normalised vector: the row (plus the residual, when the norm
+// adds it, also written back) read once, the mean and variance reduced over
+// the row's threads, the scale (and bias) applied on the way out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowKernelBuilder.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mte::cuda;
+
+namespace {
+
+struct NormKernel {
+  bool isLayerNorm, hasBias, hasResidual;
+  Type inputType;
+};
+
+void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
+                   ValueRange args, ValueRange results) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const RowMapping &m = k.m;
+  Value input = args[0], scale = args[1];
+  unsigned next = 2;
+  Value bias = kernel.hasBias ? args[next++] : Value();
+  Value residual = kernel.hasResidual ? args[next++] : Value();
+  Value epsilon = args[next];
+  Value output = results[0];
+  Value residualSum = kernel.hasResidual ? results[1] : Value();
+
+  // The row, read once: x (+ residual, rounded to the input type as the
+  // reference lowering does).
+  SmallVector<SmallVector<Value>> values;
+  SmallVector<Value> offsets, valid;
+  Value sum = k.f32(0);
+  for (int64_t v = 0; v < m.vectorsPerThread; ++v) {
+    auto [offset, isValid] = k.vector(v);
+    offsets.push_back(offset);
+    valid.push_back(isValid);
+    SmallVector<Value> x = k.loadF32(input, {k.row, offset}, isValid);
+    if (residual) {
+      SmallVector<Value> r = k.loadF32(residual, {k.row, offset}, isValid);
+      for (auto [xi, ri] : llvm::zip(x, r)) {
+        xi = arith::AddFOp::create(b, loc, xi, ri);
+        if (!kernel.inputType.isF32())
+          xi = arith::ExtFOp::create(
+              b, loc, b.getF32Type(),
+              arith::TruncFOp::create(b, loc, kernel.inputType, xi)
+                  .getResult());
+      }
+      k.store(x, residualSum, {k.row, offset}, isValid);
+    }
+    if (kernel.isLayerNorm)
+      sum = arith::AddFOp::create(b, loc, sum,
+                                  k.reduceLanes(x, isValid, /*isMax=*/false));
+    values.push_back(std::move(x));
+  }
+
+  Value length = k.f32(m.length);
+  auto sumOfSquares = [&](Value shift) {
+    Value squares = k.f32(0);
+    for (auto [x, isValid] : llvm::zip(values, valid)) {
+      SmallVector<Value> sq;
+      for (Value xi : x) {
+        Value d = shift ? arith::SubFOp::create(b, loc, xi, shift) : xi;
+        sq.push_back(arith::MulFOp::create(b, loc, d, d));
+      }
+      squares = arith::AddFOp::create(b, loc, squares,
+                                      k.reduceLanes(sq, isValid, false));
+    }
+    return squares;
+  };
+  Value variance, mean;
+  if (!kernel.isLayerNorm) {
+    variance = arith::DivFOp::create(
+        b, loc, k.reduceRow(sumOfSquares({}), /*isMax=*/false, 0), length);
+  } else if (hasEqualShares(m)) {
+    // Each thread's mean and M2 over its own elements, merged in one
+    // reduction.
+    int64_t count = m.vectorsPerThread * m.lanes;
+    Value threadMean = arith::MulFOp::create(b, loc, sum, k.f32(1.0 / count));
+    // Chan et al.'s merge of the (mean, M2) of two disjoint parts of na and
+    // nb elements: mean = ma + d * nb / n, M2 = M2a + M2b + d^2 * na * nb /
+    // n, d = mb - ma; as stable as a second pass over the deviations.
+    auto chan = [&](std::pair<Value, Value> x, std::pair<Value, Value> y,
+                    int64_t threadsA, int64_t threadsB) {
+      double na = threadsA * count, nb = threadsB * count, n = na + nb;
+      Value delta = arith::SubFOp::create(b, loc, y.first, x.first);
+      Value mean = arith::AddFOp::create(
+          b, loc, x.first, arith::MulFOp::create(b, loc, delta, k.f32(nb / n)));
+      Value spread = arith::MulFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, delta, delta),
+          k.f32(na * nb / n));
+      Value m2 = arith::AddFOp::create(
+          b, loc, arith::AddFOp::create(b, loc, x.second, y.second), spread);
+      return std::pair<Value, Value>{mean, m2};
+    };
+    auto [rowMean, m2] =
+        k.reducePair({threadMean, sumOfSquares(threadMean)}, chan, 0);
+    mean = rowMean;
+    variance = arith::DivFOp::create(b, loc, m2, length);
+  } else {
+    // Ragged rows: the mean, then the squared deviations from it.
+    mean = arith::DivFOp::create(b, loc, k.reduceRow(sum, /*isMax=*/false, 0),
+                                 length);
+    variance = arith::DivFOp::create(
+        b, loc, k.reduceRow(sumOfSquares(mean), /*isMax=*/false, 1), length);
+  }
+  if (mean)
+    for (SmallVector<Value> &x : values)
+      for (Value &xi : x)
+        xi = arith::SubFOp::create(b, loc, xi, mean);
+  Value inverse = math::RsqrtOp::create(
+      b, loc, arith::AddFOp::create(b, loc, variance, epsilon));
+
+  for (auto [x, offset, isValid] : llvm::zip(values, offsets, valid)) {
+    SmallVector<Value> gamma = k.loadF32(scale, offset, isValid);
+    SmallVector<Value> beta;
+    if (bias)
+      beta = k.loadF32(bias, offset, isValid);
+    SmallVector<Value> y;
+    for (int64_t l = 0; l < m.lanes; ++l) {
+      Value yl = arith::MulFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x[l], inverse), gamma[l]);
+      if (bias)
+        yl = arith::AddFOp::create(b, loc, yl, beta[l]);
+      y.push_back(yl);
+    }
+    k.store(y, output, {k.row, offset}, isValid);
+  }
+}
+
+} // namespace
+
+LogicalResult mte::cuda::defineNormKernel(func::FuncOp func,
+                                          kernel::RowKernelAttr spec) {
+  FailureOr<MemRefType> rowsBuffer = getRowsBuffer(func);
+  if (failed(rowsBuffer))
+    return failure();
+  MemRefType rows = *rowsBuffer;
+  auto fail = [&](const Twine &why) { return invalidKernel(func, "row", why); };
+  ArrayRef<Type> types = func.getArgumentTypes();
+  NormKernel kernel;
+  kernel.isLayerNorm = spec.getKind() == kernel::RowKernelKind::LayerNorm;
+  kernel.hasBias = spec.getBias();
+  kernel.hasResidual = spec.getResidual();
+  kernel.inputType = rows.getElementType();
+  unsigned numInputs = 3 + kernel.hasBias + kernel.hasResidual;
+  if (types.size() != numInputs + 1 + kernel.hasResidual ||
+      !types[numInputs - 1].isF32())
+    return fail("wrong number of arguments or no f32 epsilon");
+  std::optional<RowMapping> mapping =
+      planRows(rows.getDimSize(0), rows.getDimSize(1), kernel.inputType);
+  if (!mapping)
+    return fail("rows too long");
+  defineKernel(func, numInputs, *mapping, kernel.isLayerNorm ? 2 : 1,
+               [&](RowKernelBuilder &k, ValueRange args, ValueRange results) {
+                 buildNormBody(k, kernel, args, results);
+               });
+  return success();
+}

@@ -1,0 +1,510 @@
+//===- TransformerToRowKernels.cpp - norms and softmax as row kernels -----===//
+//
+// Chooses the CUDA backend's row kernels on tensors, where the norms and
+// attention are still single ops: each becomes a call of a kernel
+// declaration on buffers, which mte-build-row-kernels defines after
+// bufferization. Attention that the runtime's fused kernels take becomes
+// one such call; other attention keeps its GEMMs around a softmax kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Codegen/CUDA/Passes.h"
+
+#include "mte/Codegen/CUDA/LibraryContractions.h"
+#include "mte/Codegen/CUDA/RowKernels.h"
+#include "mte/Dialect/Kernel/IR/KernelOps.h"
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mte {
+#define GEN_PASS_DEF_CONVERTTRANSFORMERTOROWKERNELS
+#include "mte/Codegen/CUDA/Passes.h.inc"
+} // namespace mte
+
+using namespace mlir;
+using mte::kernel::RowKernelAttr;
+using mte::kernel::RowKernelKind;
+using namespace mte::transformer;
+
+namespace {
+
+bool isKernelFloat(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+
+/// One reassociation group of all `rank` dimensions (none for rank 0).
+SmallVector<ReassociationIndices> all(int64_t rank) {
+  ReassociationIndices group;
+  for (int64_t d = 0; d < rank; ++d)
+    group.push_back(d);
+  return SmallVector<ReassociationIndices>(rank ? 1 : 0, group);
+}
+
+/// `value` reshaped to `shape` through its 1-D view (a no-op when the shapes
+/// agree); both are contiguous, so the reshapes bufferize to views.
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return value;
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  if (type.getRank() > 1)
+    value = tensor::CollapseShapeOp::create(b, loc, value, all(type.getRank()));
+  else if (type.getRank() == 0)
+    value = tensor::ExpandShapeOp::create(b, loc, flatType, value,
+                                          ArrayRef<ReassociationIndices>{});
+  if (shape.size() > 1)
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        all(shape.size()));
+  if (shape.empty())
+    return tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({}, type.getElementType()), value,
+        ArrayRef<ReassociationIndices>{});
+  return value;
+}
+
+/// `<d0>x<d1>...`, then `x<type>` if given: a kernel name's shape part.
+std::string mangle(ArrayRef<int64_t> shape, Type elementType = {}) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  llvm::interleave(shape, os, "x");
+  if (elementType)
+    os << (shape.empty() ? "" : "x") << elementType;
+  return name;
+}
+
+/// The argument type through which a kernel reads operand `value`: a
+/// buffer of its shape in `layout` (identity when null) for a tensor, the
+/// scalar's own type otherwise.
+Type argumentType(Value value, MemRefLayoutAttrInterface layout = {}) {
+  auto tensor = dyn_cast<RankedTensorType>(value.getType());
+  if (!tensor)
+    return value.getType();
+  return MemRefType::get(tensor.getShape(), tensor.getElementType(), layout);
+}
+
+/// The parameters of a #kernel.row_kernel, filled in as a call is built.
+struct KernelSpec {
+  RowKernelKind kind;
+  int64_t heads = 0, kvHeads = 0, seq = 0, queries = 0;
+  std::optional<SmallVector<int64_t>> maskShape;
+  bool bias = false, residual = false, causal = false, headsMajor = false;
+
+  RowKernelAttr get(MLIRContext *ctx) const {
+    return RowKernelAttr::get(
+        ctx, kind, heads, kvHeads, seq, queries,
+        maskShape ? DenseI64ArrayAttr::get(ctx, *maskShape) : nullptr, bias,
+        residual, causal, headsMajor);
+  }
+};
+
+/// Calls the kernel declaration `name` (declaring it with `spec` and
+/// `arguments` on first use) on `inputs`, writing fresh tensors of
+/// `resultTypes`, which it returns. The call is a kernel.call: its
+/// operands are read, and its outputs written, where it runs.
+SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
+                              RowKernelAttr spec,
+                              ValueRange inputs,
+                              ArrayRef<RankedTensorType> resultTypes,
+                              ArrayRef<Type> arguments,
+                              OpBuilder &moduleBuilder, SymbolTable &symbols) {
+  auto func = symbols.lookup<func::FuncOp>(name);
+  if (!func) {
+    func = func::FuncOp::create(moduleBuilder, loc, name,
+                                b.getFunctionType(arguments, {}));
+    func.setPrivate();
+    func->setAttr(mte::kRowKernelAttrName, spec);
+    symbols.insert(func);
+  }
+  SmallVector<Value> outputs;
+  SmallVector<Type> types;
+  // A fresh buffer for each output: unlike tensor.empty, alloc_tensor is
+  // not merged by CSE, which would make all kernels of a shape compete for
+  // one buffer (and the ops around them take fresh ones instead).
+  for (RankedTensorType t : resultTypes) {
+    outputs.push_back(
+        bufferization::AllocTensorOp::create(b, loc, t, ValueRange()));
+    types.push_back(t);
+  }
+  auto call = mte::kernel::CallOp::create(b, loc, types, func.getSymName(),
+                                          inputs, outputs);
+  return SmallVector<Value>(call.getResults());
+}
+
+/// Calls the row kernel `name` (declaring it with `spec` on first use) on
+/// `inputs` (tensors read through buffers of their shapes, scalars passed
+/// as they are); returns the tensors of `resultTypes` it writes, each
+/// through its `rowsShape` view, into a buffer in the result's own shape: a
+/// model output is written in place.
+SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
+                                 RowKernelAttr spec,
+                                 ValueRange inputs,
+                                 ArrayRef<RankedTensorType> resultTypes,
+                                 ArrayRef<int64_t> rowsShape,
+                                 OpBuilder &moduleBuilder,
+                                 SymbolTable &symbols) {
+  SmallVector<Type> arguments;
+  for (Value input : inputs)
+    arguments.push_back(argumentType(input));
+  for (RankedTensorType t : resultTypes)
+    arguments.push_back(MemRefType::get(rowsShape, t.getElementType()));
+  return callKernel(b, loc, name, spec, inputs, resultTypes, arguments,
+                    moduleBuilder, symbols);
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNorm and RMSNorm
+//===----------------------------------------------------------------------===//
+
+/// Replaces a norm by a call of its kernel, when it has one.
+template <typename NormOp>
+void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
+  constexpr bool isLayerNorm = std::is_same_v<NormOp, LayerNormOp>;
+  RankedTensorType type = op.getInput().getType();
+  Type inputType = type.getElementType();
+  Type outputType = op.getOutput().getType().getElementType();
+  if (!type.hasStaticShape() || type.getNumElements() == 0 ||
+      !isKernelFloat(inputType) || !isKernelFloat(outputType))
+    return;
+  int64_t axis = *normalizeAxis(op.getAxis(), type.getRank());
+  int64_t rows = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    rows *= type.getDimSize(d);
+  int64_t length = type.getNumElements() / rows;
+  // The input type sets the vector width; an f32 output of a 16-bit input
+  // stores 32-byte vectors, which LLVM splits.
+  if (!mte::canBuildRowKernel(length, inputType))
+    return;
+
+  Value bias;
+  if constexpr (isLayerNorm)
+    bias = op.getBias();
+  Value residual = op.getResidual();
+  MLIRContext *ctx = op.getContext();
+  KernelSpec spec{isLayerNorm ? RowKernelKind::LayerNorm
+                              : RowKernelKind::RMSNorm};
+  std::string name = isLayerNorm ? "mte_row_layer_norm_" : "mte_row_rms_norm_";
+  name += mangle({rows, length}, inputType);
+  if (outputType != inputType)
+    name += "_to_" + mangle({}, outputType);
+  if (bias) {
+    name += "_bias";
+    spec.bias = true;
+  }
+  if (residual) {
+    name += "_residual";
+    spec.residual = true;
+  }
+
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  SmallVector<Value> inputs = {reshapeTo(b, loc, op.getInput(), {rows, length}),
+                               reshapeTo(b, loc, op.getScale(), {length})};
+  if (bias)
+    inputs.push_back(reshapeTo(b, loc, bias, {length}));
+  if (residual)
+    inputs.push_back(reshapeTo(b, loc, residual, {rows, length}));
+  inputs.push_back(arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(op.getEpsilon().convertToFloat())));
+  SmallVector<RankedTensorType> resultTypes;
+  for (Value result : op->getResults())
+    resultTypes.push_back(cast<RankedTensorType>(result.getType()));
+  SmallVector<Value> results =
+      callRowKernel(b, loc, name, spec.get(ctx), inputs, resultTypes,
+                    {rows, length}, moduleBuilder, symbols);
+  op->replaceAllUsesWith(results);
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary embedding
+//===----------------------------------------------------------------------===//
+
+/// Replaces a rotate-half rotary embedding over whole heads by a call of its
+/// kernel, where a thread reads a vector of each half of a head and writes
+/// both: x is read once. x is read in place through a [outer, mid, D] view
+/// with any outer and mid strides, so the Q and K column slices of a packed
+/// projection need no copy; mte-build-row-kernels specialises the kernel on
+/// the layouts of its call sites.
+void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
+                   SymbolTable &symbols) {
+  RankedTensorType type = op.getInput().getType();
+  RankedTensorType tableType = op.getCos().getType();
+  Type element = type.getElementType();
+  if (op.getInterleaved() || !type.hasStaticShape() ||
+      !tableType.hasStaticShape() || type.getNumElements() == 0 ||
+      !isKernelFloat(element))
+    return;
+  // [B, S, H * D] is viewed as [B * S, H, D], [B, H, S, D] as [B * H, S, D].
+  bool headsMajor = type.getRank() == 4;
+  int64_t batch = type.getDimSize(0), heads, seq, headDim;
+  if (headsMajor) {
+    heads = type.getDimSize(1);
+    seq = type.getDimSize(2);
+    headDim = type.getDimSize(3);
+  } else {
+    heads = *op.getNumHeads();
+    seq = type.getDimSize(1);
+    headDim = type.getDimSize(2) / heads;
+  }
+  if (static_cast<int64_t>(op.getRotaryDim().value_or(headDim)) != headDim ||
+      !mte::canBuildRowKernel(headDim / 2, element))
+    return;
+  int64_t tableRows = tableType.getNumElements() / tableType.getShape().back();
+  int64_t width = tableType.getShape().back();
+
+  MLIRContext *ctx = op.getContext();
+  KernelSpec spec{RowKernelKind::Rotary};
+  spec.heads = heads;
+  spec.seq = seq;
+  SmallVector<int64_t> view = {batch * (headsMajor ? heads : seq),
+                               headsMajor ? seq : heads, headDim};
+  std::string name = "mte_rotary_" + mangle(view, element) + "_table_" +
+                     mangle({tableRows, width});
+  if (headsMajor) {
+    name += "_heads_major";
+    spec.headsMajor = true;
+  }
+
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  // x viewed by reshapes that keep its innermost stride (a column slice
+  // stays a view); the output is a fresh tensor in the op's shape (a model
+  // output is written in place), which the declaration takes as its
+  // [outer, mid, D] view.
+  Value x = op.getInput();
+  if (headsMajor) {
+    x = tensor::CollapseShapeOp::create(
+        b, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  } else {
+    x = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(view, element),
+        tensor::CollapseShapeOp::create(
+            b, loc, x, SmallVector<ReassociationIndices>{{0, 1}, {2}}),
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  }
+  int64_t dynamic = ShapedType::kDynamic;
+  auto strided = StridedLayoutAttr::get(ctx, dynamic, {dynamic, dynamic, 1});
+  SmallVector<Value> inputs = {
+      x, reshapeTo(b, loc, op.getCos(), {tableRows, width}),
+      reshapeTo(b, loc, op.getSin(), {tableRows, width})};
+  SmallVector<Type> arguments = {
+      argumentType(inputs[0], strided), argumentType(inputs[1]),
+      argumentType(inputs[2]), MemRefType::get(view, element)};
+  Value result =
+      callKernel(b, loc, name, spec.get(ctx), inputs, type, arguments,
+                 moduleBuilder, symbols)
+          .front();
+  op.getOutput().replaceAllUsesWith(result);
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention in one fused kernel
+//===----------------------------------------------------------------------===//
+
+/// Whether the runtime's fused attention kernels (mte_cuda_attention) take
+/// `op`: Q, K, V and the output of one 16-bit type, head dimension 16, 32,
+/// 64 or 128 for both products, no mask operand (the causal one is built
+/// in). (The kernels take the maximum of unscaled scores: the verifier
+/// makes the scale positive.)
+bool hasFlashAttentionKernel(AttentionOp op) {
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
+                   v = op.getValue().getType(), out = op.getOutput().getType();
+  Type element = q.getElementType();
+  if (op.getMask() || !(element.isBF16() || element.isF16()))
+    return false;
+  for (RankedTensorType t : {q, k, v, out})
+    if (t.getElementType() != element || !t.hasStaticShape() ||
+        t.getRank() != 3 || t.getNumElements() == 0)
+      return false;
+  int64_t headDim = q.getDimSize(2) / op.getNumHeads();
+  return llvm::is_contained({16, 32, 64, 128}, headDim) &&
+         k.getDimSize(2) == headDim * op.getNumKvHeads() &&
+         v.getDimSize(2) == headDim * op.getNumKvHeads();
+}
+
+/// Replaces `op` by a call of a fused-attention declaration, which
+/// mte-build-row-kernels turns into a call of mte_cuda_attention. Q, K and V
+/// are read in place, with any batch and token strides: column slices of a
+/// packed projection need no copy.
+void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
+                             SymbolTable &symbols) {
+  MLIRContext *ctx = op.getContext();
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType();
+  KernelSpec spec{RowKernelKind::FlashAttention};
+  spec.heads = op.getNumHeads();
+  spec.kvHeads = op.getNumKvHeads();
+  std::string name = "mte_flash_attention_" + mangle(q.getShape()) + "_" +
+                     mangle(k.getShape(), q.getElementType()) + "_h" +
+                     std::to_string(op.getNumHeads()) + "_kv" +
+                     std::to_string(op.getNumKvHeads());
+  if (op.getCausal()) {
+    name += "_causal";
+    spec.causal = true;
+  }
+
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  int64_t dynamic = ShapedType::kDynamic;
+  auto rows = StridedLayoutAttr::get(ctx, dynamic, {dynamic, dynamic, 1});
+  SmallVector<Value> inputs = {
+      op.getQuery(), op.getKey(), op.getValue(),
+      arith::ConstantOp::create(b, loc, op.getScaleAttr())};
+  RankedTensorType outputType = op.getOutput().getType();
+  SmallVector<Type> arguments = {
+      argumentType(inputs[0], rows), argumentType(inputs[1], rows),
+      argumentType(inputs[2], rows), argumentType(inputs[3]),
+      argumentType(op.getOutput())};
+  Value result = callKernel(b, loc, name, spec.get(ctx), inputs, outputType,
+                            arguments, moduleBuilder, symbols)
+                     .front();
+  op.getOutput().replaceAllUsesWith(result);
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention's scale + mask + softmax
+//===----------------------------------------------------------------------===//
+
+bool hasSoftmaxKernel(AttentionOp op) {
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType();
+  Value mask = op.getMask();
+  return q.hasStaticShape() && k.hasStaticShape() && q.getNumElements() != 0 &&
+         k.getNumElements() != 0 && isKernelFloat(q.getElementType()) &&
+         (!mask || cast<RankedTensorType>(mask.getType()).hasStaticShape()) &&
+         mte::canBuildRowKernel(k.getDimSize(1),
+                                Float32Type::get(op.getContext()));
+}
+
+/// The softmax step of attention's lowering, on its f32 scores
+/// [B, H, Sq, Skv], as a call of a row kernel that writes the probabilities
+/// in `probsType` (V's type: rounded once, half the bytes for bf16).
+Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
+                        Value scores, Type probsType, OpBuilder &moduleBuilder,
+                        SymbolTable &symbols) {
+  auto scoresType = cast<RankedTensorType>(scores.getType());
+  ArrayRef<int64_t> shape = scoresType.getShape();
+  int64_t rows = shape[0] * shape[1] * shape[2], keys = shape[3];
+  MLIRContext *ctx = op.getContext();
+  KernelSpec spec{RowKernelKind::AttentionSoftmax};
+  spec.heads = shape[1];
+  spec.queries = shape[2];
+  std::string name = "mte_attention_softmax_" + mangle(shape, probsType);
+  SmallVector<Value> inputs = {reshapeTo(b, loc, scores, {rows, keys})};
+  if (op.getCausal()) {
+    name += "_causal";
+    spec.causal = true;
+  }
+  if (Value mask = op.getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    name += "_mask_" + mangle(maskType.getShape(), maskType.getElementType());
+    spec.maskShape = SmallVector<int64_t>(maskType.getShape());
+    inputs.push_back(reshapeTo(b, loc, mask, {maskType.getNumElements()}));
+  }
+  inputs.push_back(arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(op.getScale().convertToFloat())));
+  return callRowKernel(b, loc, name, spec.get(ctx), inputs,
+                       {RankedTensorType::get(shape, probsType)}, {rows, keys},
+                       moduleBuilder, symbols)
+      .front();
+}
+
+/// Replaces a softmax over the last axis (not attention's: that one is
+/// inside transformer.attention) by a call of the attention softmax kernel
+/// as one head with one query per row, no mask and a scale of 1.
+void convertSoftmax(SoftmaxOp op, OpBuilder &moduleBuilder,
+                    SymbolTable &symbols) {
+  RankedTensorType type = op.getResult().getType();
+  Type element = type.getElementType();
+  if (!type.hasStaticShape() || type.getNumElements() == 0 ||
+      type.getRank() == 0 || !isKernelFloat(element) ||
+      *normalizeAxis(op.getAxis(), type.getRank()) != type.getRank() - 1)
+    return;
+  int64_t keys = type.getShape().back(), rows = type.getNumElements() / keys;
+  if (!mte::canBuildRowKernel(keys, Float32Type::get(op.getContext())))
+    return;
+  MLIRContext *ctx = op.getContext();
+  KernelSpec spec{RowKernelKind::AttentionSoftmax};
+  spec.heads = 1;
+  spec.queries = rows;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value probs =
+      callRowKernel(b, loc, "mte_softmax_" + mangle({rows, keys}, element),
+                    spec.get(ctx),
+                    {reshapeTo(b, loc, op.getInput(), {rows, keys}),
+                     arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1))},
+                    {type}, {rows, keys}, moduleBuilder, symbols)
+          .front();
+  op.getResult().replaceAllUsesWith(probs);
+  op->erase();
+}
+
+struct ConvertTransformerToRowKernelsPass
+    : mte::impl::ConvertTransformerToRowKernelsBase<
+          ConvertTransformerToRowKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    // Kernel declarations go after the model's functions.
+    auto moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+
+    SmallVector<Operation *> norms, attentions;
+    SmallVector<AttentionOp> fused;
+    SmallVector<RotaryEmbeddingOp> rotaries;
+    SmallVector<SoftmaxOp> softmaxes;
+    module.walk([&](Operation *op) {
+      if (isa<LayerNormOp, RMSNormOp>(op))
+        norms.push_back(op);
+      else if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op))
+        rotaries.push_back(rotary);
+      else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+        softmaxes.push_back(softmax);
+      else if (auto attention = dyn_cast<AttentionOp>(op)) {
+        if (hasFlashAttentionKernel(attention))
+          fused.push_back(attention);
+        else if (hasSoftmaxKernel(attention))
+          attentions.push_back(op);
+      }
+    });
+    for (AttentionOp op : fused)
+      convertToFlashAttention(op, moduleBuilder, symbols);
+    for (RotaryEmbeddingOp op : rotaries)
+      convertRotary(op, moduleBuilder, symbols);
+    for (SoftmaxOp op : softmaxes)
+      convertSoftmax(op, moduleBuilder, symbols);
+    for (Operation *op : norms) {
+      if (auto layerNorm = dyn_cast<LayerNormOp>(op))
+        convertNorm(layerNorm, moduleBuilder, symbols);
+      else
+        convertNorm(cast<RMSNormOp>(op), moduleBuilder, symbols);
+    }
+
+    RewritePatternSet patterns(&getContext());
+    mte::populateAttentionToLibraryGemmPatterns(
+        patterns, [&](OpBuilder &b, Location loc, AttentionOp op, Value scores,
+            Type probsType) {
+          return callSoftmaxKernel(b, loc, op, scores, probsType, moduleBuilder,
+                                   symbols);
+        });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    bool allRewritten = false;
+    if (failed(applyOpPatternsGreedily(attentions, std::move(patterns), config,
+                                       /*changed=*/nullptr, &allRewritten)) ||
+        !allRewritten)
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,223 @@
+//===- VectorizeElementwise.cpp - 16-byte vectors for elementwise ops -----===//
+//
+// convert-linalg-to-parallel-loops gives every element of an elementwise op
+// its own iteration, which the CUDA backend runs as one thread with scalar
+// 2- or 4-byte accesses. Here such ops become loops over 16-byte vectors
+// instead: one thread then moves a vector of each operand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Codegen/CUDA/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mte {
+#define GEN_PASS_DEF_VECTORIZEELEMENTWISE
+#include "mte/Codegen/CUDA/Passes.h.inc"
+} // namespace mte
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kVectorBytes = 16;
+
+/// Whether operand `map` reads along the innermost loop `last`: as its last
+/// index (true), or not at all (false); nothing when an index is anything
+/// but a loop or a constant, or `last` sits elsewhere.
+std::optional<bool> variesAlongLast(AffineMap map, unsigned last) {
+  bool varies = false;
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (isa<AffineConstantExpr>(expr))
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim)
+      return std::nullopt;
+    if (dim.getPosition() == last) {
+      if (i + 1 != map.getNumResults())
+        return std::nullopt;
+      varies = true;
+    }
+  }
+  return varies;
+}
+
+/// Whether every vector of `lanes` elements along the last dimension of
+/// `type` starts 16 bytes after another (given a 16-byte aligned base).
+bool hasAlignedVectors(MemRefType type, int64_t lanes) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || offset % lanes != 0 || strides.empty() ||
+      strides.back() != 1)
+    return false;
+  return llvm::all_of(ArrayRef(strides).drop_back(), [&](int64_t stride) {
+    return ShapedType::isStatic(stride) && stride % lanes == 0;
+  });
+}
+
+/// The vector width (elements) for `op`, or nothing when it does not apply.
+std::optional<int64_t> vectorLanes(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return std::nullopt;
+  int64_t narrowest = kVectorBytes;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape())
+      return std::nullopt;
+    Type element = type.getElementType();
+    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
+        element.getIntOrFloatBitWidth() % 8 != 0)
+      return std::nullopt;
+    narrowest =
+        std::min<int64_t>(narrowest, element.getIntOrFloatBitWidth() / 8);
+  }
+  int64_t lanes = kVectorBytes / narrowest;
+  unsigned last = op.getNumLoops() - 1;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamic(ranges[last]) || ranges[last] % lanes != 0)
+    return std::nullopt;
+
+  for (OpOperand &operand : op->getOpOperands()) {
+    std::optional<bool> varies =
+        variesAlongLast(op.getMatchingIndexingMap(&operand), last);
+    bool isOutput = op.isDpsInit(&operand);
+    if (!varies || (isOutput && !*varies))
+      return std::nullopt;
+    if (*varies &&
+        !hasAlignedVectors(cast<MemRefType>(operand.get().getType()), lanes))
+      return std::nullopt;
+  }
+  for (Operation &inner : op.getBody()->without_terminator())
+    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
+        inner.getNumRegions() != 0 || !isMemoryEffectFree(&inner))
+      return std::nullopt;
+  return lanes;
+}
+
+/// `value` (a scalar) as a vector of `lanes`.
+Value broadcast(OpBuilder &b, Location loc, Value value, int64_t lanes) {
+  return vector::BroadcastOp::create(
+      b, loc, VectorType::get({lanes}, value.getType()), value);
+}
+
+void vectorize(linalg::GenericOp op, int64_t lanes) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  unsigned last = op.getNumLoops() - 1;
+  SmallVector<Value> lower, upper, steps;
+  for (auto [i, range] : llvm::enumerate(op.getStaticLoopRanges())) {
+    lower.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    upper.push_back(arith::ConstantIndexOp::create(b, loc, range));
+    steps.push_back(
+        arith::ConstantIndexOp::create(b, loc, i == last ? lanes : 1));
+  }
+  auto loop = scf::ParallelOp::create(b, loc, lower, upper, steps);
+  OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
+  SmallVector<Value> ivs(loop.getInductionVars());
+  IntegerAttr alignment = b.getI64IntegerAttr(kVectorBytes);
+
+  auto indices = [&](OpOperand &operand) {
+    SmallVector<Value> result;
+    for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        result.push_back(ivs[dim.getPosition()]);
+      else
+        result.push_back(arith::ConstantIndexOp::create(
+            body, loc, cast<AffineConstantExpr>(expr).getValue()));
+    }
+    return result;
+  };
+  auto varies = [&](OpOperand &operand) {
+    return *variesAlongLast(op.getMatchingIndexingMap(&operand), last);
+  };
+
+  // The block arguments, as vectors: loaded once each, broadcast when the
+  // operand does not vary along the vector.
+  IRMapping mapping;
+  Block *block = op.getBody();
+  for (OpOperand &operand : op->getOpOperands()) {
+    BlockArgument arg = block->getArgument(operand.getOperandNumber());
+    if (arg.use_empty())
+      continue;
+    Value value;
+    if (varies(operand)) {
+      auto load = vector::LoadOp::create(
+          body, loc, VectorType::get({lanes}, arg.getType()), operand.get(),
+          indices(operand));
+      load.setAlignmentAttr(alignment);
+      value = load;
+    } else {
+      value = broadcast(
+          body, loc,
+          memref::LoadOp::create(body, loc, operand.get(), indices(operand)),
+          lanes);
+    }
+    mapping.map(arg, value);
+  }
+
+  // The body's ops on vectors; values from outside are broadcast.
+  for (Operation &inner : block->without_terminator()) {
+    SmallVector<Value> operands;
+    for (Value v : inner.getOperands())
+      operands.push_back(mapping.contains(v) ? mapping.lookup(v)
+                                             : broadcast(body, loc, v, lanes));
+    SmallVector<Type> types;
+    for (Type t : inner.getResultTypes())
+      types.push_back(VectorType::get({lanes}, t));
+    OperationState state(inner.getLoc(), inner.getName(), operands, types,
+                         inner.getAttrs());
+    Operation *vectorOp = body.create(state);
+    mapping.map(inner.getResults(), vectorOp->getResults());
+  }
+
+  auto yield = cast<linalg::YieldOp>(block->getTerminator());
+  for (auto [value, init] :
+       llvm::zip(yield.getValues(), op.getDpsInitsMutable())) {
+    Value stored = mapping.contains(value) ? mapping.lookup(value)
+                                           : broadcast(body, loc, value, lanes);
+    auto store =
+        vector::StoreOp::create(body, loc, stored, init.get(), indices(init));
+    store.setAlignmentAttr(alignment);
+  }
+  op->erase();
+}
+
+struct VectorizeElementwisePass
+    : mte::impl::VectorizeElementwiseBase<VectorizeElementwisePass> {
+  void runOnOperation() override {
+    // Copies (model outputs through a reshape, concatenations) are
+    // elementwise too.
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::CopyOp> copies;
+    getOperation().walk([&](linalg::CopyOp copy) {
+      if (copy.hasPureBufferSemantics())
+        copies.push_back(copy);
+    });
+    for (linalg::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      if (failed(linalg::generalizeNamedOp(rewriter, copy)))
+        return signalPassFailure();
+    }
+
+    SmallVector<std::pair<linalg::GenericOp, int64_t>> candidates;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (std::optional<int64_t> lanes = vectorLanes(op))
+        candidates.emplace_back(op, *lanes);
+    });
+    for (auto [op, lanes] : candidates)
+      vectorize(op, lanes);
+  }
+};
+
+} // namespace

@@ -1,0 +1,277 @@
+//===- Driver.cpp - compile an ONNX model to a model library --------------===//
+
+#include "mte/Driver/Driver.h"
+
+#include "mte/Codegen/Common/Passes.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
+#include "mte/Pipelines/Pipelines.h"
+#include "mte/Target/Host/ModelLibrary.h"
+#include "mte/Tools/FusionStats.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+using namespace mte::driver;
+
+namespace {
+
+/// The name of the model's forward function, the one the ABI table calls.
+constexpr llvm::StringLiteral kEntryPoint = "mte_forward";
+
+/// Whether LLVM's NVPTX backend generates code for `arch` (it would
+/// otherwise fall back to a generic processor, or abort on a PTX version
+/// the architecture needs).
+bool isKnownGpu(StringRef arch) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *nvptx = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!nvptx)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      nvptx->createMCSubtargetInfo(triple, "", ""));
+  return subtarget && subtarget->isCPUStringValid(arch);
+}
+
+/// The toolkit option, else $CUDA_HOME, else /usr/local/cuda.
+std::string findCudaToolkit(const CompilerOptions &options) {
+  if (!options.cudaPath.empty())
+    return options.cudaPath;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    return home;
+  return "/usr/local/cuda";
+}
+
+bool hasPtxas(StringRef toolkit) {
+  for (StringRef tool : {"ptxas", "fatbinary"}) {
+    SmallString<256> path(toolkit);
+    llvm::sys::path::append(path, "bin", tool);
+    if (!llvm::sys::fs::can_execute(path))
+      return false;
+  }
+  return true;
+}
+
+/// Prints the PTX of every kernel module, each under a comment naming it.
+void printPTX(ModuleOp module, llvm::raw_ostream &os) {
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      os << "// kernel module " << binary.getSymName() << "\n"
+         << object.getObject().getValue() << "\n";
+    }
+  });
+}
+
+/// Writes `print`'s text to `path`.
+LogicalResult writeText(StringRef path,
+                        function_ref<void(llvm::raw_ostream &)> print,
+                        std::string &error) {
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
+  if (!output)
+    return failure();
+  print(output->os());
+  output->keep();
+  return success();
+}
+
+/// The ONNX names now live in the signature, and with it the ABI table;
+/// LLVM has no use for them.
+void dropSignatureAttributes(func::FuncOp forward) {
+  MLIRContext *context = forward.getContext();
+  for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i)
+    forward.removeArgAttr(i, "transformer.name");
+  for (StringRef name : {"transformer.name", "transformer.index_status"})
+    for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
+      forward.removeResultAttr(i, StringAttr::get(context, name));
+  forward->removeAttr("transformer.index_checks");
+}
+
+} // namespace
+
+StringRef mte::driver::stringifyPrecision(Precision precision) {
+  switch (precision) {
+  case Precision::FP32:
+    return "fp32";
+  case Precision::BF16:
+    return "bf16";
+  case Precision::FP16:
+    return "fp16";
+  }
+  llvm_unreachable("unknown precision");
+}
+
+StringRef mte::driver::getOutputExtension(Output output) {
+  switch (output) {
+  case Output::MLIR:
+    return ".mlir";
+  case Output::PTX:
+    return ".ptx";
+  case Output::LLVM:
+    return ".ll";
+  case Output::Object:
+    return ".o";
+  case Output::Library:
+    return ".so";
+  }
+  llvm_unreachable("unknown output");
+}
+
+std::string mte::driver::validateOptions(const CompilerOptions &options) {
+  bool cuda = options.target == Target::CUDA;
+  if (options.weights == WeightStorage::External && !cuda)
+    return "--weights=external needs --target=cuda (host models embed their "
+           "weights)";
+  if (options.output == Output::PTX && !cuda)
+    return "--emit=ptx needs --target=cuda";
+  if (options.printArenaStats && (!cuda || options.output == Output::MLIR))
+    return "--arena-stats needs --target=cuda and a stage past --emit=mlir "
+           "(the plan is made while lowering)";
+  unsigned smVersion = 0;
+  StringRef arch(options.gpuArch);
+  if (!arch.consume_front("sm_") || arch.consumeInteger(10, smVersion) ||
+      smVersion < 70 || !(arch.empty() || arch == "a"))
+    return "--gpu=" + options.gpuArch +
+           ": expected sm_<NN> (sm_70 or newer) or sm_<NN>a, such as sm_80, "
+           "sm_89 or sm_90a";
+  if (cuda && !isKnownGpu(options.gpuArch))
+    return "--gpu=" + options.gpuArch +
+           ": LLVM's NVPTX backend does not know this architecture";
+  return {};
+}
+
+void mte::driver::buildModelPipeline(OpPassManager &pm,
+                                     const CompilerOptions &options) {
+  buildSimplifyPipeline(pm, SimplifyPipelineOptions());
+  transformer::CheckIndicesOptions checkIndices;
+  checkIndices.clamp = options.indexCheck == IndexCheck::Clamp;
+  pm.addNestedPass<func::FuncOp>(transformer::createCheckIndices(checkIndices));
+  if (options.fusion)
+    buildTransformerFusionPipeline(pm);
+  if (options.precision != Precision::FP32) {
+    PrecisionPipelineOptions precision;
+    precision.precision =
+        options.precision == Precision::BF16 ? "bf16" : "f16";
+    buildPrecisionPipeline(pm, precision);
+  }
+}
+
+LogicalResult mte::driver::compileModel(
+    StringRef inputPath, StringRef outputPath, const CompilerOptions &options,
+    MLIRContext &context, StringRef toolPath, llvm::raw_ostream &stats,
+    SmallVectorImpl<std::string> &notes, std::string &error) {
+  ONNXImportOptions importOptions = options.import;
+  importOptions.functionName = kEntryPoint.str();
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(inputPath, &context, importOptions);
+  if (!module || failed(verify(*module)))
+    return failure();
+
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  buildModelPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return failure();
+  if (options.printFusionStats)
+    for (const FusionCount &entry : countFusions(*module))
+      stats << entry.kind << ": " << entry.count << '\n';
+  if (options.output == Output::MLIR)
+    return writeText(
+        outputPath, [&](llvm::raw_ostream &os) { module->print(os); }, error);
+
+  auto forward = module->lookupSymbol<func::FuncOp>(kEntryPoint);
+  FailureOr<ModelSignature> signature = getModelSignature(forward);
+  if (failed(signature))
+    return failure();
+  dropSignatureAttributes(forward);
+
+  PassManager lower(&context);
+  if (failed(applyPassManagerCLOptions(lower)))
+    return failure();
+  if (options.target == Target::CUDA) {
+    CudaPipelineOptions cuda;
+    cuda.chip = options.gpuArch;
+    std::string toolkit = findCudaToolkit(options);
+    bool assemble = options.output != Output::PTX && hasPtxas(toolkit);
+    if (!assemble && options.output != Output::PTX)
+      notes.push_back("no ptxas/fatbinary in '" + toolkit +
+                      "/bin'; the model carries PTX, which the driver "
+                      "compiles when it loads");
+    // Kernels also link the toolkit's libdevice for their math functions
+    // (exp, tanh, erf, ...); without a toolkit here, MLIR looks in the CUDA
+    // path it was built with.
+    cuda.toolkitPath = llvm::sys::fs::is_directory(toolkit) ? toolkit : "";
+    cuda.format = assemble ? "fatbin" : "isa";
+    buildCudaPipeline(lower, cuda);
+    signature->target = "cuda";
+    signature->gpuArch = options.gpuArch;
+  } else {
+    buildHostPipeline(lower, HostPipelineOptions());
+  }
+  if (failed(lower.run(*module)))
+    return failure();
+  if (std::optional<ActivationArena> arena =
+          getActivationArena(*module, signature->entryPoint)) {
+    signature->arenaBytes = arena->bytes;
+    if (options.printArenaStats)
+      stats << "activation arena: " << arena->bytes << " bytes (peak of "
+            << arena->buffers << " buffers; " << arena->bytesWithoutReuse
+            << " bytes without reuse)\n";
+  }
+  if (options.output == Output::PTX)
+    return writeText(
+        outputPath, [&](llvm::raw_ostream &os) { printPTX(*module, os); },
+        error);
+
+  if (options.weights == WeightStorage::External) {
+    uint64_t embedded = externalizeWeights(*module, *signature);
+    // Weights computed at compile time from other constants, and weights
+    // the ONNX file holds inline, have no file to come from.
+    if (embedded > (1u << 20))
+      notes.push_back(std::to_string(embedded) +
+                      " bytes of weights are not in an external-data file "
+                      "and stay in the model library");
+  }
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateToOptimizedLLVMIR(*module, llvmContext, options.hostCpu, error);
+  if (!llvmModule)
+    return failure();
+  if (signature->target == "cuda" &&
+      failed(collectWeights(*module, *llvmModule, *signature, error)))
+    return failure();
+  if (options.output == Output::LLVM)
+    return writeText(
+        outputPath,
+        [&](llvm::raw_ostream &os) { llvmModule->print(os, nullptr); }, error);
+  if (options.output == Output::Object)
+    return emitObjectFile(*llvmModule, options.hostCpu, outputPath, error);
+
+  SmallString<128> objectPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("mte-model", "o", objectPath)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return failure();
+  }
+  llvm::FileRemover removeObject(objectPath);
+  if (failed(emitObjectFile(*llvmModule, options.hostCpu, objectPath, error)))
+    return failure();
+  return linkModelLibrary(*signature, objectPath, outputPath, toolPath, error);
+}
