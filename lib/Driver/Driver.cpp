@@ -165,8 +165,7 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
     buildTransformerFusionPipeline(pm);
   if (options.precision != Precision::FP32) {
     PrecisionPipelineOptions precision;
-    precision.precision =
-        options.precision == Precision::BF16 ? "bf16" : "f16";
+    precision.precision = options.precision == Precision::BF16 ? "bf16" : "f16";
     buildPrecisionPipeline(pm, precision);
   }
 }

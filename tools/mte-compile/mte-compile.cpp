@@ -81,8 +81,7 @@ cl::opt<IndexCheck> indexCheck(
     cl::values(clEnumValN(IndexCheck::Error, "error",
                           "fails with MTE_ERROR_INVALID_INPUT, naming the "
                           "node, the input and the value (default)"),
-               clEnumValN(IndexCheck::Clamp, "clamp",
-                          "clamps it into range")),
+               clEnumValN(IndexCheck::Clamp, "clamp", "clamps it into range")),
     cl::cat(compilerOptions));
 cl::opt<bool> fusionStats("fusion-stats",
                           cl::desc("Print how many of each fused op, and of "
@@ -120,8 +119,8 @@ std::string readOptions(CompilerOptions &options) {
   options.target = target == "cuda" ? Target::CUDA : Target::Host;
   if (weights != "embed" && weights != "external")
     return "--weights=" + weights + ": expected embed or external";
-  options.weights = weights == "external" ? WeightStorage::External
-                                          : WeightStorage::Embedded;
+  options.weights =
+      weights == "external" ? WeightStorage::External : WeightStorage::Embedded;
   options.precision = precision;
   options.indexCheck = indexCheck;
   options.output = emit;
@@ -168,9 +167,8 @@ int main(int argc, char **argv) {
       argv[0], reinterpret_cast<void *>(&fail));
   SmallVector<std::string> notes;
   std::string error;
-  LogicalResult compiled =
-      compileModel(inputFile, outputFile, options, context, toolPath,
-                   llvm::outs(), notes, error);
+  LogicalResult compiled = compileModel(inputFile, outputFile, options, context,
+                                        toolPath, llvm::outs(), notes, error);
   for (const std::string &note : notes)
     llvm::errs() << "mte-compile: note: " << note << '\n';
   if (failed(compiled))

@@ -2,8 +2,8 @@
 //
 // Imports the fuzzer's bytes as an ONNX model, verifies the module and runs
 // the pipeline mte-compile runs before it lowers (simplification, index
-// checks, fusion). Any error is an acceptable outcome; a crash, an abort (an assert)
-// or a sanitizer report is a bug.
+// checks, fusion). Any error is an acceptable outcome; a crash, an abort (an
+// assert) or a sanitizer report is a bug.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,8 +103,7 @@ private:
           swallow(&context, [](Diagnostic &) { return success(); }),
           pipeline(&context) {
       context.loadAllAvailableDialects();
-      mte::driver::buildModelPipeline(pipeline,
-                                      mte::driver::CompilerOptions());
+      mte::driver::buildModelPipeline(pipeline, mte::driver::CompilerOptions());
     }
     static DialectRegistry makeRegistry() {
       DialectRegistry registry;

@@ -101,14 +101,11 @@ void buildModelPipeline(mlir::OpPassManager &pm,
 /// differently from what was asked, and why) are appended to `notes`.
 /// `toolPath` is the running executable, beside which the linker is looked
 /// for.
-mlir::LogicalResult compileModel(llvm::StringRef inputPath,
-                                 llvm::StringRef outputPath,
-                                 const CompilerOptions &options,
-                                 mlir::MLIRContext &context,
-                                 llvm::StringRef toolPath,
-                                 llvm::raw_ostream &stats,
-                                 llvm::SmallVectorImpl<std::string> &notes,
-                                 std::string &error);
+mlir::LogicalResult
+compileModel(llvm::StringRef inputPath, llvm::StringRef outputPath,
+             const CompilerOptions &options, mlir::MLIRContext &context,
+             llvm::StringRef toolPath, llvm::raw_ostream &stats,
+             llvm::SmallVectorImpl<std::string> &notes, std::string &error);
 
 } // namespace mte::driver
 

@@ -41,9 +41,8 @@ func::FuncOp declareAttentionEntry(ModuleOp module) {
 /// q, k, v [B, S, H * D] with any batch and row strides, scale, output) by
 /// a call of mte_cuda_attention with their addresses and strides, then
 /// erases the declaration.
-LogicalResult
-mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
-                                    kernel::RowKernelAttr spec) {
+LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
+                                                  kernel::RowKernelAttr spec) {
   auto fail = [&](const Twine &why) {
     return func.emitError("cannot lower fused attention '")
            << func.getSymName() << "': " << why;

@@ -152,9 +152,9 @@ struct AttentionToLibraryGemms : OpRewritePattern<AttentionOp> {
     // head's query heads stack their rows.
     auto [q, k, v] = mte::unpackAttentionHeads(rewriter, op);
     auto headsMajor = [&](Value x, ArrayRef<int64_t> shape) {
-      return reshapeTensor(
-          rewriter, loc, transposeTensor(rewriter, loc, x, {0, 2, 1, 3}),
-          shape);
+      return reshapeTensor(rewriter, loc,
+                           transposeTensor(rewriter, loc, x, {0, 2, 1, 3}),
+                           shape);
     };
     Value qRows = headsMajor(q, {batch * kvHeads, group * sq, d});
     Value kRows = headsMajor(k, {batch * kvHeads, skv, d});
@@ -165,9 +165,9 @@ struct AttentionToLibraryGemms : OpRewritePattern<AttentionOp> {
         {batch, heads, sq, skv});
 
     // The second product reads P in V's type, rounded once.
-    Value probs = softmax ? softmax(rewriter, loc, op, scores, t)
-                          : mte::buildAttentionProbabilities(rewriter, loc, op,
-                                                             scores);
+    Value probs =
+        softmax ? softmax(rewriter, loc, op, scores, t)
+                : mte::buildAttentionProbabilities(rewriter, loc, op, scores);
     Value rows =
         reshapeTensor(rewriter, loc, castTensor(rewriter, loc, probs, t),
                       {batch * kvHeads, group * sq, skv});
@@ -175,9 +175,9 @@ struct AttentionToLibraryGemms : OpRewritePattern<AttentionOp> {
         rewriter, loc,
         batchMatmul(rewriter, loc, rows, vRows, /*transposedB=*/false),
         {batch, heads, sq, dv});
-    Value out = castTensor(
-        rewriter, loc, transposeTensor(rewriter, loc, product, {0, 2, 1, 3}),
-        t);
+    Value out =
+        castTensor(rewriter, loc,
+                   transposeTensor(rewriter, loc, product, {0, 2, 1, 3}), t);
     rewriter.replaceOp(
         op, reshapeTensor(rewriter, loc, out, op.getType().getShape()));
     return success();

@@ -74,7 +74,6 @@ void buildRotaryBody(RowKernelBuilder &k, const RotaryKernel &kernel,
   }
 }
 
-
 } // namespace
 
 /// Defines the rotary kernel `func`: x [outer, mid, D] (any static outer

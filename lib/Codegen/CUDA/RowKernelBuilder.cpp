@@ -87,7 +87,8 @@ FailureOr<MemRefType> mte::cuda::getRowsBuffer(func::FuncOp func) {
   auto rows = types.empty() ? MemRefType() : dyn_cast<MemRefType>(types[0]);
   if (!rows || rows.getRank() != 2 || !rows.hasStaticShape())
     return invalidKernel(
-        func, "row", "its first argument must be a static [rows, length] buffer");
+        func, "row",
+        "its first argument must be a static [rows, length] buffer");
   return rows;
 }
 

@@ -12,6 +12,7 @@
 
 #include "mte/Codegen/CUDA/LibraryContractions.h"
 #include "mte/Codegen/CUDA/RowKernels.h"
+#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Dialect/Kernel/IR/KernelOps.h"
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
@@ -34,43 +35,11 @@ using namespace mlir;
 using mte::kernel::RowKernelAttr;
 using mte::kernel::RowKernelKind;
 using namespace mte::transformer;
+using mte::lowering::reshapeTensor;
 
 namespace {
 
 bool isKernelFloat(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
-
-/// One reassociation group of all `rank` dimensions (none for rank 0).
-SmallVector<ReassociationIndices> all(int64_t rank) {
-  ReassociationIndices group;
-  for (int64_t d = 0; d < rank; ++d)
-    group.push_back(d);
-  return SmallVector<ReassociationIndices>(rank ? 1 : 0, group);
-}
-
-/// `value` reshaped to `shape` through its 1-D view (a no-op when the shapes
-/// agree); both are contiguous, so the reshapes bufferize to views.
-Value reshapeTo(OpBuilder &b, Location loc, Value value,
-                ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getShape() == shape)
-    return value;
-  auto flatType =
-      RankedTensorType::get({type.getNumElements()}, type.getElementType());
-  if (type.getRank() > 1)
-    value = tensor::CollapseShapeOp::create(b, loc, value, all(type.getRank()));
-  else if (type.getRank() == 0)
-    value = tensor::ExpandShapeOp::create(b, loc, flatType, value,
-                                          ArrayRef<ReassociationIndices>{});
-  if (shape.size() > 1)
-    return tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
-        all(shape.size()));
-  if (shape.empty())
-    return tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({}, type.getElementType()), value,
-        ArrayRef<ReassociationIndices>{});
-  return value;
-}
 
 /// `<d0>x<d1>...`, then `x<type>` if given: a kernel name's shape part.
 std::string mangle(ArrayRef<int64_t> shape, Type elementType = {}) {
@@ -112,8 +81,7 @@ struct KernelSpec {
 /// `resultTypes`, which it returns. The call is a kernel.call: its
 /// operands are read, and its outputs written, where it runs.
 SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
-                              RowKernelAttr spec,
-                              ValueRange inputs,
+                              RowKernelAttr spec, ValueRange inputs,
                               ArrayRef<RankedTensorType> resultTypes,
                               ArrayRef<Type> arguments,
                               OpBuilder &moduleBuilder, SymbolTable &symbols) {
@@ -146,8 +114,7 @@ SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
 /// through its `rowsShape` view, into a buffer in the result's own shape: a
 /// model output is written in place.
 SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
-                                 RowKernelAttr spec,
-                                 ValueRange inputs,
+                                 RowKernelAttr spec, ValueRange inputs,
                                  ArrayRef<RankedTensorType> resultTypes,
                                  ArrayRef<int64_t> rowsShape,
                                  OpBuilder &moduleBuilder,
@@ -207,12 +174,13 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
 
   Location loc = op.getLoc();
   OpBuilder b(op);
-  SmallVector<Value> inputs = {reshapeTo(b, loc, op.getInput(), {rows, length}),
-                               reshapeTo(b, loc, op.getScale(), {length})};
+  SmallVector<Value> inputs = {
+      reshapeTensor(b, loc, op.getInput(), {rows, length}),
+      reshapeTensor(b, loc, op.getScale(), {length})};
   if (bias)
-    inputs.push_back(reshapeTo(b, loc, bias, {length}));
+    inputs.push_back(reshapeTensor(b, loc, bias, {length}));
   if (residual)
-    inputs.push_back(reshapeTo(b, loc, residual, {rows, length}));
+    inputs.push_back(reshapeTensor(b, loc, residual, {rows, length}));
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getEpsilon().convertToFloat())));
   SmallVector<RankedTensorType> resultTypes;
@@ -295,15 +263,14 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
   int64_t dynamic = ShapedType::kDynamic;
   auto strided = StridedLayoutAttr::get(ctx, dynamic, {dynamic, dynamic, 1});
   SmallVector<Value> inputs = {
-      x, reshapeTo(b, loc, op.getCos(), {tableRows, width}),
-      reshapeTo(b, loc, op.getSin(), {tableRows, width})};
+      x, reshapeTensor(b, loc, op.getCos(), {tableRows, width}),
+      reshapeTensor(b, loc, op.getSin(), {tableRows, width})};
   SmallVector<Type> arguments = {
       argumentType(inputs[0], strided), argumentType(inputs[1]),
       argumentType(inputs[2]), MemRefType::get(view, element)};
-  Value result =
-      callKernel(b, loc, name, spec.get(ctx), inputs, type, arguments,
-                 moduleBuilder, symbols)
-          .front();
+  Value result = callKernel(b, loc, name, spec.get(ctx), inputs, type,
+                            arguments, moduleBuilder, symbols)
+                     .front();
   op.getOutput().replaceAllUsesWith(result);
   op->erase();
 }
@@ -400,7 +367,7 @@ Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
   spec.heads = shape[1];
   spec.queries = shape[2];
   std::string name = "mte_attention_softmax_" + mangle(shape, probsType);
-  SmallVector<Value> inputs = {reshapeTo(b, loc, scores, {rows, keys})};
+  SmallVector<Value> inputs = {reshapeTensor(b, loc, scores, {rows, keys})};
   if (op.getCausal()) {
     name += "_causal";
     spec.causal = true;
@@ -409,7 +376,7 @@ Value callSoftmaxKernel(OpBuilder &b, Location loc, AttentionOp op,
     auto maskType = cast<RankedTensorType>(mask.getType());
     name += "_mask_" + mangle(maskType.getShape(), maskType.getElementType());
     spec.maskShape = SmallVector<int64_t>(maskType.getShape());
-    inputs.push_back(reshapeTo(b, loc, mask, {maskType.getNumElements()}));
+    inputs.push_back(reshapeTensor(b, loc, mask, {maskType.getNumElements()}));
   }
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getScale().convertToFloat())));
@@ -442,7 +409,7 @@ void convertSoftmax(SoftmaxOp op, OpBuilder &moduleBuilder,
   Value probs =
       callRowKernel(b, loc, "mte_softmax_" + mangle({rows, keys}, element),
                     spec.get(ctx),
-                    {reshapeTo(b, loc, op.getInput(), {rows, keys}),
+                    {reshapeTensor(b, loc, op.getInput(), {rows, keys}),
                      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1))},
                     {type}, {rows, keys}, moduleBuilder, symbols)
           .front();
@@ -493,7 +460,7 @@ struct ConvertTransformerToRowKernelsPass
     RewritePatternSet patterns(&getContext());
     mte::populateAttentionToLibraryGemmPatterns(
         patterns, [&](OpBuilder &b, Location loc, AttentionOp op, Value scores,
-            Type probsType) {
+                      Type probsType) {
           return callSoftmaxKernel(b, loc, op, scores, probsType, moduleBuilder,
                                    symbols);
         });

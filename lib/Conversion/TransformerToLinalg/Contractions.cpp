@@ -1,4 +1,5 @@
-//===- Contractions.cpp - matmuls, linears, attention -----------------------===//
+//===- Contractions.cpp - matmuls, linears, attention
+//-----------------------===//
 //
 // Contractions: matmul, linear (with its epilogue), attention and
 // convolution, accumulating in f32 for half types.
@@ -119,9 +120,9 @@ struct ConvPattern : OpRewritePattern<ConvOp> {
       }
       Value zero = arith::ConstantOp::create(rewriter, loc,
                                              rewriter.getZeroAttr(elementType));
-      input = tensor::PadOp::create(
-          rewriter, loc, RankedTensorType::get(shape, elementType), input, low,
-          high, zero);
+      input = tensor::PadOp::create(rewriter, loc,
+                                    RankedTensorType::get(shape, elementType),
+                                    input, low, high, zero);
     }
 
     // Loops: n, m, o_1..o_s, then c, k_1..k_s.
@@ -362,7 +363,7 @@ Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product) {
 }
 
 Value mte::buildAttentionProbabilities(OpBuilder &b, Location loc,
-                                      AttentionOp op, Value scores) {
+                                       AttentionOp op, Value scores) {
   auto scoreType = cast<RankedTensorType>(scores.getType());
   Type c = scoreType.getElementType();
   int64_t sq = scoreType.getDimSize(2), skv = scoreType.getDimSize(3);
