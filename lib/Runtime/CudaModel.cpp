@@ -1,0 +1,288 @@
+//===- CudaModel.cpp - a CUDA model's state on the GPU --------------------===//
+
+#include "CudaModel.h"
+
+#include "CudaDevice.h"
+#include "ExternalWeights.h"
+#include "IndexChecks.h"
+#include "Model.h"
+#include "Status.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mte::runtime;
+
+/// How many runDevice runs may be in flight before the next waits for the
+/// oldest one's index status.
+static constexpr size_t kIndexStatusSlots = 4;
+
+CudaModel::~CudaModel() {
+  mte::cuda::destroyGraph(graph);
+  mte::cuda::destroyStream(stream);
+  mte::cuda::release(arena);
+  for (auto [slot, event] : pendingIndexStatus)
+    mte::cuda::destroyEvent(event);
+  mte::cuda::release(deviceIndexStatus);
+  for (int64_t *slot : indexStatusSlots)
+    mte::cuda::releaseHost(slot);
+  for (auto *list : {&deviceWeights, &deviceInputs, &deviceOutputs})
+    for (void *pointer : *list)
+      mte::cuda::release(pointer);
+}
+
+mte_status CudaModel::allocate(uint64_t bytes, const std::string &what,
+                               void *&device) {
+  std::string error;
+  bool outOfMemory = false;
+  device = mte::cuda::allocate(bytes, error, &outOfMemory);
+  if (device)
+    return MTE_OK;
+  return fail(outOfMemory ? MTE_ERROR_OUT_OF_MEMORY : MTE_ERROR_DEVICE,
+              "'%s': cannot allocate %s of %llu bytes on the GPU: %s",
+              model.path.c_str(), what.c_str(),
+              static_cast<unsigned long long>(bytes), error.c_str());
+}
+
+mte_status CudaModel::open() {
+  const char *path = model.path.c_str();
+  const mte_model_abi *abi = model.abi;
+  // The model's kernels were loaded when the library was; take what that
+  // recorded now, so that it never surfaces in another model's call.
+  std::string loadError = mte::cuda::takeError();
+  std::string error;
+  if (!mte::cuda::initialize(error))
+    return fail(MTE_ERROR_DEVICE, "'%s' is a CUDA model, but %s", path,
+                error.c_str());
+  if (!mte::cuda::supportsArch(abi->gpu_arch, error))
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  if (!loadError.empty())
+    return fail(MTE_ERROR_DEVICE, "'%s': cannot load its kernels: %s", path,
+                loadError.c_str());
+  if (abi->num_weights && !abi->weights)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: %u weights but no weight "
+                "array",
+                path, abi->num_weights);
+  ExternalWeights externalWeights(model.path);
+  std::vector<char> external;
+  for (uint32_t i = 0; i < abi->num_weights; ++i) {
+    const mte_weight_info &weight = abi->weights[i];
+    const void *data = weight.data;
+    if (!data) {
+      if (mte_status status = externalWeights.build(weight, i, external))
+        return status;
+      data = external.data();
+    }
+    void *device = nullptr;
+    if (mte_status status =
+            allocate(weight.num_bytes, "weight " + std::to_string(i), device))
+      return status;
+    deviceWeights.push_back(device);
+    if (!mte::cuda::copyToDevice(device, data, weight.num_bytes, error))
+      return fail(MTE_ERROR_DEVICE, "'%s': cannot upload weight %u: %s", path,
+                  i, error.c_str());
+  }
+  stream = mte::cuda::createStream(error);
+  if (!stream)
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  if (const char *graphs = std::getenv("MTE_CUDA_GRAPHS"))
+    useGraph = std::strcmp(graphs, "0") != 0;
+  for (auto [descs, buffers] : {std::pair(&model.inputs, &deviceInputs),
+                                std::pair(&model.outputs, &deviceOutputs)})
+    for (const TensorDesc &desc : *descs) {
+      void *device = nullptr;
+      if (mte_status status =
+              allocate(desc.numBytes, "'" + desc.name + "'", device))
+        return status;
+      buffers->push_back(device);
+    }
+  if (abi->num_index_checks) {
+    size_t bytes = indexStatusBytes(abi);
+    if (mte_status status =
+            allocate(bytes, "its index status", deviceIndexStatus))
+      return status;
+    for (size_t i = 0; i < kIndexStatusSlots + 1; ++i) {
+      void *slot = mte::cuda::allocateHost(bytes, error);
+      if (!slot)
+        return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+      indexStatusSlots.push_back(static_cast<int64_t *>(slot));
+    }
+  }
+  if (abi->arena_bytes)
+    return allocate(abi->arena_bytes, "its activation arena", arena);
+  return MTE_OK;
+}
+
+mte_status CudaModel::checkPendingIndexStatus(size_t keep) {
+  auto &pending = pendingIndexStatus;
+  while (!pending.empty()) {
+    auto [slot, event] = pending.front();
+    if (!mte::cuda::eventDone(event)) {
+      if (pending.size() <= keep)
+        break;
+      std::string error;
+      if (!mte::cuda::waitForEvent(event, error))
+        return fail(MTE_ERROR_DEVICE, "'%s': %s", model.path.c_str(),
+                    error.c_str());
+    }
+    mte::cuda::destroyEvent(event);
+    pending.pop_front();
+    if (mte_status status =
+            checkIndexStatus(model.path.c_str(), model.abi, slot,
+                             " (an earlier mte_model_run_device run)"))
+      return status;
+  }
+  return MTE_OK;
+}
+
+int32_t CudaModel::enqueueForward() {
+  mte::cuda::setStream(stream);
+  auto forward = [&] {
+    return model.abi->run(deviceInputs.data(), deviceOutputs.data(),
+                          deviceWeights.data(), arena,
+                          static_cast<int64_t *>(deviceIndexStatus));
+  };
+  int32_t result = 0;
+  // A graph's stream-ordered allocations happen at launch: its failure is
+  // recorded like the eager entry points' (running out of memory included).
+  auto launchGraph = [&] {
+    std::string launchError;
+    bool outOfMemory = false;
+    if (!mte::cuda::launchGraph(graph, stream, launchError, &outOfMemory))
+      mte::cuda::recordError(launchError, outOfMemory);
+  };
+  if (graph) {
+    launchGraph();
+  } else if (useGraph && runs > 0) {
+    // Capture once; if the forward cannot be captured, run it eagerly from
+    // now on (the outputs of this run are computed either way).
+    std::string captureError;
+    if (mte::cuda::beginCapture(stream, captureError)) {
+      result = forward();
+      graph = mte::cuda::endCapture(stream, captureError);
+    }
+    std::string capturedError = mte::cuda::takeError();
+    if (!graph || !capturedError.empty()) {
+      mte::cuda::destroyGraph(graph);
+      graph = nullptr;
+      useGraph = false;
+      result = forward();
+    } else {
+      launchGraph();
+    }
+  } else {
+    result = forward();
+  }
+  ++runs;
+  return result;
+}
+
+/// Reports how enqueueing a forward went: a driver failure (in `error` or
+/// recorded by the mgpu* entry points; running out of device memory is
+/// MTE_ERROR_OUT_OF_MEMORY) or a non-zero run result.
+static mte_status checkForward(const char *path, int32_t result,
+                               std::string &error) {
+  bool outOfMemory = false;
+  std::string recorded = mte::cuda::takeError(&outOfMemory);
+  if (error.empty())
+    error = recorded;
+  if (!error.empty())
+    return fail(outOfMemory ? MTE_ERROR_OUT_OF_MEMORY : MTE_ERROR_RUN_FAILED,
+                "'%s' failed to run on the GPU: %s", path, error.c_str());
+  if (result != 0)
+    return fail(MTE_ERROR_RUN_FAILED,
+                "'%s' failed to run: its run function returned %d", path,
+                result);
+  return MTE_OK;
+}
+
+mte_status CudaModel::run(const void *const *inputs, void *const *outputs) {
+  const char *path = model.path.c_str();
+  std::lock_guard<std::mutex> guard(*model.runLock);
+  std::string error;
+  if (!mte::cuda::initialize(error))
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  // This run waits for the GPU anyway: report earlier runs first.
+  if (mte_status status = checkPendingIndexStatus(0))
+    return status;
+  for (size_t i = 0; i < model.inputs.size(); ++i)
+    if (!mte::cuda::copyToDevice(deviceInputs[i], inputs[i],
+                                 model.inputs[i].numBytes, error))
+      return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
+                  model.inputs[i].name.c_str(), error.c_str());
+  int32_t result = enqueueForward();
+  if (mte_status status = checkForward(path, result, error)) {
+    // Let what the failed forward enqueued before it failed finish before
+    // the caller reuses the model.
+    std::string ignored;
+    mte::cuda::synchronize(ignored);
+    return status;
+  }
+  // The statuses come down with the forward, in the same wait.
+  int64_t *indexStatus =
+      indexStatusSlots.empty() ? nullptr : indexStatusSlots.front();
+  if (indexStatus &&
+      !mte::cuda::copyOnDevice(indexStatus, deviceIndexStatus,
+                               indexStatusBytes(model.abi), stream, error))
+    return fail(MTE_ERROR_DEVICE, "'%s': index status: %s", path,
+                error.c_str());
+  if (!mte::cuda::synchronize(error))
+    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
+                error.c_str());
+  if (indexStatus)
+    if (mte_status status = checkIndexStatus(path, model.abi, indexStatus))
+      return status;
+  for (size_t i = 0; i < model.outputs.size(); ++i)
+    if (!mte::cuda::copyToHost(outputs[i], deviceOutputs[i],
+                               model.outputs[i].numBytes, error))
+      return fail(MTE_ERROR_DEVICE, "'%s': output '%s': %s", path,
+                  model.outputs[i].name.c_str(), error.c_str());
+  return succeed();
+}
+
+mte_status CudaModel::runDevice(const void *const *inputs, void *const *outputs,
+                                void *callerStream) {
+  const char *path = model.path.c_str();
+  std::lock_guard<std::mutex> guard(*model.runLock);
+  std::string error;
+  if (!mte::cuda::initialize(error))
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  // Report the earlier runs that have finished, and keep a slot free for
+  // this one's statuses.
+  if (mte_status status = checkPendingIndexStatus(kIndexStatusSlots - 1))
+    return status;
+  // The caller's stream -> the model's stream -> the caller's stream.
+  bool ok = mte::cuda::orderStreams(callerStream, stream, error);
+  for (size_t i = 0; ok && i < model.inputs.size(); ++i)
+    ok = mte::cuda::copyOnDevice(deviceInputs[i], inputs[i],
+                                 model.inputs[i].numBytes, stream, error);
+  int32_t result = ok ? enqueueForward() : 0;
+  if (mte_status status = checkForward(path, result, error))
+    return status;
+  for (size_t i = 0; ok && i < model.outputs.size(); ++i)
+    ok = mte::cuda::copyOnDevice(outputs[i], deviceOutputs[i],
+                                 model.outputs[i].numBytes, stream, error);
+  if (ok && !indexStatusSlots.empty()) {
+    // Slot 0 is the synchronous runs'; take one no pending run holds.
+    int64_t *slot = nullptr;
+    for (size_t i = 1; !slot && i < indexStatusSlots.size(); ++i) {
+      slot = indexStatusSlots[i];
+      for (auto [held, event] : pendingIndexStatus)
+        if (held == slot)
+          slot = nullptr;
+    }
+    ok = mte::cuda::copyOnDevice(slot, deviceIndexStatus,
+                                 indexStatusBytes(model.abi), stream, error);
+    void *event = ok ? mte::cuda::recordEvent(stream, error) : nullptr;
+    if (event)
+      pendingIndexStatus.push_back({slot, event});
+    ok = event != nullptr;
+  }
+  if (ok)
+    ok = mte::cuda::orderStreams(stream, callerStream, error);
+  if (!ok)
+    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
+                error.c_str());
+  return succeed();
+}

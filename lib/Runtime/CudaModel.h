@@ -1,0 +1,91 @@
+//===- CudaModel.h - a CUDA model's state on the GPU ------------*- C++ -*-===//
+//
+// Internal to libmte_runtime. An open CUDA model owns device copies of its
+// weights, staging buffers for runs on host buffers, the activation arena,
+// a stream, the forward captured as a CUDA graph and the buffers its index
+// statuses come back through. It runs on host buffers (mte_model_run*) and
+// on the caller's device buffers and stream (mte_model_run_device).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_LIB_RUNTIME_CUDAMODEL_H
+#define MTE_LIB_RUNTIME_CUDAMODEL_H
+
+#include "mte-c/Runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mte::runtime {
+
+class CudaModel {
+public:
+  /// The GPU side of `model`, whose description is loaded; empty until
+  /// open().
+  explicit CudaModel(const mte_model &model) : model(model) {}
+  CudaModel(const CudaModel &) = delete;
+  CudaModel &operator=(const CudaModel &) = delete;
+  /// Frees the device buffers, the stream and the graph.
+  ~CudaModel();
+
+  /// Opens the GPU for the model, uploads its weights and allocates its
+  /// staging buffers and its activation arena.
+  mte_status open();
+
+  /// Runs the model on host buffers: inputs up, the forward on the model's
+  /// stream, outputs down. Takes the library's lock.
+  mte_status run(const void *const *inputs, void *const *outputs);
+
+  /// mte_model_run_device once its arguments are checked: the forward on
+  /// device buffers, ordered on `stream`. Takes the library's lock.
+  mte_status runDevice(const void *const *inputs, void *const *outputs,
+                       void *stream);
+
+private:
+  /// Enqueues the forward on the model's stream, over its staging buffers:
+  /// eagerly on the first run, captured as a CUDA graph on the second (if
+  /// capture works), replayed after. Returns the run function's result; a
+  /// driver failure is recorded (mte::cuda::takeError).
+  int32_t enqueueForward();
+
+  /// Reports the index statuses of earlier runDevice runs, oldest first,
+  /// that the GPU has finished; waits for those still in flight, or
+  /// (`keep`) for all but that many.
+  mte_status checkPendingIndexStatus(size_t keep);
+
+  /// Device memory of `bytes` for `what`, or the error: the device running
+  /// out of memory is MTE_ERROR_OUT_OF_MEMORY (naming the size), any other
+  /// failure MTE_ERROR_DEVICE.
+  mte_status allocate(uint64_t bytes, const std::string &what, void *&device);
+
+  const mte_model &model;
+  /// Device copies of the weights, and device buffers the host-buffer API
+  /// stages inputs and outputs through.
+  std::vector<void *> deviceWeights, deviceInputs, deviceOutputs;
+  /// The activation arena: allocated once, so its address, which the
+  /// captured graph holds, never changes.
+  void *arena = nullptr;
+  /// The model's stream, and the forward captured as a CUDA graph on the
+  /// second run (the first one warms up cuBLASLt's plans), replayed after.
+  void *stream = nullptr;
+  void *graph = nullptr;
+  bool useGraph = true;
+  uint64_t runs = 0;
+  /// The statuses of the model's index checks (ModelABI.h), 3 per check:
+  /// the device buffer the forward writes (`deviceIndexStatus`), copied on
+  /// the stream after each run into page-locked slots. Synchronous runs use
+  /// slot 0; runDevice runs the others in turn, each slot `pending` until
+  /// the event recorded after its copy completes and a later call checks
+  /// it.
+  std::vector<int64_t *> indexStatusSlots;
+  void *deviceIndexStatus = nullptr;
+  std::deque<std::pair<int64_t *, void *>> pendingIndexStatus;
+};
+
+} // namespace mte::runtime
+
+#endif // MTE_LIB_RUNTIME_CUDAMODEL_H

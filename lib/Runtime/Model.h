@@ -1,0 +1,76 @@
+//===- Model.h - the mte_model handle ---------------------------*- C++ -*-===//
+//
+// Internal to libmte_runtime: what a handle of Runtime.h holds, and the
+// checks of tensors given to a run against the model's descriptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MTE_LIB_RUNTIME_MODEL_H
+#define MTE_LIB_RUNTIME_MODEL_H
+
+#include "CudaModel.h"
+
+#include "mte-c/Runtime.h"
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace mte::runtime {
+
+/// A model input or output: a copy of the library's description that the
+/// runtime owns and has checked.
+struct TensorDesc {
+  std::string name;
+  std::vector<int64_t> shape;
+  int32_t dtype = 0;
+  size_t numBytes = 0;
+  /// Points into `name` and `shape`; set once the vector holding this
+  /// description no longer moves.
+  mte_tensor_info info = {};
+};
+
+} // namespace mte::runtime
+
+struct mte_model {
+  std::string path;
+  std::string target;
+  void *library = nullptr;
+  const mte_model_abi *abi = nullptr;
+  /// Shared by every handle on `library` (ModelLoader.cpp).
+  std::shared_ptr<std::mutex> runLock;
+  std::vector<mte::runtime::TensorDesc> inputs;
+  std::vector<mte::runtime::TensorDesc> outputs;
+  /// Host models: the statuses the forward writes for the model's index
+  /// checks, 3 per check (ModelABI.h).
+  std::vector<int64_t> hostIndexStatus;
+  /// CUDA models: the model's device buffers, stream and graph; null for
+  /// host models.
+  std::unique_ptr<mte::runtime::CudaModel> cuda;
+};
+
+namespace mte::runtime {
+
+/// Returns the index of the description called `name`, or -1.
+ptrdiff_t findTensor(const std::vector<TensorDesc> &descs, const char *name);
+
+/// Reports that `model` has no input or output (`kind`) called `name`.
+mte_status failUnknownName(const mte_model &model, const char *kind,
+                           const char *name);
+
+/// Checks that `tensor`'s element type and shape are those of `desc`, the
+/// model's `kind` ("input" or "output") of the same name.
+mte_status checkTensor(const mte_model &model, const char *kind,
+                       const TensorDesc &desc, const mte_tensor &tensor);
+
+/// Runs `model` once on host buffers whose counts and pointers are
+/// checked: a host model's run function under the library's lock, or a
+/// CUDA model's forward through its staging buffers.
+mte_status runModel(mte_model &model, const void *const *inputs,
+                    void *const *outputs);
+
+} // namespace mte::runtime
+
+#endif // MTE_LIB_RUNTIME_MODEL_H
