@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
+#include "DynamicLibrary.h"
 
 #include "mte-c/ModelABI.h"
 
@@ -21,8 +22,6 @@
 #include <mutex>
 #include <string>
 #include <tuple>
-
-#include <dlfcn.h>
 
 namespace {
 // The cublasLt.h subset used here (CUDA 12 and 13).
@@ -56,19 +55,11 @@ constexpr int kLayoutBatchStride = 6; // ..._STRIDED_BATCH_OFFSET
 constexpr int kOpN = 0, kOpT = 1;
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
+/// The cuBLASLt functions, each named once in CublasLt.def.
 struct Library {
-  Status (*create)(Handle *);
-  Status (*descCreate)(MatmulDesc *, int, int);
-  Status (*descSetAttribute)(MatmulDesc, int, const void *, size_t);
-  Status (*layoutCreate)(Layout *, int, uint64_t, uint64_t, int64_t);
-  Status (*layoutSetAttribute)(Layout, int, const void *, size_t);
-  Status (*preferenceCreate)(Preference *);
-  Status (*preferenceSetAttribute)(Preference, int, const void *, size_t);
-  Status (*heuristic)(Handle, MatmulDesc, Layout, Layout, Layout, Layout,
-                      Preference, int, HeuristicResult *, int *);
-  Status (*matmul)(Handle, MatmulDesc, const void *, const void *, Layout,
-                   const void *, Layout, const void *, const void *, Layout,
-                   void *, Layout, const Algo *, void *, size_t, void *);
+#define MTE_DYNAMIC_SYMBOL(name, type)                                         \
+  mte::runtime::FunctionPointer<type> name = nullptr;
+#include "CublasLt.def"
 };
 
 struct Plan {
@@ -97,64 +88,40 @@ Gemm &gemm() {
   return g;
 }
 
-/// Opens cuBLASLt: $MTE_CUBLASLT_LIBRARY, else the loader path, else the
-/// CUDA toolkit's lib64.
-void *openLibrary(std::string &error) {
-  std::string candidates[] = {
-      std::getenv("MTE_CUBLASLT_LIBRARY") ? std::getenv("MTE_CUBLASLT_LIBRARY")
-                                          : "",
-      "libcublasLt.so.13", "libcublasLt.so.12",
-      std::string(std::getenv("CUDA_HOME") ? std::getenv("CUDA_HOME")
-                                           : "/usr/local/cuda") +
-          "/lib64/libcublasLt.so"};
-  for (const std::string &name : candidates) {
-    if (name.empty())
-      continue;
-    if (void *library = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))
-      return library;
+/// Opens cuBLASLt ($MTE_CUBLASLT_LIBRARY, else the loader path, else the
+/// CUDA toolkit's lib64) and resolves its functions.
+bool openLibrary(Library &l, std::string &error) {
+  const char *cudaHome = std::getenv("CUDA_HOME");
+  mte::runtime::DynamicLibrary library;
+  std::string reason;
+  if (!library.open("MTE_CUBLASLT_LIBRARY",
+                    {"libcublasLt.so.13", "libcublasLt.so.12",
+                     std::string(cudaHome ? cudaHome : "/usr/local/cuda") +
+                         "/lib64/libcublasLt.so"},
+                    reason)) {
+    error = "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
+            "MTE_CUBLASLT_LIBRARY to its path)";
+    return false;
   }
-  error = "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
-          "MTE_CUBLASLT_LIBRARY to its path)";
-  return nullptr;
+  const mte::runtime::DynamicSymbol symbols[] = {
+#define MTE_DYNAMIC_SYMBOL(name, type) {#name, &l.name},
+#include "CublasLt.def"
+  };
+  if (const char *missing = library.resolve(symbols)) {
+    error = std::string("cuBLASLt lacks ") + missing;
+    return false;
+  }
+  return true;
 }
 
 bool initialize(Gemm &g, std::string &error) {
   std::call_once(g.once, [&g] {
     std::string message;
-    if (!mte::cuda::initialize(message)) {
+    if (!mte::cuda::initialize(message) || !openLibrary(g.lib, message)) {
       g.initError = message;
       return;
     }
-    void *library = openLibrary(message);
-    if (!library) {
-      g.initError = message;
-      return;
-    }
-    struct Symbol {
-      void *slot;
-      const char *name;
-    };
-    Library &l = g.lib;
-    const Symbol symbols[] = {
-        {&l.create, "cublasLtCreate"},
-        {&l.descCreate, "cublasLtMatmulDescCreate"},
-        {&l.descSetAttribute, "cublasLtMatmulDescSetAttribute"},
-        {&l.layoutCreate, "cublasLtMatrixLayoutCreate"},
-        {&l.layoutSetAttribute, "cublasLtMatrixLayoutSetAttribute"},
-        {&l.preferenceCreate, "cublasLtMatmulPreferenceCreate"},
-        {&l.preferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute"},
-        {&l.heuristic, "cublasLtMatmulAlgoGetHeuristic"},
-        {&l.matmul, "cublasLtMatmul"},
-    };
-    for (const Symbol &symbol : symbols) {
-      void *address = ::dlsym(library, symbol.name);
-      if (!address) {
-        g.initError = std::string("cuBLASLt lacks ") + symbol.name;
-        return;
-      }
-      std::memcpy(symbol.slot, &address, sizeof(address));
-    }
-    if (l.create(&g.handle) != 0) {
+    if (g.lib.cublasLtCreate(&g.handle) != 0) {
       g.initError = "cublasLtCreate failed";
       return;
     }
@@ -170,9 +137,10 @@ bool initialize(Gemm &g, std::string &error) {
 /// apart (nothing to do for one).
 bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
   int32_t count32 = static_cast<int32_t>(count);
-  return count == 1 || (l.layoutSetAttribute(layout, kLayoutBatchCount,
+  return count == 1 ||
+         (l.cublasLtMatrixLayoutSetAttribute(layout, kLayoutBatchCount,
                                              &count32, sizeof(count32)) == 0 &&
-                        l.layoutSetAttribute(layout, kLayoutBatchStride,
+          l.cublasLtMatrixLayoutSetAttribute(layout, kLayoutBatchStride,
                                              &stride, sizeof(stride)) == 0);
 }
 
@@ -196,30 +164,34 @@ Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k, bool nk,
   uint64_t workspace = kWorkspaceBytes;
   HeuristicResult result = {};
   int found = 0;
-  if (l.descCreate(&plan->desc, kCompute32F, kR32F) != 0 ||
-      l.descSetAttribute(plan->desc, kDescTransA, &transA, sizeof(transA)) ||
-      l.descSetAttribute(plan->desc, kDescTransB, &transB, sizeof(transB)) ||
-      l.descSetAttribute(plan->desc, kDescEpilogue, &epilogue,
-                         sizeof(epilogue)) ||
+  if (l.cublasLtMatmulDescCreate(&plan->desc, kCompute32F, kR32F) != 0 ||
+      l.cublasLtMatmulDescSetAttribute(plan->desc, kDescTransA, &transA,
+                                       sizeof(transA)) ||
+      l.cublasLtMatmulDescSetAttribute(plan->desc, kDescTransB, &transB,
+                                       sizeof(transB)) ||
+      l.cublasLtMatmulDescSetAttribute(plan->desc, kDescEpilogue, &epilogue,
+                                       sizeof(epilogue)) ||
       ((epilogue & MTE_GEMM_EPILOGUE_BIAS) &&
-       l.descSetAttribute(plan->desc, kDescBiasType, &outputType,
-                          sizeof(outputType))) ||
-      l.layoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k, nk ? k : n) ||
-      l.layoutCreate(&plan->b, inputType, k, m, k) ||
-      l.layoutCreate(&plan->c, outputType, n, m, n) ||
+       l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBiasType, &outputType,
+                                        sizeof(outputType))) ||
+      l.cublasLtMatrixLayoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k,
+                                   nk ? k : n) ||
+      l.cublasLtMatrixLayoutCreate(&plan->b, inputType, k, m, k) ||
+      l.cublasLtMatrixLayoutCreate(&plan->c, outputType, n, m, n) ||
       !setBatch(l, plan->a, batch, n * k) ||
       !setBatch(l, plan->b, batch, k * m) ||
-      !setBatch(l, plan->c, batch, n * m) || l.preferenceCreate(&preference) ||
-      l.preferenceSetAttribute(preference, kPrefMaxWorkspace, &workspace,
-                               sizeof(workspace)) ||
-      l.heuristic(g.handle, plan->desc, plan->a, plan->b, plan->c, plan->c,
-                  preference, 1, &result, &found) ||
+      !setBatch(l, plan->c, batch, n * m) ||
+      l.cublasLtMatmulPreferenceCreate(&preference) ||
+      l.cublasLtMatmulPreferenceSetAttribute(preference, kPrefMaxWorkspace,
+                                             &workspace, sizeof(workspace)) ||
+      l.cublasLtMatmulAlgoGetHeuristic(g.handle, plan->desc, plan->a, plan->b,
+                                       plan->c, plan->c, preference, 1, &result,
+                                       &found) ||
       found == 0) {
     error = "cuBLASLt has no algorithm for a GEMM of m=" + std::to_string(m) +
-            " n=" + std::to_string(n) + " k=" + std::to_string(k) +
-            " (types " + std::to_string(inputType) + " -> " +
-            std::to_string(outputType) + ", epilogue " +
-            std::to_string(epilogue) + ")";
+            " n=" + std::to_string(n) + " k=" + std::to_string(k) + " (types " +
+            std::to_string(inputType) + " -> " + std::to_string(outputType) +
+            ", epilogue " + std::to_string(epilogue) + ")";
     return nullptr;
   }
   plan->algo = result.algo;
@@ -274,16 +246,18 @@ mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out, int64_t batch, int64_t m,
   if (epilogue & MTE_GEMM_EPILOGUE_BIAS) {
     biasGuard.lock();
     void *biasPointer = reinterpret_cast<void *>(bias);
-    if (g.lib.descSetAttribute(plan->desc, kDescBiasPointer, &biasPointer,
-                               sizeof(biasPointer)) != 0) {
+    if (g.lib.cublasLtMatmulDescSetAttribute(plan->desc, kDescBiasPointer,
+                                             &biasPointer,
+                                             sizeof(biasPointer)) != 0) {
       mte::cuda::recordError("cuBLASLt rejected a bias pointer");
       return;
     }
   }
-  if (g.lib.matmul(g.handle, plan->desc, &alpha, reinterpret_cast<void *>(w),
-                   plan->a, reinterpret_cast<void *>(x), plan->b, &beta, c,
-                   plan->c, output, plan->c, &plan->algo, g.workspace,
-                   kWorkspaceBytes, mte::cuda::currentStream()) != 0)
+  if (g.lib.cublasLtMatmul(g.handle, plan->desc, &alpha,
+                           reinterpret_cast<void *>(w), plan->a,
+                           reinterpret_cast<void *>(x), plan->b, &beta, c,
+                           plan->c, output, plan->c, &plan->algo, g.workspace,
+                           kWorkspaceBytes, mte::cuda::currentStream()) != 0)
     mte::cuda::recordError("cublasLtMatmul failed for m=" + std::to_string(m) +
                            " n=" + std::to_string(n) +
                            " k=" + std::to_string(k));

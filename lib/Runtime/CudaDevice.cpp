@@ -1,13 +1,15 @@
 //===- CudaDevice.cpp - the CUDA part of libmte_runtime -------------------===//
 //
-// The driver API is reached through dlopen/dlsym with the handful of
-// prototypes below, so the runtime builds without the CUDA toolkit and
-// loads without a GPU. The mgpu* functions are the entry points that MLIR's
-// gpu-to-llvm lowering calls from a CUDA model's host code.
+// The driver API is reached through CudaDriver.h, opened on first use, so
+// the runtime builds without the CUDA toolkit and loads without a GPU. The
+// mgpu* functions are the entry points that MLIR's gpu-to-llvm lowering
+// calls from a CUDA model's host code.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
+
+#include "CudaDriver.h"
 
 #include <cstdio>
 #include <cstring>
@@ -15,71 +17,17 @@
 #include <mutex>
 #include <string>
 
-#include <dlfcn.h>
-
 #define MTE_GPU_ENTRY extern "C" __attribute__((visibility("default")))
 
-namespace {
-// The driver API subset mte uses (cuda.h, CUDA 11.2 and later).
-using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = unsigned long long;
-using CUcontext = void *;
-using CUmodule = void *;
-using CUfunction = void *;
-using CUstream = void *;
-using CUevent = void *;
-constexpr CUresult CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2;
-constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+using namespace mte::cuda;
 
-struct Driver {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuDeviceGet)(CUdevice *, int);
-  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*cuCtxSetCurrent)(CUcontext);
-  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
-  CUresult (*cuModuleUnload)(CUmodule);
-  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, CUstream, void **,
-                             void **);
-  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
-  CUresult (*cuMemFree)(CUdeviceptr);
-  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
-  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
-  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
-  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
-  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
-  CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
-  CUresult (*cuStreamSynchronize)(CUstream);
-  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
-  CUresult (*cuEventCreate)(CUevent *, unsigned);
-  CUresult (*cuEventDestroy)(CUevent);
-  CUresult (*cuEventRecord)(CUevent, CUstream);
-  CUresult (*cuEventSynchronize)(CUevent);
-  CUresult (*cuEventQuery)(CUevent);
-  CUresult (*cuMemAllocHost)(void **, size_t);
-  CUresult (*cuMemFreeHost)(void *);
-  CUresult (*cuGetErrorName)(CUresult, const char **);
-  CUresult (*cuGetErrorString)(CUresult, const char **);
-  CUresult (*cuStreamCreate)(CUstream *, unsigned);
-  CUresult (*cuStreamDestroy)(CUstream);
-  CUresult (*cuStreamBeginCapture)(CUstream, int);
-  CUresult (*cuStreamEndCapture)(CUstream, void **);
-  CUresult (*cuGraphInstantiate)(void **, void *, unsigned long long);
-  CUresult (*cuGraphLaunch)(void *, CUstream);
-  CUresult (*cuGraphDestroy)(void *);
-  CUresult (*cuGraphExecDestroy)(void *);
-};
+namespace {
+constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
 
 struct State {
   std::once_flag once;
   bool ready = false;
   std::string initError;
-  Driver driver = {};
   CUcontext context = nullptr;
   int computeCapability = 0;
 };
@@ -98,93 +46,6 @@ thread_local void *threadStream = nullptr;
 thread_local std::string threadError;
 thread_local bool threadErrorOutOfMemory = false;
 
-/// Resolves every driver function; false (with `error`) on the first
-/// missing one.
-bool loadDriver(Driver &d, std::string &error) {
-  void *library = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    error = std::string("the CUDA driver is not installed (cannot load "
-                        "libcuda.so.1: ") +
-            ::dlerror() + ")";
-    return false;
-  }
-  struct Symbol {
-    void *slot;
-    const char *name;
-  };
-  const Symbol symbols[] = {
-      {&d.cuInit, "cuInit"},
-      {&d.cuDeviceGet, "cuDeviceGet"},
-      {&d.cuDeviceGetAttribute, "cuDeviceGetAttribute"},
-      {&d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
-      {&d.cuCtxSetCurrent, "cuCtxSetCurrent"},
-      {&d.cuModuleLoadData, "cuModuleLoadData"},
-      {&d.cuModuleUnload, "cuModuleUnload"},
-      {&d.cuModuleGetFunction, "cuModuleGetFunction"},
-      {&d.cuFuncSetAttribute, "cuFuncSetAttribute"},
-      {&d.cuLaunchKernel, "cuLaunchKernel"},
-      {&d.cuMemAlloc, "cuMemAlloc_v2"},
-      {&d.cuMemFree, "cuMemFree_v2"},
-      {&d.cuMemAllocAsync, "cuMemAllocAsync"},
-      {&d.cuMemFreeAsync, "cuMemFreeAsync"},
-      {&d.cuMemcpyHtoD, "cuMemcpyHtoD_v2"},
-      {&d.cuMemcpyDtoH, "cuMemcpyDtoH_v2"},
-      {&d.cuMemcpyAsync, "cuMemcpyAsync"},
-      {&d.cuMemsetD32Async, "cuMemsetD32Async"},
-      {&d.cuMemsetD16Async, "cuMemsetD16Async"},
-      {&d.cuStreamSynchronize, "cuStreamSynchronize"},
-      {&d.cuStreamWaitEvent, "cuStreamWaitEvent"},
-      {&d.cuEventCreate, "cuEventCreate"},
-      {&d.cuEventDestroy, "cuEventDestroy_v2"},
-      {&d.cuEventRecord, "cuEventRecord"},
-      {&d.cuEventSynchronize, "cuEventSynchronize"},
-      {&d.cuEventQuery, "cuEventQuery"},
-      {&d.cuMemAllocHost, "cuMemAllocHost_v2"},
-      {&d.cuMemFreeHost, "cuMemFreeHost"},
-      {&d.cuGetErrorName, "cuGetErrorName"},
-      {&d.cuGetErrorString, "cuGetErrorString"},
-      {&d.cuStreamCreate, "cuStreamCreate"},
-      {&d.cuStreamDestroy, "cuStreamDestroy_v2"},
-      {&d.cuStreamBeginCapture, "cuStreamBeginCapture_v2"},
-      {&d.cuStreamEndCapture, "cuStreamEndCapture"},
-      {&d.cuGraphInstantiate, "cuGraphInstantiateWithFlags"},
-      {&d.cuGraphLaunch, "cuGraphLaunch"},
-      {&d.cuGraphDestroy, "cuGraphDestroy"},
-      {&d.cuGraphExecDestroy, "cuGraphExecDestroy"},
-  };
-  for (const Symbol &symbol : symbols) {
-    void *address = ::dlsym(library, symbol.name);
-    if (!address) {
-      error = std::string("the CUDA driver is too old: it lacks ") +
-              symbol.name + " (mte needs CUDA 11.2 or newer)";
-      return false;
-    }
-    std::memcpy(symbol.slot, &address, sizeof(address));
-  }
-  return true;
-}
-
-/// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for a result code.
-std::string describe(CUresult result) {
-  const Driver &d = state().driver;
-  const char *name = nullptr, *text = nullptr;
-  if (d.cuGetErrorName)
-    d.cuGetErrorName(result, &name);
-  if (d.cuGetErrorString)
-    d.cuGetErrorString(result, &text);
-  std::string message = name ? name : "CUDA error " + std::to_string(result);
-  if (text)
-    message += std::string(" (") + text + ")";
-  return message;
-}
-
-bool check(CUresult result, const char *what, std::string &error) {
-  if (result == CUDA_SUCCESS)
-    return true;
-  error = std::string(what) + " failed: " + describe(result);
-  return false;
-}
-
 /// Records the first failure of an mgpu* entry point on this thread.
 void record(const std::string &error, bool outOfMemory = false) {
   if (threadError.empty()) {
@@ -200,7 +61,7 @@ template <typename Call> bool guarded(const char *what, Call call) {
     record(error);
     return false;
   }
-  CUresult result = call(state().driver);
+  CUresult result = call(driver());
   if (!check(result, what, error)) {
     record(error, result == CUDA_ERROR_OUT_OF_MEMORY);
     return false;
@@ -220,16 +81,16 @@ bool mte::cuda::initialize(std::string &error) {
   State &s = state();
   std::call_once(s.once, [&s] {
     std::string message;
-    Driver &d = s.driver;
+    const Driver *d = openDriver(message);
     CUdevice device;
     int major = 0, minor = 0;
-    if (!loadDriver(d, message) || !check(d.cuInit(0), "cuInit", message) ||
-        !check(d.cuDeviceGet(&device, 0), "cuDeviceGet (no GPU?)", message) ||
-        !check(d.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, device),
+    if (!d ||
+        !check(d->cuDeviceGet(&device, 0), "cuDeviceGet (no GPU?)", message) ||
+        !check(d->cuDeviceGetAttribute(&major, kComputeCapabilityMajor, device),
                "cuDeviceGetAttribute", message) ||
-        !check(d.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, device),
+        !check(d->cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, device),
                "cuDeviceGetAttribute", message) ||
-        !check(d.cuDevicePrimaryCtxRetain(&s.context, device),
+        !check(d->cuDevicePrimaryCtxRetain(&s.context, device),
                "cuDevicePrimaryCtxRetain", message)) {
       s.initError = message;
       return;
@@ -242,7 +103,7 @@ bool mte::cuda::initialize(std::string &error) {
     return false;
   }
   // The primary context on every thread that uses it.
-  return check(s.driver.cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error);
+  return check(driver().cuCtxSetCurrent(s.context), "cuCtxSetCurrent", error);
 }
 
 int mte::cuda::computeCapability() { return state().computeCapability; }
@@ -268,7 +129,7 @@ bool mte::cuda::supportsArch(const char *arch, std::string &error) {
 
 void *mte::cuda::allocate(size_t bytes, std::string &error, bool *outOfMemory) {
   CUdeviceptr pointer = 0;
-  CUresult result = state().driver.cuMemAlloc(&pointer, bytes ? bytes : 1);
+  CUresult result = driver().cuMemAlloc_v2(&pointer, bytes ? bytes : 1);
   if (outOfMemory)
     *outOfMemory = result == CUDA_ERROR_OUT_OF_MEMORY;
   if (!check(result, "cuMemAlloc", error))
@@ -278,12 +139,12 @@ void *mte::cuda::allocate(size_t bytes, std::string &error, bool *outOfMemory) {
 
 void mte::cuda::release(void *pointer) {
   if (pointer && state().ready)
-    state().driver.cuMemFree(reinterpret_cast<CUdeviceptr>(pointer));
+    driver().cuMemFree_v2(reinterpret_cast<CUdeviceptr>(pointer));
 }
 
 void *mte::cuda::allocateHost(size_t bytes, std::string &error) {
   void *pointer = nullptr;
-  if (!check(state().driver.cuMemAllocHost(&pointer, bytes ? bytes : 1),
+  if (!check(driver().cuMemAllocHost_v2(&pointer, bytes ? bytes : 1),
              "cuMemAllocHost", error))
     return nullptr;
   return pointer;
@@ -291,62 +152,61 @@ void *mte::cuda::allocateHost(size_t bytes, std::string &error) {
 
 void mte::cuda::releaseHost(void *pointer) {
   if (pointer && state().ready)
-    state().driver.cuMemFreeHost(pointer);
+    driver().cuMemFreeHost(pointer);
 }
 
 void *mte::cuda::recordEvent(void *stream, std::string &error) {
-  const Driver &d = state().driver;
+  const Driver &d = driver();
   constexpr unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
   CUevent event = nullptr;
   if (!check(d.cuEventCreate(&event, kDisableTiming), "cuEventCreate", error))
     return nullptr;
   if (!check(d.cuEventRecord(event, stream), "cuEventRecord", error)) {
-    d.cuEventDestroy(event);
+    d.cuEventDestroy_v2(event);
     return nullptr;
   }
   return event;
 }
 
 bool mte::cuda::eventDone(void *event) {
-  return state().driver.cuEventQuery(static_cast<CUevent>(event)) ==
-         CUDA_SUCCESS;
+  return driver().cuEventQuery(static_cast<CUevent>(event)) == CUDA_SUCCESS;
 }
 
 bool mte::cuda::waitForEvent(void *event, std::string &error) {
-  return check(state().driver.cuEventSynchronize(static_cast<CUevent>(event)),
+  return check(driver().cuEventSynchronize(static_cast<CUevent>(event)),
                "cuEventSynchronize", error);
 }
 
 void mte::cuda::destroyEvent(void *event) {
   if (event && state().ready)
-    state().driver.cuEventDestroy(static_cast<CUevent>(event));
+    driver().cuEventDestroy_v2(static_cast<CUevent>(event));
 }
 
 bool mte::cuda::copyToDevice(void *device, const void *host, size_t bytes,
                              std::string &error) {
-  return check(state().driver.cuMemcpyHtoD(
-                   reinterpret_cast<CUdeviceptr>(device), host, bytes),
+  return check(driver().cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(device),
+                                        host, bytes),
                "cuMemcpyHtoD", error);
 }
 
 bool mte::cuda::copyToHost(void *host, const void *device, size_t bytes,
                            std::string &error) {
-  return check(state().driver.cuMemcpyDtoH(
+  return check(driver().cuMemcpyDtoH_v2(
                    host, reinterpret_cast<CUdeviceptr>(device), bytes),
                "cuMemcpyDtoH", error);
 }
 
 bool mte::cuda::copyOnDevice(void *to, const void *from, size_t bytes,
                              void *stream, std::string &error) {
-  return check(state().driver.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
-                                            reinterpret_cast<CUdeviceptr>(from),
-                                            bytes, stream),
+  return check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to),
+                                      reinterpret_cast<CUdeviceptr>(from),
+                                      bytes, stream),
                "cuMemcpyAsync", error);
 }
 
 bool mte::cuda::orderStreams(void *producer, void *waiting,
                              std::string &error) {
-  const Driver &d = state().driver;
+  const Driver &d = driver();
   constexpr unsigned kDisableTiming = 2; // CU_EVENT_DISABLE_TIMING
   CUevent event = nullptr;
   bool ok =
@@ -355,7 +215,7 @@ bool mte::cuda::orderStreams(void *producer, void *waiting,
       check(d.cuStreamWaitEvent(waiting, event, 0), "cuStreamWaitEvent", error);
   // Destroying a recorded event is safe: its resources go once it completes.
   if (event)
-    d.cuEventDestroy(event);
+    d.cuEventDestroy_v2(event);
   return ok;
 }
 
@@ -374,7 +234,7 @@ void *mte::cuda::builtinKernel(const void *image, const char *name,
     return known->second;
   if (!initialize(error))
     return nullptr;
-  const Driver &d = state().driver;
+  const Driver &d = driver();
   CUmodule &module = modules[image];
   if (!module && !check(d.cuModuleLoadData(&module, image),
                         "cuModuleLoadData (libmte_runtime's kernels)", error))
@@ -394,16 +254,16 @@ void *mte::cuda::builtinKernel(const void *image, const char *name,
 bool mte::cuda::launch(void *function, const unsigned (&grid)[3],
                        unsigned threads, unsigned sharedBytes, void **params,
                        std::string &error) {
-  return check(state().driver.cuLaunchKernel(
-                   function, grid[0], grid[1], grid[2], threads, 1, 1,
-                   sharedBytes, threadStream, params, nullptr),
+  return check(driver().cuLaunchKernel(function, grid[0], grid[1], grid[2],
+                                       threads, 1, 1, sharedBytes, threadStream,
+                                       params, nullptr),
                "cuLaunchKernel", error);
 }
 
 void mte::cuda::setStream(void *stream) { threadStream = stream; }
 
 bool mte::cuda::synchronize(std::string &error) {
-  return check(state().driver.cuStreamSynchronize(threadStream),
+  return check(driver().cuStreamSynchronize(threadStream),
                "cuStreamSynchronize", error);
 }
 
@@ -417,38 +277,37 @@ void *mte::cuda::currentStream() { return threadStream; }
 
 void *mte::cuda::createStream(std::string &error) {
   CUstream stream = nullptr;
-  if (!check(state().driver.cuStreamCreate(&stream, 0), "cuStreamCreate",
-             error))
+  if (!check(driver().cuStreamCreate(&stream, 0), "cuStreamCreate", error))
     return nullptr;
   return stream;
 }
 
 void mte::cuda::destroyStream(void *stream) {
   if (stream && state().ready)
-    state().driver.cuStreamDestroy(stream);
+    driver().cuStreamDestroy_v2(stream);
 }
 
 bool mte::cuda::beginCapture(void *stream, std::string &error) {
   // Relaxed: the forward looks kernels up by name while it is captured.
   constexpr int kCaptureModeRelaxed = 2;
-  return check(state().driver.cuStreamBeginCapture(stream, kCaptureModeRelaxed),
+  return check(driver().cuStreamBeginCapture_v2(stream, kCaptureModeRelaxed),
                "cuStreamBeginCapture", error);
 }
 
 void *mte::cuda::endCapture(void *stream, std::string &error) {
-  const Driver &d = state().driver;
+  const Driver &d = driver();
   void *graph = nullptr, *exec = nullptr;
   if (!check(d.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture", error))
     return nullptr;
-  bool ok =
-      check(d.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate", error);
+  bool ok = check(d.cuGraphInstantiateWithFlags(&exec, graph, 0),
+                  "cuGraphInstantiate", error);
   d.cuGraphDestroy(graph);
   return ok ? exec : nullptr;
 }
 
 bool mte::cuda::launchGraph(void *graph, void *stream, std::string &error,
                             bool *outOfMemory) {
-  CUresult result = state().driver.cuGraphLaunch(graph, stream);
+  CUresult result = driver().cuGraphLaunch(graph, stream);
   if (outOfMemory)
     *outOfMemory = result == CUDA_ERROR_OUT_OF_MEMORY;
   return check(result, "cuGraphLaunch", error);
@@ -456,7 +315,7 @@ bool mte::cuda::launchGraph(void *graph, void *stream, std::string &error,
 
 void mte::cuda::destroyGraph(void *graph) {
   if (graph && state().ready)
-    state().driver.cuGraphExecDestroy(graph);
+    driver().cuGraphExecDestroy(graph);
 }
 
 std::string mte::cuda::takeError(bool *outOfMemory) {
@@ -487,7 +346,7 @@ MTE_GPU_ENTRY void *mgpuModuleLoadJIT(void *data, int /*optLevel*/) {
 
 MTE_GPU_ENTRY void mgpuModuleUnload(void *module) {
   if (module && state().ready)
-    state().driver.cuModuleUnload(module);
+    driver().cuModuleUnload(module);
 }
 
 MTE_GPU_ENTRY void *mgpuModuleGetFunction(void *module, const char *name) {
@@ -547,7 +406,7 @@ MTE_GPU_ENTRY void *mgpuEventCreate() {
 
 MTE_GPU_ENTRY void mgpuEventDestroy(void *event) {
   if (event && state().ready)
-    state().driver.cuEventDestroy(event);
+    driver().cuEventDestroy_v2(event);
 }
 
 MTE_GPU_ENTRY void mgpuEventSynchronize(void *event) {
