@@ -42,7 +42,7 @@ extern "C" {
 /*===-- Versions ----------------------------------------------------------===*/
 
 #define MTE_RUNTIME_VERSION_MAJOR 0
-#define MTE_RUNTIME_VERSION_MINOR 1
+#define MTE_RUNTIME_VERSION_MINOR 2
 #define MTE_RUNTIME_VERSION_PATCH 0
 
 /* Returns the version of the loaded runtime library as "MAJOR.MINOR.PATCH".
@@ -127,8 +127,39 @@ typedef struct mte_model mte_model;
  * mte_model_get_abi with this runtime's model ABI version and a well-formed
  * table, and stores a new handle in `*model`. On failure `*model` is set to
  * NULL. Opening the same file twice yields two handles over one loaded
- * library; runs through either are serialised. */
+ * library; runs through either are serialised. A CUDA model runs on device
+ * 0: this is mte_model_open_with_options(path, NULL, model). */
 MTE_RUNTIME_API mte_status mte_model_open(const char *path, mte_model **model);
+
+/* The device of mte_open_options that means "the runtime's choice": device
+ * 0. */
+#define MTE_DEVICE_DEFAULT (-1)
+
+/* How mte_model_open_with_options opens a model. Fields are only ever added
+ * at the end, so set every field you know, struct_size first:
+ *   mte_open_options options = {sizeof(mte_open_options), 1}; */
+typedef struct mte_open_options {
+  /* sizeof(mte_open_options) in the caller's Runtime.h. The runtime takes
+   * any size from that of the first version (8 bytes: up to `device`) to
+   * its own, and gives the fields past struct_size their defaults; a size
+   * outside that range (a program built with a newer Runtime.h than the
+   * runtime it runs with) is MTE_ERROR_INVALID_ARGUMENT. */
+  uint32_t struct_size;
+  /* The CUDA device a CUDA model runs on, as the driver numbers the devices
+   * it sees (CUDA_VISIBLE_DEVICES applies), or MTE_DEVICE_DEFAULT. A device
+   * the driver does not have is MTE_ERROR_DEVICE, and the message names
+   * it. Host models run on the CPU: they take 0 or MTE_DEVICE_DEFAULT, and
+   * any other device is MTE_ERROR_INVALID_ARGUMENT, as is a value below -1
+   * for every model. A library's kernels are loaded into the device it is
+   * opened on when it loads: while it stays loaded (at least while a handle
+   * on it is open), opening the same file on another device is
+   * MTE_ERROR_DEVICE (open a copy of the file). */
+  int32_t device;
+} mte_open_options;
+
+/* mte_model_open with options; NULL `options` means the defaults. */
+MTE_RUNTIME_API mte_status mte_model_open_with_options(
+    const char *path, const mte_open_options *options, mte_model **model);
 
 /* Releases `model` and unloads its library once no other handle uses it.
  * A run of `model` in progress on another thread finishes first (close
@@ -190,9 +221,9 @@ MTE_RUNTIME_API mte_status mte_model_run(mte_model *model, size_t num_inputs,
 
 /* Runs a CUDA model on device buffers, on the caller's stream. `inputs` and
  * `outputs` hold one CUDA device pointer per model input and output, in
- * order, to dense row-major buffers of the model's types and shapes;
- * `stream` is a CUstream (cudaStream_t), NULL for the legacy default
- * stream. The run is ordered after the work already enqueued on `stream`,
+ * order, to dense row-major buffers of the model's types and shapes, on
+ * the model's device; `stream` is a CUstream (cudaStream_t) there, NULL
+ * for the legacy default stream. The run is ordered after the work already enqueued on `stream`,
  * and work the caller enqueues on `stream` afterwards is ordered after the
  * run; the call returns once the run is enqueued, without waiting for it.
  * The inputs are copied into the model's own buffers and the outputs out of

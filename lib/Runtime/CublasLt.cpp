@@ -3,8 +3,9 @@
 // CUDA models call mte_cuda_gemm for the product of every linear and of
 // attention's two batched products (mte-matmul-to-library-call): A and B in
 // f32, bf16 or f16, accumulated and written in f32. cuBLASLt is opened on
-// the first call, like the driver, and a plan (descriptors and the
-// heuristic's algorithm) is cached per shape and type, so that later runs
+// the first call, like the driver; each device has its own handle and
+// workspace (Device::cublasLt), and caches a plan (descriptors and the
+// heuristic's algorithm) per shape, types and epilogue, so that later runs
 // only enqueue the matmul.
 //
 //===----------------------------------------------------------------------===//
@@ -73,66 +74,78 @@ struct Plan {
 using PlanKey =
     std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int, int, uint32_t>;
 
-struct Gemm {
-  std::once_flag once;
-  std::string initError;
-  Library lib = {};
+/// Opens cuBLASLt ($MTE_CUBLASLT_LIBRARY, else the loader path, else the
+/// CUDA toolkit's lib64) and resolves its functions, once per process.
+/// Null with the reason in `error`, the same on every call after a failure.
+const Library *openLibrary(std::string &error) {
+  struct Opened {
+    std::once_flag once;
+    std::string error;
+    Library library;
+  };
+  static Opened *opened = new Opened();
+  std::call_once(opened->once, [] {
+    const char *cudaHome = std::getenv("CUDA_HOME");
+    mte::runtime::DynamicLibrary library;
+    std::string reason;
+    if (!library.open("MTE_CUBLASLT_LIBRARY",
+                      {"libcublasLt.so.13", "libcublasLt.so.12",
+                       std::string(cudaHome ? cudaHome : "/usr/local/cuda") +
+                           "/lib64/libcublasLt.so"},
+                      reason)) {
+      opened->error = "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
+                      "MTE_CUBLASLT_LIBRARY to its path)";
+      return;
+    }
+    Library &l = opened->library;
+    const mte::runtime::DynamicSymbol symbols[] = {
+#define MTE_DYNAMIC_SYMBOL(name, type) {#name, &l.name},
+#include "CublasLt.def"
+    };
+    if (const char *missing = library.resolve(symbols))
+      opened->error = std::string("cuBLASLt lacks ") + missing;
+  });
+  error = opened->error;
+  return error.empty() ? &opened->library : nullptr;
+}
+} // namespace
+
+/// cuBLASLt on one device: its handle, its workspace and the plans made
+/// there.
+struct mte::cuda::CublasLt {
+  explicit CublasLt(const Library &lib) : lib(lib) {}
+  const Library &lib;
   Handle handle = nullptr;
   void *workspace = nullptr;
   std::mutex plansMutex;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;
 };
 
-Gemm &gemm() {
-  static Gemm g;
-  return g;
-}
-
-/// Opens cuBLASLt ($MTE_CUBLASLT_LIBRARY, else the loader path, else the
-/// CUDA toolkit's lib64) and resolves its functions.
-bool openLibrary(Library &l, std::string &error) {
-  const char *cudaHome = std::getenv("CUDA_HOME");
-  mte::runtime::DynamicLibrary library;
-  std::string reason;
-  if (!library.open("MTE_CUBLASLT_LIBRARY",
-                    {"libcublasLt.so.13", "libcublasLt.so.12",
-                     std::string(cudaHome ? cudaHome : "/usr/local/cuda") +
-                         "/lib64/libcublasLt.so"},
-                    reason)) {
-    error = "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
-            "MTE_CUBLASLT_LIBRARY to its path)";
-    return false;
-  }
-  const mte::runtime::DynamicSymbol symbols[] = {
-#define MTE_DYNAMIC_SYMBOL(name, type) {#name, &l.name},
-#include "CublasLt.def"
-  };
-  if (const char *missing = library.resolve(symbols)) {
-    error = std::string("cuBLASLt lacks ") + missing;
-    return false;
-  }
-  return true;
-}
-
-bool initialize(Gemm &g, std::string &error) {
-  std::call_once(g.once, [&g] {
+mte::cuda::CublasLt *mte::cuda::Device::cublasLt(std::string &error) {
+  std::call_once(cublasLtOnce, [this] {
     std::string message;
-    if (!mte::cuda::initialize(message) || !openLibrary(g.lib, message)) {
-      g.initError = message;
+    const Library *library = nullptr;
+    if (!makeCurrent(message) || !(library = openLibrary(message))) {
+      cublasLtError = message;
       return;
     }
-    if (g.lib.cublasLtCreate(&g.handle) != 0) {
-      g.initError = "cublasLtCreate failed";
+    auto state = std::make_unique<CublasLt>(*library);
+    if (library->cublasLtCreate(&state->handle) != 0) {
+      cublasLtError = "cublasLtCreate failed";
       return;
     }
-    g.workspace = mte::cuda::allocate(kWorkspaceBytes, message);
-    if (!g.workspace)
-      g.initError = "cannot allocate the cuBLASLt workspace: " + message;
+    state->workspace = mte::cuda::allocate(kWorkspaceBytes, message);
+    if (!state->workspace) {
+      cublasLtError = "cannot allocate the cuBLASLt workspace: " + message;
+      return;
+    }
+    cublasLtState = state.release();
   });
-  error = g.initError;
-  return error.empty();
+  error = cublasLtError;
+  return cublasLtState;
 }
 
+namespace {
 /// Makes `layout` a strided batch of `count` matrices `stride` elements
 /// apart (nothing to do for one).
 bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
@@ -150,9 +163,9 @@ bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
 /// A and B are `inputType`, C and D `outputType` (cudaDataTypes), the
 /// accumulation f32 (exact fp32 for f32 inputs, tensor cores for bf16/f16);
 /// `epilogue` is a cublasLtEpilogue_t (bias of D's type).
-Plan *planFor(Gemm &g, int64_t batch, int64_t m, int64_t n, int64_t k, bool nk,
-              int inputType, int outputType, uint32_t epilogue,
-              std::string &error) {
+Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
+              int64_t k, bool nk, int inputType, int outputType,
+              uint32_t epilogue, std::string &error) {
   std::lock_guard<std::mutex> guard(g.plansMutex);
   PlanKey key{batch, m, n, k, nk, inputType, outputType, epilogue};
   if (auto it = g.plans.find(key); it != g.plans.end())
@@ -220,12 +233,14 @@ mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out, int64_t batch, int64_t m,
               uint64_t residual) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
-  Gemm &g = gemm();
   std::string error;
-  if (!initialize(g, error)) {
+  mte::cuda::Device *device = mte::cuda::Device::current(error);
+  mte::cuda::CublasLt *lt = device ? device->cublasLt(error) : nullptr;
+  if (!lt) {
     mte::cuda::recordError(error);
     return;
   }
+  mte::cuda::CublasLt &g = *lt;
   int inputType = cudaType(dtype), outputType = cudaType(outDtype);
   if (inputType < 0 || outputType < 0) {
     mte::cuda::recordError("mte_cuda_gemm: unsupported element types " +

@@ -4,6 +4,7 @@
 
 #include "DynamicLibrary.h"
 
+#include <atomic>
 #include <mutex>
 
 using namespace mte::cuda;
@@ -13,7 +14,7 @@ struct DriverState {
   std::once_flag once;
   std::string error;
   Driver driver;
-  bool open = false;
+  std::atomic<bool> open{false};
 };
 
 /// Never destroyed, so that models closed from exit handlers still find
@@ -44,7 +45,8 @@ const Driver *mte::cuda::openDriver(std::string &error) {
                 " (mte needs CUDA 11.2 or newer)";
       return;
     }
-    s.open = check(d.cuInit(0), "cuInit", s.error);
+    if (check(d.cuInit(0), "cuInit", s.error))
+      s.open.store(true, std::memory_order_release);
   });
   if (!s.open) {
     error = s.error;
@@ -54,6 +56,10 @@ const Driver *mte::cuda::openDriver(std::string &error) {
 }
 
 const Driver &mte::cuda::driver() { return state().driver; }
+
+bool mte::cuda::driverOpen() {
+  return state().open.load(std::memory_order_acquire);
+}
 
 std::string mte::cuda::describe(CUresult result) {
   const Driver &d = driver();

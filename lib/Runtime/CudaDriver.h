@@ -42,6 +42,10 @@ const Driver *openDriver(std::string &error);
 /// succeeded.
 const Driver &driver();
 
+/// Whether openDriver has succeeded, without opening the driver: only then
+/// can there be memory, events, streams or modules to release.
+bool driverOpen();
+
 /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for a result code.
 std::string describe(CUresult result);
 

@@ -18,6 +18,9 @@ using namespace mte::runtime;
 static constexpr size_t kIndexStatusSlots = 4;
 
 CudaModel::~CudaModel() {
+  std::string ignored;
+  if (device)
+    device->makeCurrent(ignored);
   mte::cuda::destroyGraph(graph);
   mte::cuda::destroyStream(stream);
   mte::cuda::release(arena);
@@ -51,10 +54,11 @@ mte_status CudaModel::open() {
   // recorded now, so that it never surfaces in another model's call.
   std::string loadError = mte::cuda::takeError();
   std::string error;
-  if (!mte::cuda::initialize(error))
+  device = mte::cuda::Device::get(model.device, error);
+  if (!device || !device->makeCurrent(error))
     return fail(MTE_ERROR_DEVICE, "'%s' is a CUDA model, but %s", path,
                 error.c_str());
-  if (!mte::cuda::supportsArch(abi->gpu_arch, error))
+  if (!device->supportsArch(abi->gpu_arch, error))
     return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
   if (!loadError.empty())
     return fail(MTE_ERROR_DEVICE, "'%s': cannot load its kernels: %s", path,
@@ -197,12 +201,34 @@ static mte_status checkForward(const char *path, int32_t result,
   return MTE_OK;
 }
 
-mte_status CudaModel::run(const void *const *inputs, void *const *outputs) {
-  const char *path = model.path.c_str();
-  std::lock_guard<std::mutex> guard(*model.runLock);
+namespace {
+/// What a run holds from start to end: the library's lock, and the model's
+/// device as the calling thread's.
+class RunScope {
+public:
+  RunScope(std::mutex &runLock, const mte::cuda::Device &device)
+      : guard(runLock), scope(device.ordinal()) {}
+
+private:
+  std::lock_guard<std::mutex> guard;
+  mte::cuda::DeviceScope scope;
+};
+} // namespace
+
+mte_status CudaModel::makeDeviceCurrent() {
   std::string error;
-  if (!mte::cuda::initialize(error))
-    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
+  if (!device->makeCurrent(error))
+    return fail(MTE_ERROR_DEVICE, "'%s': %s", model.path.c_str(),
+                error.c_str());
+  return MTE_OK;
+}
+
+mte_status CudaModel::run(const void *const *inputs, void *const *outputs) {
+  RunScope scope(*model.runLock, *device);
+  if (mte_status status = makeDeviceCurrent())
+    return status;
+  const char *path = model.path.c_str();
+  std::string error;
   // This run waits for the GPU anyway: report earlier runs first.
   if (mte_status status = checkPendingIndexStatus(0))
     return status;
@@ -243,11 +269,11 @@ mte_status CudaModel::run(const void *const *inputs, void *const *outputs) {
 
 mte_status CudaModel::runDevice(const void *const *inputs, void *const *outputs,
                                 void *callerStream) {
+  RunScope scope(*model.runLock, *device);
+  if (mte_status status = makeDeviceCurrent())
+    return status;
   const char *path = model.path.c_str();
-  std::lock_guard<std::mutex> guard(*model.runLock);
   std::string error;
-  if (!mte::cuda::initialize(error))
-    return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
   // Report the earlier runs that have finished, and keep a slot free for
   // this one's statuses.
   if (mte_status status = checkPendingIndexStatus(kIndexStatusSlots - 1))

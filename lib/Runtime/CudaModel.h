@@ -20,6 +20,10 @@
 #include <utility>
 #include <vector>
 
+namespace mte::cuda {
+class Device;
+} // namespace mte::cuda
+
 namespace mte::runtime {
 
 class CudaModel {
@@ -29,15 +33,17 @@ public:
   explicit CudaModel(const mte_model &model) : model(model) {}
   CudaModel(const CudaModel &) = delete;
   CudaModel &operator=(const CudaModel &) = delete;
-  /// Frees the device buffers, the stream and the graph.
+  /// Frees the device buffers, the stream and the graph, in the device's
+  /// context whichever thread closes the model.
   ~CudaModel();
 
-  /// Opens the GPU for the model, uploads its weights and allocates its
-  /// staging buffers and its activation arena.
+  /// Opens the model's device (mte_model::device), uploads its weights and
+  /// allocates its staging buffers and its activation arena.
   mte_status open();
 
   /// Runs the model on host buffers: inputs up, the forward on the model's
-  /// stream, outputs down. Takes the library's lock.
+  /// stream, outputs down. Takes the library's lock; the forward's work goes
+  /// to the model's device.
   mte_status run(const void *const *inputs, void *const *outputs);
 
   /// mte_model_run_device once its arguments are checked: the forward on
@@ -46,6 +52,10 @@ public:
                        void *stream);
 
 private:
+  /// Makes the model's device current on this thread for a run; a failure
+  /// is MTE_ERROR_DEVICE.
+  mte_status makeDeviceCurrent();
+
   /// Enqueues the forward on the model's stream, over its staging buffers:
   /// eagerly on the first run, captured as a CUDA graph on the second (if
   /// capture works), replayed after. Returns the run function's result; a
@@ -63,6 +73,8 @@ private:
   mte_status allocate(uint64_t bytes, const std::string &what, void *&device);
 
   const mte_model &model;
+  /// The device everything below lives on; null until open() finds it.
+  mte::cuda::Device *device = nullptr;
   /// Device copies of the weights, and device buffers the host-buffer API
   /// stages inputs and outputs through.
   std::vector<void *> deviceWeights, deviceInputs, deviceOutputs;

@@ -14,9 +14,9 @@
 
 #include "mte-c/ModelABI.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #ifdef MTE_HAVE_ATTENTION_KERNELS
@@ -41,26 +41,31 @@ std::string describeShape(int64_t batch, int64_t heads, int64_t kvHeads,
          std::to_string(headDim);
 }
 
-/// The kernel for (type, head dimension, causal), loaded on first use and
-/// kept here after: a call takes no lock and builds no name (a forward
-/// replayed from a CUDA graph does not call at all, an eager one once per
-/// attention op). Null with the reason in `error`.
+/// The kernel for (type, head dimension, causal) on the calling thread's
+/// device, loaded on first use. The kernels of the device the thread last
+/// ran attention on are kept here, so that a call takes no lock and builds
+/// no name (a forward replayed from a CUDA graph does not call at all, an
+/// eager one once per attention op). Null with the reason in `error`.
 void *attentionKernel(int32_t dtype, int64_t headDim, bool causal,
                       int sharedBytes, std::string &error) {
-  static std::atomic<void *> kernels[2][4][2];
+  thread_local const mte::cuda::Device *cachedDevice = nullptr;
+  thread_local void *cachedKernels[2][4][2];
+  mte::cuda::Device *device = mte::cuda::Device::current(error);
+  if (!device)
+    return nullptr;
+  if (device != cachedDevice) {
+    std::memset(cachedKernels, 0, sizeof(cachedKernels));
+    cachedDevice = device;
+  }
   int headDims = headDim == 16 ? 0 : headDim == 32 ? 1 : headDim == 64 ? 2 : 3;
-  std::atomic<void *> &slot =
-      kernels[dtype == MTE_DTYPE_BF16][headDims][causal];
-  if (void *function = slot.load(std::memory_order_acquire))
-    return function;
+  void *&slot = cachedKernels[dtype == MTE_DTYPE_BF16][headDims][causal];
+  if (slot)
+    return slot;
   std::string name = std::string("mte_flash_attention_") +
                      (dtype == MTE_DTYPE_BF16 ? "bf16" : "f16") + "_d" +
                      std::to_string(headDim) + (causal ? "_causal" : "");
-  void *function =
-      mte::cuda::builtinKernel(kKernelImage, name.c_str(), sharedBytes, error);
-  if (function)
-    slot.store(function, std::memory_order_release);
-  return function;
+  slot = device->builtinKernel(kKernelImage, name.c_str(), sharedBytes, error);
+  return slot;
 }
 
 /// The kernels use 16-byte vector copies: every row of every head starts at

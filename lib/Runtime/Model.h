@@ -37,6 +37,9 @@ struct TensorDesc {
 struct mte_model {
   std::string path;
   std::string target;
+  /// The CUDA device the model runs on (mte_open_options::device; 0 for
+  /// host models).
+  int device = 0;
   void *library = nullptr;
   const mte_model_abi *abi = nullptr;
   /// Shared by every handle on `library` (ModelLoader.cpp).

@@ -20,43 +20,83 @@ using namespace mte::runtime;
 
 namespace {
 
-/// One mutex per loaded library, shared by every handle opened on it, so
-/// that runs respect the ABI's one-thread-at-a-time rule even when a library
-/// is opened twice (dlopen returns the same handle).
-class RunLocks {
+/// The model libraries the runtime has loaded. Each has one run lock,
+/// shared by every handle opened on it, so that runs respect the ABI's
+/// one-thread-at-a-time rule even when a library is opened twice (dlopen
+/// returns the same handle), and the device that was current when it
+/// loaded: a CUDA model's constructors load its kernels into that device.
+/// A library is forgotten once the loader has unloaded it rather than when
+/// its last handle closes, since one that stays loaded (a library linked
+/// with -z nodelete, say) keeps its kernels where they are. Loading and
+/// unloading happen under the registry's mutex, so that no open sees a
+/// library another thread is unloading.
+class LoadedLibraries {
 public:
-  std::shared_ptr<std::mutex> acquire(void *library) {
+  /// Loads `filePath` for a handle on `device` and returns the library, or
+  /// null with the loader's reason in `error`. Sets `lock` to its run lock
+  /// and `kernelDevice` to the device its constructors ran on.
+  void *open(const std::string &filePath, int device,
+             std::shared_ptr<std::mutex> &lock, int &kernelDevice,
+             std::string &error) {
     std::lock_guard<std::mutex> guard(registryMutex);
-    std::shared_ptr<std::mutex> lock = locks[library].lock();
+    void *library = ::dlopen(filePath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      error = ::dlerror();
+      return nullptr;
+    }
+    auto [it, loadedNow] = entries.try_emplace(library);
+    Entry &entry = it->second;
+    if (loadedNow)
+      entry.device = device;
+    lock = entry.lock.lock();
     if (!lock) {
       lock = std::make_shared<std::mutex>();
-      locks[library] = lock;
+      entry.lock = lock;
     }
-    return lock;
+    kernelDevice = entry.device;
+    return library;
   }
 
-  /// Drops `lock`, the caller's reference for `library`, and forgets the
-  /// library once no handle uses it.
-  void release(void *library, std::shared_ptr<std::mutex> &lock) {
+  /// Drops `lock`, the caller's reference, closes `library` (loaded from
+  /// `filePath`) and forgets it if the loader unloaded it.
+  void close(void *library, const std::string &filePath,
+             std::shared_ptr<std::mutex> &lock) {
     std::lock_guard<std::mutex> guard(registryMutex);
     lock.reset();
-    auto it = locks.find(library);
-    if (it != locks.end() && it->second.expired())
-      locks.erase(it);
+    ::dlclose(library);
+    auto it = entries.find(library);
+    if (it == entries.end() || !it->second.lock.expired())
+      return;
+    // RTLD_NOLOAD finds the library only while it is loaded.
+    if (void *loaded = ::dlopen(filePath.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+      ::dlclose(loaded);
+      return;
+    }
+    entries.erase(it);
   }
 
 private:
+  struct Entry {
+    std::weak_ptr<std::mutex> lock;
+    int device = 0;
+  };
   std::mutex registryMutex;
-  std::map<void *, std::weak_ptr<std::mutex>> locks;
+  std::map<void *, Entry> entries;
 };
 
 } // namespace
 
 /// The process-wide registry. Never destroyed, so that models closed from
 /// exit handlers (Python's, for one) still find it.
-static RunLocks &runLocks() {
-  static RunLocks *instance = new RunLocks();
+static LoadedLibraries &loadedLibraries() {
+  static LoadedLibraries *instance = new LoadedLibraries();
   return *instance;
+}
+
+/// The path dlopen gets for the model at `path`: dlopen searches the loader
+/// path for names without a slash, and a model is always a file.
+static std::string loaderPath(const std::string &path) {
+  return path.find('/') == std::string::npos ? "./" + path : path;
 }
 
 /// Copies and checks the `count` descriptions at `infos`, of the model's
@@ -121,6 +161,9 @@ static mte_status readTensorTable(const char *path, const char *kind,
 
 mte_status mte::runtime::loadModel(mte_model &model) {
   const char *path = model.path.c_str();
+  // A CUDA model loads its kernels into the current device when its library
+  // loads.
+  mte::cuda::DeviceScope deviceScope(model.device);
   struct stat status;
   if (::stat(path, &status) != 0)
     return fail(MTE_ERROR_IO, "cannot open '%s': %s", path,
@@ -134,18 +177,16 @@ mte_status mte::runtime::loadModel(mte_model &model) {
   if (!checkSharedObjectFile(path, elfError))
     return fail(MTE_ERROR_LOAD, "cannot load '%s': %s", path, elfError.c_str());
 
-  // dlopen searches the loader path for names without a slash; a model is
-  // always a file.
-  std::string filePath = model.path;
-  if (filePath.find('/') == std::string::npos)
-    filePath = "./" + filePath;
+  std::string filePath = loaderPath(model.path);
   // A CUDA model loads its kernels while it is opened; start with no
   // failure recorded.
   mte::cuda::takeError();
-  model.library = ::dlopen(filePath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  int kernelDevice = 0;
+  std::string reason;
+  model.library = loadedLibraries().open(filePath, model.device, model.runLock,
+                                         kernelDevice, reason);
   if (!model.library) {
     // dlerror() starts with the file name, which the message already has.
-    std::string reason = ::dlerror();
     std::string prefix = filePath + ": ";
     if (reason.compare(0, prefix.size(), prefix) == 0)
       reason.erase(0, prefix.size());
@@ -188,7 +229,17 @@ mte_status mte::runtime::loadModel(mte_model &model) {
     return status;
   model.abi = abi;
   model.target = abi->target;
-  model.runLock = runLocks().acquire(model.library);
+  if (model.target == "host" && model.device != 0)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "'%s' is a host model, which runs on the CPU: it takes device "
+                "0 or MTE_DEVICE_DEFAULT (-1), not %d",
+                path, model.device);
+  if (model.target == "cuda" && kernelDevice != model.device)
+    return fail(MTE_ERROR_DEVICE,
+                "'%s' is loaded for CUDA device %d, which holds its kernels: "
+                "it cannot run on device %d in this process (open a copy of "
+                "the file instead)",
+                path, kernelDevice, model.device);
   if (model.target == "cuda") {
     model.cuda = std::make_unique<CudaModel>(model);
     if (mte_status status = model.cuda->open())
@@ -203,18 +254,18 @@ mte_status mte::runtime::loadModel(mte_model &model) {
 }
 
 void mte::runtime::unloadModel(mte_model *model) {
-  // A run in progress on another thread holds the lock: wait for it before
-  // freeing what it uses. (Calls that start after close returns use a freed
-  // handle; Runtime.h says so.)
-  if (std::shared_ptr<std::mutex> lock = model->runLock) {
-    std::lock_guard<std::mutex> guard(*lock);
-    model->cuda.reset();
-  } else {
-    model->cuda.reset();
+  if (model->library) {
+    {
+      // A run in progress on another thread holds the lock: wait for it
+      // before freeing what it uses. (Calls that start after close returns
+      // use a freed handle; Runtime.h says so.) Releasing a CUDA model makes
+      // its device current, where the library's kernels unload when dlclose
+      // runs its destructors.
+      std::lock_guard<std::mutex> guard(*model->runLock);
+      model->cuda.reset();
+    }
+    loadedLibraries().close(model->library, loaderPath(model->path),
+                            model->runLock);
   }
-  if (model->runLock)
-    runLocks().release(model->library, model->runLock);
-  if (model->library)
-    ::dlclose(model->library);
   delete model;
 }

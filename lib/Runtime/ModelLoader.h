@@ -17,8 +17,9 @@ namespace mte::runtime {
 /// `model` holds what was set up so far, for unloadModel to release.
 mte_status loadModel(mte_model &model);
 
-/// Releases `model` (which may be partly loaded) and unloads its library
-/// once no other handle uses it; waits for a run in progress first.
+/// Releases `model` (which may be partly loaded) and closes its library,
+/// which the loader unloads once no handle uses it; waits for a run in
+/// progress first.
 void unloadModel(mte_model *model);
 
 } // namespace mte::runtime

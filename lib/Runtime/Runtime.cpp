@@ -16,6 +16,7 @@
 #include "ModelLoader.h"
 #include "Status.h"
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -52,20 +53,61 @@ size_t mte_dtype_size(int32_t dtype) {
 // Opening and describing models
 //===----------------------------------------------------------------------===//
 
-mte_status mte_model_open(const char *path, mte_model **model) {
+/// The size of the first version of mte_open_options, which ends with
+/// `device`.
+static constexpr size_t kFirstOpenOptionsSize =
+    offsetof(mte_open_options, device) + sizeof(int32_t);
+
+/// mte_model_open_with_options, for the entry point `function`.
+static mte_status openModel(const char *function, const char *path,
+                            const mte_open_options *options,
+                            mte_model **model) {
   if (!model)
-    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_open: model is null");
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "%s: model is null", function);
   *model = nullptr;
   if (!path)
-    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_open: path is null");
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "%s: path is null", function);
+  int32_t device = MTE_DEVICE_DEFAULT;
+  if (options) {
+    if (options->struct_size < kFirstOpenOptionsSize)
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "%s: options->struct_size is %u, smaller than the first "
+                  "mte_open_options (%zu bytes); set it to "
+                  "sizeof(mte_open_options)",
+                  function, options->struct_size, kFirstOpenOptionsSize);
+    if (options->struct_size > sizeof(mte_open_options))
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "%s: options->struct_size is %u, larger than this "
+                  "runtime's mte_open_options (%zu bytes): the program was "
+                  "built with a newer Runtime.h than libmte_runtime %s",
+                  function, options->struct_size, sizeof(mte_open_options),
+                  mte_runtime_version());
+    device = options->device;
+  }
+  if (device < MTE_DEVICE_DEFAULT)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "%s: device %d is not a device ordinal (0, 1, ... or "
+                "MTE_DEVICE_DEFAULT, -1)",
+                function, device);
   auto loaded = std::make_unique<mte_model>();
   loaded->path = path;
+  loaded->device = device == MTE_DEVICE_DEFAULT ? 0 : device;
   if (mte_status status = loadModel(*loaded)) {
     unloadModel(loaded.release());
     return status;
   }
   *model = loaded.release();
   return MTE_OK;
+}
+
+mte_status mte_model_open(const char *path, mte_model **model) {
+  return openModel("mte_model_open", path, nullptr, model);
+}
+
+mte_status mte_model_open_with_options(const char *path,
+                                       const mte_open_options *options,
+                                       mte_model **model) {
+  return openModel("mte_model_open_with_options", path, options, model);
 }
 
 void mte_model_close(mte_model *model) {

@@ -66,6 +66,10 @@ class _TensorInfo(ctypes.Structure):
     ]
 
 
+class _OpenOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("device", ctypes.c_int32)]
+
+
 class _Tensor(ctypes.Structure):
     _fields_ = [
         ("name", ctypes.c_char_p),
@@ -149,7 +153,10 @@ def _runtime():
     signatures = {
         "mte_runtime_version": (ctypes.c_char_p, []),
         "mte_last_error": (ctypes.c_char_p, []),
-        "mte_model_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(c_model)]),
+        "mte_model_open_with_options": (
+            ctypes.c_int,
+            [ctypes.c_char_p, ctypes.POINTER(_OpenOptions), ctypes.POINTER(c_model)],
+        ),
         "mte_model_close": (None, [c_model]),
         "mte_model_target": (ctypes.c_char_p, [c_model]),
         "mte_model_num_inputs": (c_size, [c_model]),
@@ -225,6 +232,20 @@ def _contiguous(value):
     return np.ascontiguousarray(array)
 
 
+def _open_options(device):
+    """The mte_open_options for `device`, or None for the defaults."""
+    if device is None:
+        return None
+    options = _OpenOptions(ctypes.sizeof(_OpenOptions))
+    try:
+        options.device = device
+    except TypeError:
+        raise Error(f"device must be an int, not {type(device).__name__}") from None
+    if options.device != device:
+        raise Error(f"device {device} is outside the range of int32")
+    return ctypes.byref(options)
+
+
 class Model:
     """A loaded model.so.
 
@@ -240,9 +261,12 @@ class Model:
     at a time. ``close()`` (or leaving a ``with`` block) unloads it: it
     waits for the calls in progress on other threads to finish, and later
     calls raise Error.
+
+    ``device`` is the CUDA device a CUDA model runs on (None: the runtime's
+    default, device 0); host models take only 0.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, device=None):
         self._handle = None
         # Calls in progress, counted under the condition: close() waits for
         # none before it unloads, so no call uses a freed handle.
@@ -251,7 +275,8 @@ class Model:
         self._lib = lib = _runtime()
         self.path = os.fspath(path)
         handle = ctypes.c_void_p()
-        _check(lib, lib.mte_model_open(os.fsencode(self.path), ctypes.byref(handle)))
+        _check(lib, lib.mte_model_open_with_options(
+            os.fsencode(self.path), _open_options(device), ctypes.byref(handle)))
         self._handle = handle
         self.target = lib.mte_model_target(handle).decode()
         self.inputs = tuple(
@@ -394,6 +419,7 @@ class Model:
         return code
 
 
-def load(path):
-    """Opens the model.so at `path` and returns a Model."""
-    return Model(path)
+def load(path, device=None):
+    """Opens the model.so at `path` (a CUDA model on `device`, None for the
+    default) and returns a Model."""
+    return Model(path, device)

@@ -10,17 +10,10 @@
 
 #include "mte-c/Runtime.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "expect.h"
 
-#define EXPECT(condition)                                                      \
-  do {                                                                         \
-    if (!(condition)) {                                                        \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #condition); \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#include <stdio.h>
+#include <string.h>
 
 /* Prints the outcome of a call: "what: status name: message". */
 static void report(const char *what, mte_status status) {
