@@ -19,27 +19,16 @@ extern "C" {
 /* Bumped on every incompatible change of the structures below. */
 #define MTE_MODEL_ABI_VERSION 5
 
-/* Element types, shared with Runtime.h. */
+/* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
+ * DTypes.def lists them, with their names and sizes. */
 typedef enum mte_dtype {
-  MTE_DTYPE_F32 = 1,
-  MTE_DTYPE_F16 = 2,
-  MTE_DTYPE_BF16 = 3,
-  MTE_DTYPE_F64 = 4,
-  MTE_DTYPE_I64 = 5,
-  MTE_DTYPE_I32 = 6,
-  MTE_DTYPE_I16 = 7,
-  MTE_DTYPE_I8 = 8,
-  MTE_DTYPE_U8 = 9,
-  MTE_DTYPE_BOOL = 10, /* one byte per element, 0 or 1 */
-  MTE_DTYPE_F8E4M3FN = 11,
-  MTE_DTYPE_F8E5M2 = 12,
-  MTE_DTYPE_U16 = 13,
-  MTE_DTYPE_U32 = 14,
-  MTE_DTYPE_U64 = 15,
+#define MTE_DTYPE(SUFFIX, VALUE, NAME, SIZE) MTE_DTYPE_##SUFFIX = VALUE,
+#include "mte-c/DTypes.def"
 } mte_dtype;
 
-/* The epilogues a CUDA model's GEMMs ask libmte_runtime's mte_cuda_gemm for:
- * cuBLASLt's cublasLtEpilogue_t values, so the runtime passes them on. */
+/* The epilogues a CUDA model's GEMMs ask libmte_runtime's mte_cuda_gemm for
+ * (KernelABI.h): cuBLASLt's cublasLtEpilogue_t values, so the runtime passes
+ * them on. */
 typedef enum mte_gemm_epilogue {
   MTE_GEMM_EPILOGUE_DEFAULT = 1,
   MTE_GEMM_EPILOGUE_RELU = 2,

@@ -13,11 +13,12 @@
 #include "CudaDevice.h"
 #include "DynamicLibrary.h"
 
+#include "mte-c/KernelABI.h"
 #include "mte-c/ModelABI.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,7 +26,8 @@
 #include <tuple>
 
 namespace {
-// The cublasLt.h subset used here (CUDA 12 and 13).
+// The cublasLt.h subset used here (CUDA 12 and 13), transcribed so that the
+// runtime builds without the CUDA toolkit.
 using Status = int;
 using Handle = void *;
 using MatmulDesc = void *;
@@ -220,17 +222,13 @@ int cudaType(int32_t dtype) {
 }
 } // namespace
 
-/// out[b, m, n] = epilogue(x[b, m, k] . W[b] + beta * C), with W[b] [k, n]
-/// (transB = 0) or [n, k] (transB = 1), for b < batch, and C = `residual`
-/// when given, else `out`. x and W are of `dtype`, out and C of `outDtype`
-/// (mte_dtype: f32, f16 or bf16); `epilogue` is a cublasLtEpilogue_t whose
-/// bias (when it has one) is `bias`, [n] of outDtype. Row-major, densely
-/// packed, device pointers.
-extern "C" __attribute__((visibility("default"))) void
-mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out, int64_t batch, int64_t m,
-              int64_t n, int64_t k, int32_t transB, float beta, int32_t dtype,
-              int32_t outDtype, int32_t epilogue, uint64_t bias,
-              uint64_t residual) {
+// Declared, and described, in KernelABI.h: a definition that differs from
+// it is a compile error (two C functions of one name).
+extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
+                              int64_t batch, int64_t m, int64_t n, int64_t k,
+                              int32_t transB, float beta, int32_t dtype,
+                              int32_t outDtype, int32_t epilogue, uint64_t bias,
+                              uint64_t residual) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
   std::string error;

@@ -1,8 +1,8 @@
 //===- DType.h - the element types of the model ABI -------------*- C++ -*-===//
 //
-// Internal to libmte_runtime: the name and size of every mte_dtype, for
-// mte_dtype_name/mte_dtype_size, the checks of a model's tables and the
-// messages that name element types and shapes.
+// Internal to libmte_runtime: the name and size of every mte_dtype (from
+// include/mte-c/DTypes.def), for mte_dtype_name/mte_dtype_size, the checks
+// of a model's tables and the messages that name element types and shapes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -12,6 +12,7 @@
 #include "CudaDevice.h"
 #include "FlashAttentionParams.h"
 
+#include "mte-c/KernelABI.h"
 #include "mte-c/ModelABI.h"
 
 #include <cmath>
@@ -77,18 +78,16 @@ bool aligned16(uint64_t pointer, int64_t batchStride, int64_t rowStride,
 }
 } // namespace
 
-/// out[b, i, h*D : (h+1)*D] = softmax(scale * q_h[b, i] . k_g[b]ᵀ) . v_g[b]
-/// with g = h / (heads / kvHeads), keys j > i + (keys - queries) hidden when
-/// `causal`. Tensors are [batch, tokens, heads * headDim] slices: device
-/// pointers to their first element and batch / row strides in elements.
-/// `dtype` is an mte_dtype (f16 or bf16), the same for all four.
-extern "C" __attribute__((visibility("default"))) void mte_cuda_attention(
-    uint64_t q, uint64_t k, uint64_t v, uint64_t out, int64_t batch,
-    int64_t heads, int64_t kvHeads, int64_t queries, int64_t keys,
-    int64_t headDim, int64_t qBatchStride, int64_t qRowStride,
-    int64_t kBatchStride, int64_t kRowStride, int64_t vBatchStride,
-    int64_t vRowStride, int64_t oBatchStride, int64_t oRowStride, float scale,
-    int32_t causal, int32_t dtype) {
+// Declared, and described, in KernelABI.h.
+extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
+                                   uint64_t out, int64_t batch, int64_t heads,
+                                   int64_t kvHeads, int64_t queries,
+                                   int64_t keys, int64_t headDim,
+                                   int64_t qBatchStride, int64_t qRowStride,
+                                   int64_t kBatchStride, int64_t kRowStride,
+                                   int64_t vBatchStride, int64_t vRowStride,
+                                   int64_t oBatchStride, int64_t oRowStride,
+                                   float scale, int32_t causal, int32_t dtype) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
   auto shape = [&] {

@@ -1,0 +1,66 @@
+/*===- KernelABI.h - runtime functions that model code calls ------*- C -*-===*\
+|*                                                                            *|
+|* The entry points of libmte_runtime that the code mte-compile generates    *|
+|* calls during a forward, besides the mgpu* functions of MLIR's GPU         *|
+|* runtime ABI. The runtime's definitions include this header, so a change   *|
+|* to a signature here is a compile error there, and the compiler derives    *|
+|* the types of its calls from these declarations. Parameters are uint64_t   *|
+|* (device addresses), int64_t, int32_t or float, and the functions return   *|
+|* nothing: a failure is recorded and reported by the run that enqueued the  *|
+|* work (Runtime.h). Each call enqueues on the stream the runtime set for    *|
+|* the run, on the device the model was opened on.                           *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef MTE_C_KERNELABI_H
+#define MTE_C_KERNELABI_H
+
+#include <stdint.h>
+
+#if defined(MTE_RUNTIME_BUILD) && defined(__GNUC__)
+#define MTE_KERNEL_API __attribute__((visibility("default")))
+#else
+#define MTE_KERNEL_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A GEMM through cuBLASLt (mte-matmul-to-library-call):
+ * out[b, m, n] = epilogue(x[b, m, k] . W[b] + beta * C) for b < batch, with
+ * W[b] [k, n] (transB = 0) or [n, k] (transB = 1), and C = `residual` when
+ * it is not 0, else `out`. x and W are of `dtype`, out and C of `outDtype`
+ * (mte_dtype: f32, f16 or bf16), accumulated in f32. `epilogue` is an
+ * mte_gemm_epilogue (a cublasLtEpilogue_t); with the BIAS flag, `bias` is
+ * [n] of outDtype. Row-major, densely packed, device addresses. */
+MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
+                                  int64_t batch, int64_t m, int64_t n,
+                                  int64_t k, int32_t transB, float beta,
+                                  int32_t dtype, int32_t outDtype,
+                                  int32_t epilogue, uint64_t bias,
+                                  uint64_t residual);
+
+/* Fused attention (FlashAttention.cu), for 16-bit Q/K/V and head dimension
+ * 16, 32, 64 or 128:
+ * out[b, i, h*D : (h+1)*D] = softmax(scale * q_h[b, i] . k_g[b]^T) . v_g[b]
+ * with g = h / (heads / kvHeads), and keys j > i + (keys - queries) hidden
+ * when `causal` is not 0. q, k, v and out are [batch, tokens, heads * D]
+ * slices (kvHeads heads for k and v, D = headDim): device addresses of
+ * their first element, and batch and row strides in elements. `dtype` is
+ * an mte_dtype (f16 or bf16), the same for all four. */
+MTE_KERNEL_API void
+mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v, uint64_t out,
+                   int64_t batch, int64_t heads, int64_t kvHeads,
+                   int64_t queries, int64_t keys, int64_t headDim,
+                   int64_t qBatchStride, int64_t qRowStride,
+                   int64_t kBatchStride, int64_t kRowStride,
+                   int64_t vBatchStride, int64_t vRowStride,
+                   int64_t oBatchStride, int64_t oRowStride, float scale,
+                   int32_t causal, int32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MTE_C_KERNELABI_H */
