@@ -28,7 +28,7 @@ typedef enum mte_dtype {
 
 /* The epilogues a CUDA model's GEMMs ask libmte_runtime's mte_cuda_gemm for
  * (KernelABI.h): cuBLASLt's cublasLtEpilogue_t values, so the runtime passes
- * them on. */
+ * them on (and checks them against cublasLt.h where it is built with it). */
 typedef enum mte_gemm_epilogue {
   MTE_GEMM_EPILOGUE_DEFAULT = 1,
   MTE_GEMM_EPILOGUE_RELU = 2,

@@ -25,6 +25,12 @@
 #include <string>
 #include <tuple>
 
+#ifdef MTE_HAVE_CUBLASLT_H
+// Only to check the values transcribed below: cuBLASLt is opened at run
+// time, never linked.
+#include <cublasLt.h>
+#endif
+
 namespace {
 // The cublasLt.h subset used here (CUDA 12 and 13), transcribed so that the
 // runtime builds without the CUDA toolkit.
@@ -57,6 +63,38 @@ constexpr int kLayoutBatchCount = 5; // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT
 constexpr int kLayoutBatchStride = 6; // ..._STRIDED_BATCH_OFFSET
 constexpr int kOpN = 0, kOpT = 1;
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+#ifdef MTE_HAVE_CUBLASLT_H
+// Built with the toolkit's headers: every value and layout above is theirs.
+static_assert(kR32F == CUDA_R_32F && kR16F == CUDA_R_16F &&
+              kR16BF == CUDA_R_16BF);
+static_assert(kCompute32F == CUBLAS_COMPUTE_32F);
+static_assert(kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA &&
+              kDescTransB == CUBLASLT_MATMUL_DESC_TRANSB &&
+              kDescEpilogue == CUBLASLT_MATMUL_DESC_EPILOGUE &&
+              kDescBiasPointer == CUBLASLT_MATMUL_DESC_BIAS_POINTER &&
+              kDescBiasType == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE);
+static_assert(kPrefMaxWorkspace == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
+static_assert(kLayoutBatchCount == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT &&
+              kLayoutBatchStride ==
+                  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET);
+static_assert(kOpN == CUBLAS_OP_N && kOpT == CUBLAS_OP_T);
+static_assert(sizeof(Status) == sizeof(cublasStatus_t));
+static_assert(sizeof(Algo) == sizeof(cublasLtMatmulAlgo_t));
+static_assert(sizeof(HeuristicResult) ==
+                  sizeof(cublasLtMatmulHeuristicResult_t) &&
+              offsetof(HeuristicResult, workspaceSize) ==
+                  offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize) &&
+              offsetof(HeuristicResult, state) ==
+                  offsetof(cublasLtMatmulHeuristicResult_t, state) &&
+              offsetof(HeuristicResult, wavesCount) ==
+                  offsetof(cublasLtMatmulHeuristicResult_t, wavesCount));
+// Models ask for epilogues in cuBLASLt's values, which the runtime passes on.
+static_assert(int(MTE_GEMM_EPILOGUE_DEFAULT) == CUBLASLT_EPILOGUE_DEFAULT &&
+              int(MTE_GEMM_EPILOGUE_RELU) == CUBLASLT_EPILOGUE_RELU &&
+              int(MTE_GEMM_EPILOGUE_BIAS) == CUBLASLT_EPILOGUE_BIAS &&
+              int(MTE_GEMM_EPILOGUE_GELU) == CUBLASLT_EPILOGUE_GELU);
+#endif
 
 /// The cuBLASLt functions, each named once in CublasLt.def.
 struct Library {
