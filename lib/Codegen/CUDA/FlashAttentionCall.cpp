@@ -8,34 +8,13 @@
 
 #include "RowKernelBuilder.h"
 
-#include "mte-c/ModelABI.h"
+#include "mte/Codegen/CUDA/KernelABI.h"
+#include "mte/Support/DType.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace mte::cuda;
-
-namespace {
-
-constexpr StringLiteral kAttentionEntry = "mte_cuda_attention";
-
-/// The runtime's entry point (FlashAttention.cpp): q, k, v, out as device
-/// addresses; batch, heads, kv heads, queries, keys, head dimension; batch
-/// and row strides of q, k, v and out; scale; causal; mte_dtype.
-func::FuncOp declareAttentionEntry(ModuleOp module) {
-  if (auto func = module.lookupSymbol<func::FuncOp>(kAttentionEntry))
-    return func;
-  auto builder = OpBuilder::atBlockEnd(module.getBody());
-  Type i64 = builder.getI64Type(), i32 = builder.getI32Type();
-  SmallVector<Type> inputs(4 + 6 + 8, i64);
-  inputs.append({builder.getF32Type(), i32, i32});
-  auto func = func::FuncOp::create(builder, module.getLoc(), kAttentionEntry,
-                                   builder.getFunctionType(inputs, {}));
-  func.setPrivate();
-  return func;
-}
-
-} // namespace
 
 /// Replaces every call of the fused-attention declaration `func` (operands
 /// q, k, v [B, S, H * D] with any batch and row strides, scale, output) by
@@ -57,10 +36,12 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
       !(element.isBF16() || element.isF16()))
     return fail("q and k must be 16-bit [B, S, H * D] buffers");
   int64_t headDim = q.getDimSize(2) / spec.getHeads();
-  int32_t dtype = element.isBF16() ? MTE_DTYPE_BF16 : MTE_DTYPE_F16;
+  int32_t dtype = *mte::getDType(element);
 
   auto module = func->getParentOfType<ModuleOp>();
-  func::FuncOp entry = declareAttentionEntry(module);
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+  func::FuncOp entry =
+      MTE_DECLARE_KERNEL_ENTRY_POINT(moduleBuilder, module, mte_cuda_attention);
   std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
   for (SymbolTable::SymbolUse use : *uses) {
     auto call = dyn_cast<func::CallOp>(use.getUser());

@@ -2,7 +2,9 @@
 
 #include "mte/Codegen/CUDA/Passes.h"
 
+#include "mte/Codegen/CUDA/KernelABI.h"
 #include "mte/Codegen/CUDA/LibraryContractions.h"
+#include "mte/Support/DType.h"
 
 #include "mte-c/ModelABI.h"
 
@@ -22,17 +24,12 @@ namespace mte {
 using namespace mlir;
 
 namespace {
-constexpr StringLiteral kGemm = "mte_cuda_gemm";
 
-/// The mte_dtype code (include/mte-c/ModelABI.h) of a GEMM operand type.
+/// The mte_dtype of a GEMM operand type: f32, f16 or bf16.
 std::optional<int32_t> dtypeCode(Type type) {
-  if (type.isF32())
-    return MTE_DTYPE_F32;
-  if (type.isF16())
-    return MTE_DTYPE_F16;
-  if (type.isBF16())
-    return MTE_DTYPE_BF16;
-  return std::nullopt;
+  if (!isa<Float32Type, Float16Type, BFloat16Type>(type))
+    return std::nullopt;
+  return *mte::getDType(type);
 }
 
 bool isDense(Value v) {
@@ -282,17 +279,9 @@ struct MatmulToLibraryCallPass
     if (matmuls.empty())
       return;
     OpBuilder builder(module.getBodyRegion());
+    func::FuncOp callee =
+        MTE_DECLARE_KERNEL_ENTRY_POINT(builder, module, mte_cuda_gemm);
     Type i64 = builder.getI64Type(), i32 = builder.getI32Type();
-    auto callee = module.lookupSymbol<func::FuncOp>(kGemm);
-    if (!callee) {
-      callee = func::FuncOp::create(
-          builder, module.getLoc(), kGemm,
-          builder.getFunctionType({i64, i64, i64, i64, i64, i64, i64, i32,
-                                   builder.getF32Type(), i32, i32, i32, i64,
-                                   i64},
-                                  {}));
-      callee.setPrivate();
-    }
     for (linalg::LinalgOp matmul : matmuls) {
       Location loc = matmul.getLoc();
       Value x = matmul.getDpsInputs()[0], w = matmul.getDpsInputs()[1],

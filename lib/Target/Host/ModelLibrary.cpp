@@ -3,6 +3,7 @@
 #include "mte/Target/Host/ModelLibrary.h"
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 #include "mte/Dialect/Transformer/IR/WeightProvenance.h"
+#include "mte/Support/DType.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -27,40 +28,9 @@ using namespace mlir;
 using namespace mte;
 
 namespace {
-/// The mte_dtype enumerator (include/mte-c/ModelABI.h) for an element type.
-const char *dtypeName(Type t) {
-  if (t.isF32())
-    return "MTE_DTYPE_F32";
-  if (t.isF16())
-    return "MTE_DTYPE_F16";
-  if (t.isBF16())
-    return "MTE_DTYPE_BF16";
-  if (t.isF64())
-    return "MTE_DTYPE_F64";
-  if (isa<Float8E4M3FNType>(t))
-    return "MTE_DTYPE_F8E4M3FN";
-  if (isa<Float8E5M2Type>(t))
-    return "MTE_DTYPE_F8E5M2";
-  if (t.isInteger(1))
-    return "MTE_DTYPE_BOOL";
-  if (t.isUnsignedInteger(8))
-    return "MTE_DTYPE_U8";
-  if (t.isUnsignedInteger(16))
-    return "MTE_DTYPE_U16";
-  if (t.isUnsignedInteger(32))
-    return "MTE_DTYPE_U32";
-  if (t.isUnsignedInteger(64))
-    return "MTE_DTYPE_U64";
-  if (t.isInteger(8))
-    return "MTE_DTYPE_I8";
-  if (t.isInteger(16))
-    return "MTE_DTYPE_I16";
-  if (t.isInteger(32))
-    return "MTE_DTYPE_I32";
-  if (t.isInteger(64))
-    return "MTE_DTYPE_I64";
-  return nullptr;
-}
+/// The mte_dtype enumerator (include/mte-c/ModelABI.h) of an element type
+/// the model interface takes.
+StringRef dtypeName(Type t) { return getDTypeEnumerator(*getDType(t)); }
 
 /// A C string literal for `s`, escaping everything that is not printable.
 std::string cString(StringRef s) {
@@ -106,7 +76,7 @@ FailureOr<ModelSignature> mte::getModelSignature(Operation *op) {
       return func.emitError() << "model interface type " << type
                               << " has no elements, which the host backend "
                                  "does not support";
-    if (!dtypeName(tensor.getElementType()))
+    if (!getDType(tensor.getElementType()))
       return func.emitError() << "element type " << tensor.getElementType()
                               << " cannot cross the model interface";
     auto name = attrs ? attrs.getAs<StringAttr>("transformer.name") : nullptr;
