@@ -33,13 +33,18 @@ extern "C" {
  * it is not 0, else `out`. x and W are of `dtype`, out and C of `outDtype`
  * (mte_dtype: f32, f16 or bf16), accumulated in f32. `epilogue` is an
  * mte_gemm_epilogue (a cublasLtEpilogue_t); with the BIAS flag, `bias` is
- * [n] of outDtype. Row-major, densely packed, device addresses. */
+ * [n] of outDtype. Row-major, densely packed, device addresses.
+ * With `dtype` f8e4m3fn (transB = 1, k and n multiples of 16; outDtype f32,
+ * f16 or bf16, and a bias of bf16 when out is f32), the product is
+ * multiplied by the f32 scalars at `xScale` and `wScale` (device addresses;
+ * 0: 1) before the epilogue: cuBLASLt's B and A scale pointers. */
 MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                                   int64_t batch, int64_t m, int64_t n,
                                   int64_t k, int32_t transB, float beta,
                                   int32_t dtype, int32_t outDtype,
                                   int32_t epilogue, uint64_t bias,
-                                  uint64_t residual);
+                                  uint64_t residual, uint64_t xScale,
+                                  uint64_t wScale);
 
 /* Fused attention (FlashAttention.cu), for 16-bit Q/K/V and head dimension
  * 16, 32, 64 or 128:

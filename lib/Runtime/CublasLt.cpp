@@ -2,7 +2,8 @@
 //
 // CUDA models call mte_cuda_gemm for the product of every linear and of
 // attention's two batched products (mte-matmul-to-library-call): A and B in
-// f32, bf16 or f16, accumulated and written in f32. cuBLASLt is opened on
+// f32, bf16, f16 or E4M3 (with per-tensor scales), accumulated in f32 and
+// written in f32, bf16 or f16. cuBLASLt is opened on
 // the first call, like the driver; each device has its own handle and
 // workspace (Device::cublasLt), and caches a plan (descriptors and the
 // heuristic's algorithm) per shape, types and epilogue, so that later runs
@@ -52,12 +53,16 @@ struct HeuristicResult {
 constexpr int kR32F = 0;             // CUDA_R_32F
 constexpr int kR16F = 2;             // CUDA_R_16F
 constexpr int kR16BF = 14;           // CUDA_R_16BF
+constexpr int kR8FE4M3 = 28;         // CUDA_R_8F_E4M3
 constexpr int kCompute32F = 68;      // CUBLAS_COMPUTE_32F: fp32 accumulation
 constexpr int kDescTransA = 3;       // CUBLASLT_MATMUL_DESC_TRANSA
 constexpr int kDescTransB = 4;       // CUBLASLT_MATMUL_DESC_TRANSB
 constexpr int kDescEpilogue = 7;     // CUBLASLT_MATMUL_DESC_EPILOGUE
 constexpr int kDescBiasPointer = 8;  // CUBLASLT_MATMUL_DESC_BIAS_POINTER
 constexpr int kDescBiasType = 26;    // CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE
+constexpr int kDescAScale = 17;      // CUBLASLT_MATMUL_DESC_A_SCALE_POINTER
+constexpr int kDescBScale = 18;      // CUBLASLT_MATMUL_DESC_B_SCALE_POINTER
+constexpr int kDescFastAccum = 25;   // CUBLASLT_MATMUL_DESC_FAST_ACCUM
 constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
 constexpr int kLayoutBatchCount = 5; // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT
 constexpr int kLayoutBatchStride = 6; // ..._STRIDED_BATCH_OFFSET
@@ -67,13 +72,16 @@ constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 #ifdef MTE_HAVE_CUBLASLT_H
 // Built with the toolkit's headers: every value and layout above is theirs.
 static_assert(kR32F == CUDA_R_32F && kR16F == CUDA_R_16F &&
-              kR16BF == CUDA_R_16BF);
+              kR16BF == CUDA_R_16BF && kR8FE4M3 == CUDA_R_8F_E4M3);
 static_assert(kCompute32F == CUBLAS_COMPUTE_32F);
 static_assert(kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA &&
               kDescTransB == CUBLASLT_MATMUL_DESC_TRANSB &&
               kDescEpilogue == CUBLASLT_MATMUL_DESC_EPILOGUE &&
               kDescBiasPointer == CUBLASLT_MATMUL_DESC_BIAS_POINTER &&
-              kDescBiasType == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE);
+              kDescBiasType == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE &&
+              kDescAScale == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER &&
+              kDescBScale == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER &&
+              kDescFastAccum == CUBLASLT_MATMUL_DESC_FAST_ACCUM);
 static_assert(kPrefMaxWorkspace == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
 static_assert(kLayoutBatchCount == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT &&
               kLayoutBatchStride ==
@@ -107,7 +115,8 @@ struct Plan {
   MatmulDesc desc;
   Layout a, b, c;
   Algo algo;
-  std::mutex biasMutex; // the bias pointer is set on the descriptor per call
+  // The bias and scale pointers are set on the descriptor per call.
+  std::mutex pointerMutex;
 };
 
 /// batch, m, n, k, transB, A/B type, D type, epilogue.
@@ -202,7 +211,10 @@ bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
 /// product D (n x m) = op(W) (n x k) . X (k x m).
 /// A and B are `inputType`, C and D `outputType` (cudaDataTypes), the
 /// accumulation f32 (exact fp32 for f32 inputs, tensor cores for bf16/f16);
-/// `epilogue` is a cublasLtEpilogue_t (bias of D's type).
+/// `epilogue` is a cublasLtEpilogue_t (bias of D's type, bf16 for an FP8
+/// GEMM writing f32). FP8 GEMMs accumulate as TransformerEngine's forward
+/// does (FAST_ACCUM: no periodic promotion of the tensor cores' partial
+/// sums).
 Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
               int64_t k, bool nk, int inputType, int outputType,
               uint32_t epilogue, std::string &error) {
@@ -213,6 +225,9 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
   const Library &l = g.lib;
   auto plan = std::make_unique<Plan>();
   int32_t transA = nk ? kOpT : kOpN, transB = kOpN;
+  bool fp8 = inputType == kR8FE4M3;
+  int8_t fastAccum = 1;
+  int32_t biasType = fp8 && outputType == kR32F ? kR16BF : outputType;
   Preference preference = nullptr;
   uint64_t workspace = kWorkspaceBytes;
   HeuristicResult result = {};
@@ -225,8 +240,10 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
       l.cublasLtMatmulDescSetAttribute(plan->desc, kDescEpilogue, &epilogue,
                                        sizeof(epilogue)) ||
       ((epilogue & MTE_GEMM_EPILOGUE_BIAS) &&
-       l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBiasType, &outputType,
-                                        sizeof(outputType))) ||
+       l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBiasType, &biasType,
+                                        sizeof(biasType))) ||
+      (fp8 && l.cublasLtMatmulDescSetAttribute(plan->desc, kDescFastAccum,
+                                               &fastAccum, sizeof(fastAccum))) ||
       l.cublasLtMatrixLayoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k,
                                    nk ? k : n) ||
       l.cublasLtMatrixLayoutCreate(&plan->b, inputType, k, m, k) ||
@@ -251,12 +268,17 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
   return g.plans.emplace(key, std::move(plan)).first->second.get();
 }
 
-/// The cudaDataType of an mte_dtype GEMM operand, or -1.
+/// The cudaDataType of an mte_dtype GEMM output, or -1.
 int cudaType(int32_t dtype) {
   return dtype == MTE_DTYPE_F32    ? kR32F
          : dtype == MTE_DTYPE_F16  ? kR16F
          : dtype == MTE_DTYPE_BF16 ? kR16BF
                                    : -1;
+}
+
+/// The cudaDataType of an mte_dtype GEMM operand, or -1.
+int cudaOperandType(int32_t dtype) {
+  return dtype == MTE_DTYPE_F8E4M3FN ? kR8FE4M3 : cudaType(dtype);
 }
 } // namespace
 
@@ -266,7 +288,8 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                               int64_t batch, int64_t m, int64_t n, int64_t k,
                               int32_t transB, float beta, int32_t dtype,
                               int32_t outDtype, int32_t epilogue, uint64_t bias,
-                              uint64_t residual) {
+                              uint64_t residual, uint64_t xScale,
+                              uint64_t wScale) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
   std::string error;
@@ -277,11 +300,15 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
     return;
   }
   mte::cuda::CublasLt &g = *lt;
-  int inputType = cudaType(dtype), outputType = cudaType(outDtype);
-  if (inputType < 0 || outputType < 0) {
+  int inputType = cudaOperandType(dtype), outputType = cudaType(outDtype);
+  bool fp8 = inputType == kR8FE4M3;
+  if (inputType < 0 || outputType < 0 || (fp8 && !transB) ||
+      (!fp8 && (xScale || wScale))) {
     mte::cuda::recordError("mte_cuda_gemm: unsupported element types " +
                            std::to_string(dtype) + " -> " +
-                           std::to_string(outDtype));
+                           std::to_string(outDtype) +
+                           (fp8 && !transB ? " with W [k, n]" : "") +
+                           (!fp8 && (xScale || wScale) ? " with scales" : ""));
     return;
   }
   Plan *plan = planFor(g, batch, m, n, k, transB != 0, inputType, outputType,
@@ -293,16 +320,25 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
   float alpha = 1.0f;
   void *output = reinterpret_cast<void *>(out);
   void *c = residual ? reinterpret_cast<void *>(residual) : output;
-  std::unique_lock<std::mutex> biasGuard(plan->biasMutex, std::defer_lock);
-  if (epilogue & MTE_GEMM_EPILOGUE_BIAS) {
-    biasGuard.lock();
-    void *biasPointer = reinterpret_cast<void *>(bias);
-    if (g.lib.cublasLtMatmulDescSetAttribute(plan->desc, kDescBiasPointer,
-                                             &biasPointer,
-                                             sizeof(biasPointer)) != 0) {
-      mte::cuda::recordError("cuBLASLt rejected a bias pointer");
-      return;
-    }
+  std::unique_lock<std::mutex> pointerGuard(plan->pointerMutex,
+                                            std::defer_lock);
+  auto setPointer = [&](int attribute, uint64_t address) {
+    void *pointer = reinterpret_cast<void *>(address);
+    return g.lib.cublasLtMatmulDescSetAttribute(plan->desc, attribute, &pointer,
+                                                sizeof(pointer)) == 0;
+  };
+  if ((epilogue & MTE_GEMM_EPILOGUE_BIAS) || fp8)
+    pointerGuard.lock();
+  if ((epilogue & MTE_GEMM_EPILOGUE_BIAS) &&
+      !setPointer(kDescBiasPointer, bias)) {
+    mte::cuda::recordError("cuBLASLt rejected a bias pointer");
+    return;
+  }
+  // cuBLASLt's A is W and its B is x (the product is computed transposed).
+  if (fp8 && (!setPointer(kDescAScale, wScale) ||
+              !setPointer(kDescBScale, xScale))) {
+    mte::cuda::recordError("cuBLASLt rejected a scale pointer");
+    return;
   }
   if (g.lib.cublasLtMatmul(g.handle, plan->desc, &alpha,
                            reinterpret_cast<void *>(w), plan->a,

@@ -77,6 +77,33 @@ func.func @linear_f32(%x: tensor<2x3x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf
 
 // -----
 
+// An fp8 linear's scales multiply the f32 product before the bias: the
+// epilogue reads the product, both scales (rank 0) and the bias. With
+// named-matmul an E4M3 linear with an [N, K] weight and K, N multiples of 16
+// is a library GEMM, its epilogue tagged with the scales; a [K, N] weight
+// stays a generic contraction.
+// CHECK-LABEL: func @linear_fp8
+// CHECK: arith.extf %{{.*}} : f8E4M3FN to f32
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %arg2, %arg3, %arg4 : tensor<16x32xf32>, tensor<f32>, tensor<f32>, tensor<32xbf16>)
+// CHECK: ^bb0(%[[P:.*]]: f32, %[[SX:.*]]: f32, %[[SW:.*]]: f32, %[[B:.*]]: bf16
+// CHECK: %[[S:.*]] = arith.mulf %[[SX]], %[[SW]] : f32
+// CHECK: %[[V:.*]] = arith.mulf %[[P]], %[[S]] : f32
+// CHECK: arith.addf %[[V]]
+// NAMED-LABEL: func @linear_fp8
+// NAMED: linalg.matmul {{.*}} ins(%arg0, %arg1 : tensor<16x16xf8E4M3FN>, tensor<32x16xf8E4M3FN>)
+// NAMED: mte.gemm_epilogue = {activation = #transformer.activation<none>, bias, input_scale, weight_scale}
+// NAMED-NOT: linalg.matmul
+// NAMED: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+func.func @linear_fp8(%x: tensor<16x16xf8E4M3FN>, %w: tensor<32x16xf8E4M3FN>, %sx: tensor<f32>, %sw: tensor<f32>,
+                      %b: tensor<32xbf16>, %wkn: tensor<16x32xf8E4M3FN>) -> (tensor<16x32xbf16>, tensor<16x32xbf16>) {
+  %0 = transformer.linear %x, %w bias %b input_scale %sx weight_scale %sw layout <nk> : (tensor<16x16xf8E4M3FN>, tensor<32x16xf8E4M3FN>, tensor<32xbf16>, tensor<f32>, tensor<f32>) -> tensor<16x32xbf16>
+  %1 = transformer.linear %x, %wkn weight_scale %sw layout <kn> : (tensor<16x16xf8E4M3FN>, tensor<16x32xf8E4M3FN>, tensor<f32>) -> tensor<16x32xbf16>
+  return %0, %1 : tensor<16x32xbf16>, tensor<16x32xbf16>
+}
+
+// -----
+
 // With named-matmul, f32 attention's two products are batch_matmuls over
 // (batch, kv head): 2 x 2 batches of the 2 query heads' stacked rows (GQA),
 // Kᵀ through transposed maps; scale, mask and softmax stay elementwise.

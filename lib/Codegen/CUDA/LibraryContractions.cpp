@@ -25,6 +25,16 @@ bool isLibraryType(Type t) {
   return isa<Float32Type, BFloat16Type, Float16Type>(t);
 }
 
+/// Whether cuBLASLt runs this fp8 linear: E4M3 operands, the weight [N, K]
+/// (FP8 GEMMs on sm_89/sm_90 take both operands K-major: the "TN" layout),
+/// and K and N multiples of 16 (16-byte leading dimensions and rows).
+bool isLibraryFp8Linear(LinearOp op, int64_t n, int64_t k) {
+  return isa<Float8E4M3FNType>(op.getInput().getType().getElementType()) &&
+         isa<Float8E4M3FNType>(op.getWeight().getType().getElementType()) &&
+         op.getWeightLayout() == WeightLayout::NK && n % 16 == 0 &&
+         k % 16 == 0;
+}
+
 /// `input` with its dimensions permuted (a copy).
 Value transposeTensor(OpBuilder &b, Location loc, Value input,
                       ArrayRef<int64_t> perm) {
@@ -76,17 +86,18 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
     RankedTensorType inputType = op.getInput().getType();
     RankedTensorType weightType = op.getWeight().getType();
     Type elementType = inputType.getElementType();
-    if (!isLibraryType(elementType) ||
-        weightType.getElementType() != elementType ||
+    bool kn = op.getWeightLayout() == WeightLayout::KN;
+    int64_t k = inputType.getShape().back();
+    int64_t n = weightType.getDimSize(kn ? 1 : 0);
+    bool library = isLibraryType(elementType) &&
+                   weightType.getElementType() == elementType;
+    if ((!library && !isLibraryFp8Linear(op, n, k)) ||
         hasNoElements(op.getOutput().getType()))
       return rewriter.notifyMatchFailure(op, "not a library GEMM");
     // The product over the [M, K] view of the input, accumulated in f32.
-    int64_t k = inputType.getShape().back();
     int64_t m = 1;
     for (int64_t d : inputType.getShape().drop_back())
       m *= d;
-    bool kn = op.getWeightLayout() == WeightLayout::KN;
-    int64_t n = weightType.getDimSize(kn ? 1 : 0);
     Value input = reshapeTensor(rewriter, loc, op.getInput(), {m, k});
     Value init = filledTensor(rewriter, loc, {m, n}, rewriter.getF32Type(), 0);
     SmallVector<NamedAttribute> attrs;
@@ -116,6 +127,12 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
       SmallVector<NamedAttribute> spec = {rewriter.getNamedAttr(
           "activation",
           ActivationAttr::get(rewriter.getContext(), op.getActivation()))};
+      if (op.getInputScale())
+        spec.push_back(
+            rewriter.getNamedAttr("input_scale", rewriter.getUnitAttr()));
+      if (op.getWeightScale())
+        spec.push_back(
+            rewriter.getNamedAttr("weight_scale", rewriter.getUnitAttr()));
       if (op.getBias())
         spec.push_back(rewriter.getNamedAttr("bias", rewriter.getUnitAttr()));
       if (op.getResidual())

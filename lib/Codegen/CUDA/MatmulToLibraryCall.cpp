@@ -25,37 +25,29 @@ using namespace mlir;
 
 namespace {
 
-/// The mte_dtype of a GEMM operand type: f32, f16 or bf16.
+/// The mte_dtype of a GEMM output type: f32, f16 or bf16.
 std::optional<int32_t> dtypeCode(Type type) {
   if (!isa<Float32Type, Float16Type, BFloat16Type>(type))
     return std::nullopt;
   return *mte::getDType(type);
 }
 
+/// The mte_dtype of a GEMM operand type: an output type or E4M3.
+std::optional<int32_t> operandDtypeCode(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return *mte::getDType(type);
+  return dtypeCode(type);
+}
+
 bool isDense(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && (type.getRank() == 2 || type.getRank() == 3) &&
          type.hasStaticShape() && type.getLayout().isIdentity() &&
-         dtypeCode(type.getElementType());
+         operandDtypeCode(type.getElementType());
 }
 
 Type elementTypeOf(Value v) {
   return cast<MemRefType>(v.getType()).getElementType();
-}
-
-/// A product the library runs: dense operands, A and B of one type (f32,
-/// bf16 or f16), accumulated into f32.
-bool isLibraryGemm(linalg::LinalgOp op) {
-  if (!llvm::all_of(op->getOperands(), isDense))
-    return false;
-  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
-        c = op.getDpsInits()[0];
-  // An empty product (M, N or K of 0) stays a loop nest: nothing, or the
-  // zero fill, is all there is to it.
-  for (Value v : {a, b, c})
-    if (cast<MemRefType>(v.getType()).getNumElements() == 0)
-      return false;
-  return elementTypeOf(a) == elementTypeOf(b) && elementTypeOf(c).isF32();
 }
 
 /// Whether a (batch_)matmul reads B as [N, K]: the maps (m,k), (n,k), (m,n)
@@ -80,6 +72,32 @@ std::optional<bool> transposedB(linalg::LinalgOp op) {
   if (maps[1] == map(n, k))
     return true;
   return std::nullopt;
+}
+
+/// A product the library runs: dense operands, A and B of one type (f32,
+/// bf16 or f16, or E4M3 with B [N, K] and K and N multiples of 16: cuBLASLt's
+/// FP8 layout rules on sm_89/sm_90), accumulated into f32.
+bool isLibraryGemm(linalg::LinalgOp op) {
+  if (!llvm::all_of(op->getOperands(), isDense))
+    return false;
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  // An empty product (M, N or K of 0) stays a loop nest: nothing, or the
+  // zero fill, is all there is to it.
+  for (Value v : {a, b, c})
+    if (cast<MemRefType>(v.getType()).getNumElements() == 0)
+      return false;
+  if (elementTypeOf(a) != elementTypeOf(b) || !elementTypeOf(c).isF32())
+    return false;
+  if (isa<Float8E4M3FNType>(elementTypeOf(a))) {
+    auto out = cast<MemRefType>(c.getType());
+    int64_t n = out.getShape().back();
+    int64_t k = cast<MemRefType>(a.getType()).getShape().back();
+    std::optional<bool> nk = transposedB(op);
+    return isa<linalg::MatmulOp>(op) && nk && *nk && n % 16 == 0 &&
+           k % 16 == 0;
+  }
+  return true;
 }
 
 /// Whether `fill` writes zeros.
@@ -134,11 +152,11 @@ std::optional<Operation *> zeroInitBefore(Operation *matmul, Value out) {
 
 /// A GEMM's epilogue that cuBLASLt can apply: the elementwise op the
 /// lowering tagged `mte.gemm_epilogue`, reading the product and writing
-/// `out` (f32, bf16 or f16) with an optional bias [N] and residual (C, beta
-/// = 1).
+/// `out` (f32, bf16 or f16) with the fp8 operands' optional scales (f32
+/// scalars), an optional bias [N] and residual (C, beta = 1).
 struct LibraryEpilogue {
   linalg::GenericOp op;
-  Value out, bias, residual;
+  Value out, inputScale, weightScale, bias, residual;
   int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
 };
 
@@ -195,10 +213,18 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   auto spec = op->getAttrOfType<DictionaryAttr>(mte::kGemmEpilogueAttrName);
   auto activation = spec.getAs<mte::transformer::ActivationAttr>("activation");
   bool hasBias = spec.contains("bias"), hasResidual = spec.contains("residual");
+  bool hasInputScale = spec.contains("input_scale"),
+       hasWeightScale = spec.contains("weight_scale");
   epilogue.out = op.getDpsInits()[0];
   Type outType = elementTypeOf(epilogue.out);
   if (!dtypeCode(outType) || !isDenseOf(epilogue.out, outType) ||
-      op.getNumDpsInputs() != 1 + hasBias + hasResidual)
+      op.getNumDpsInputs() !=
+          1 + hasInputScale + hasWeightScale + hasBias + hasResidual)
+    return std::nullopt;
+  // An FP8 GEMM writing f32 takes only a bf16 bias, which the linear's is
+  // not: the epilogue then stays a kernel.
+  bool fp8 = isa<Float8E4M3FNType>(elementTypeOf(matmul.getDpsInputs()[0]));
+  if (fp8 && hasBias && outType.isF32())
     return std::nullopt;
   // cuBLASLt adds C before the activation, the linear after it; it has no
   // exact-erf GELU or SiLU.
@@ -225,6 +251,17 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   if (maps.front() != identity || maps.back() != identity)
     return std::nullopt;
   unsigned next = 1;
+  auto scalar = [&](Value &scale) {
+    scale = op.getDpsInputs()[next];
+    auto type = dyn_cast<MemRefType>(scale.getType());
+    return type && type.getRank() == 0 &&
+           isDenseOf(scale, Float32Type::get(op.getContext())) &&
+           maps[next++].getNumResults() == 0;
+  };
+  if (hasInputScale && !scalar(epilogue.inputScale))
+    return std::nullopt;
+  if (hasWeightScale && !scalar(epilogue.weightScale))
+    return std::nullopt;
   if (hasBias) {
     epilogue.bias = op.getDpsInputs()[next];
     auto biasType = dyn_cast<MemRefType>(epilogue.bias.getType());
@@ -246,10 +283,10 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   // the GEMM reads.
   SmallVector<Value> read = {rootBuffer(matmul.getDpsInputs()[0]),
                              rootBuffer(matmul.getDpsInputs()[1])};
-  if (epilogue.bias)
-    read.push_back(rootBuffer(epilogue.bias));
-  if (epilogue.residual)
-    read.push_back(rootBuffer(epilogue.residual));
+  for (Value v : {epilogue.inputScale, epilogue.weightScale, epilogue.bias,
+                  epilogue.residual})
+    if (v)
+      read.push_back(rootBuffer(v));
   for (Operation *between = matmul->getNextNode(); between != op;
        between = between->getNextNode()) {
     if (isa<memref::AllocOp, memref::DeallocOp, bufferization::DeallocOp,
@@ -300,12 +337,14 @@ struct MatmulToLibraryCallPass
       if (zeroInit && !hasBatch)
         epilogue = matchEpilogue(matmul, out);
       float beta = zeroInit ? 0.0f : 1.0f;
-      Value result = out, bias, residual;
+      Value result = out, bias, residual, inputScale, weightScale;
       int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
       if (epilogue) {
         result = epilogue->out;
         bias = epilogue->bias;
         residual = epilogue->residual;
+        inputScale = epilogue->inputScale;
+        weightScale = epilogue->weightScale;
         code = epilogue->code;
         beta = residual ? 1.0f : 0.0f;
         builder.setInsertionPoint(epilogue->op);
@@ -333,9 +372,10 @@ struct MatmulToLibraryCallPass
                      constant(m), constant(n), constant(k), constant32(nk),
                      arith::ConstantFloatOp::create(
                          builder, loc, builder.getF32Type(), APFloat(beta)),
-                     constant32(*dtypeCode(elementTypeOf(x))),
+                     constant32(*operandDtypeCode(elementTypeOf(x))),
                      constant32(*dtypeCode(elementTypeOf(result))),
-                     constant32(code), pointer(bias), pointer(residual)});
+                     constant32(code), pointer(bias), pointer(residual),
+                     pointer(inputScale), pointer(weightScale)});
       if (epilogue)
         epilogue->op->erase();
       matmul->erase();

@@ -340,6 +340,11 @@ Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product) {
   Type acc = cast<RankedTensorType>(product.getType()).getElementType();
   SmallVector<Value> epilogueInputs = {product};
   Value bias = op.getBias(), residual = op.getResidual();
+  Value inputScale = op.getInputScale(), weightScale = op.getWeightScale();
+  if (inputScale)
+    epilogueInputs.push_back(inputScale);
+  if (weightScale)
+    epilogueInputs.push_back(weightScale);
   if (bias)
     epilogueInputs.push_back(bias);
   if (residual)
@@ -351,6 +356,18 @@ Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product) {
       [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
         Value v = a[0];
         unsigned next = 1;
+        // The dequantisation factors of fp8 operands, as one product.
+        Value scale;
+        for (Value s : {inputScale, weightScale})
+          if (s) {
+            Value factor = a[next++];
+            scale = scale ? arith::MulFOp::create(bb, l, scale, factor)
+                          : factor;
+          }
+        if (scale)
+          v = arith::MulFOp::create(bb, l, v,
+                                    convertScalar(bb, l, scale, bb.getF32Type(),
+                                                  acc));
         if (bias)
           v = arith::AddFOp::create(
               bb, l, v, convertScalar(bb, l, a[next++], outElt, acc));

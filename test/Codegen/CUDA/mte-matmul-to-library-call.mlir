@@ -5,8 +5,9 @@
 // shape, transB for [N, K] weights, beta = 0 when a zero fill of the output
 // right before is dropped (beta = 1 otherwise: linalg.matmul accumulates),
 // the mte_dtype codes of A and B and of the output (1 f32, 2 f16, 3 bf16),
-// cuBLASLt's epilogue (1: none) and the bias and C pointers (0: none).
-// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, i32, i32, i32, i64, i64)
+// cuBLASLt's epilogue (1: none), the bias and C pointers and the fp8 scale
+// pointers (0: none).
+// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, i32, i32, i32, i64, i64, i64, i64)
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: linalg.fill
 // CHECK: %[[X:.*]] = memref.extract_aligned_pointer_as_index %arg0
@@ -152,5 +153,64 @@ func.func @zeros_copied(%x: memref<6x8xf32>, %w: memref<4x8xf32>, %o1: memref<6x
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<6x8xf32>, memref<4x8xf32>) outs(%o2 : memref<6x4xf32>)
   memref.dealloc %zeros : memref<6x4xf32>
+  return
+}
+
+// -----
+
+// E4M3 operands with B [N, K] and K, N multiples of 16 run in cuBLASLt
+// (11: f8e4m3fn), the scales of the tagged epilogue passed as the last two
+// pointers (x's, then W's) and the scaled epilogue dropped. Not for the
+// library: W [K, N] (FP8 GEMMs take both operands K-major), K = 8; with a
+// bias and an f32 output the GEMM runs, unscaled, and the epilogue stays.
+// CHECK-LABEL: func.func @fp8
+// CHECK: %[[E4M3:.*]] = arith.constant 11 : i32
+// CHECK: %[[BF16:.*]] = arith.constant 3 : i32
+// CHECK: %[[XS:.*]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK: %[[XSI:.*]] = arith.index_cast %[[XS]]
+// CHECK: %[[WS:.*]] = memref.extract_aligned_pointer_as_index %arg3
+// CHECK: %[[WSI:.*]] = arith.index_cast %[[WS]]
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[E4M3]], %[[BF16]], %{{.*}}, %{{.*}}, %{{.*}}, %[[XSI]], %[[WSI]])
+// CHECK-NOT: mte.gemm_epilogue
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<32x16xf8E4M3FN>, memref<16x32xf8E4M3FN>)
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : memref<32x8xf8E4M3FN>, memref<32x8xf8E4M3FN>)
+// CHECK: call @mte_cuda_gemm(
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: mte.gemm_epilogue
+func.func @fp8(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %sx: memref<f32>, %sw: memref<f32>,
+               %y: memref<32x32xbf16>, %wkn: memref<16x32xf8E4M3FN>, %o: memref<32x32xf32>,
+               %x8: memref<32x8xf8E4M3FN>, %w8: memref<32x8xf8E4M3FN>, %b: memref<32xf32>, %y32: memref<32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<32x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<32x16xf8E4M3FN>, memref<32x16xf8E4M3FN>) outs(%tmp : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %sx, %sw : memref<32x32xf32>, memref<f32>, memref<f32>) outs(%y : memref<32x32xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, input_scale, weight_scale}} {
+  ^bb0(%p: f32, %a: f32, %c: f32, %out: bf16):
+    %s = arith.mulf %a, %c : f32
+    %v = arith.mulf %p, %s : f32
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %tmp : memref<32x32xf32>
+  linalg.matmul ins(%x, %wkn : memref<32x16xf8E4M3FN>, memref<16x32xf8E4M3FN>) outs(%o : memref<32x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x8, %w8 : memref<32x8xf8E4M3FN>, memref<32x8xf8E4M3FN>) outs(%o : memref<32x32xf32>)
+  %tmp2 = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp2 : memref<32x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<32x16xf8E4M3FN>, memref<32x16xf8E4M3FN>) outs(%tmp2 : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp2, %b : memref<32x32xf32>, memref<32xf32>) outs(%y32 : memref<32x32xf32>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, bias}} {
+  ^bb0(%p: f32, %bias: f32, %out: f32):
+    %v = arith.addf %p, %bias : f32
+    linalg.yield %v : f32
+  }
+  memref.dealloc %tmp2 : memref<32x32xf32>
   return
 }

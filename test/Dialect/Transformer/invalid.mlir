@@ -539,6 +539,22 @@ func.func @linear_bias_shape(%x: tensor<2x64xf32>, %w: tensor<64x32xf32>, %b: te
 
 // -----
 
+func.func @linear_scale_not_fp8(%x: tensor<2x64xbf16>, %w: tensor<64x32xbf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{has an input_scale but its input is not fp8}}
+  %0 = transformer.linear %x, %w input_scale %s layout <kn> : (tensor<2x64xbf16>, tensor<64x32xbf16>, tensor<f32>) -> tensor<2x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_scale_shape(%x: tensor<2x64xf8E4M3FN>, %w: tensor<64x32xf8E4M3FN>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{operand #2 must be 0D tensor of 32-bit float values}}
+  %0 = transformer.linear %x, %w weight_scale %s layout <kn> : (tensor<2x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>, tensor<1xf32>) -> tensor<2x32xbf16>
+  return
+}
+
+// -----
+
 func.func @linear_bias_type(%x: tensor<2x64xf8E4M3FN>, %w: tensor<64x32xf8E4M3FN>, %b: tensor<32xf32>) {
   // expected-error @+1 {{bias element type differs from the output's}}
   %0 = transformer.linear %x, %w bias %b layout <kn> : (tensor<2x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>, tensor<32xf32>) -> tensor<2x32xbf16>

@@ -190,6 +190,17 @@ func.func @linear(%x: tensor<2x8x64xbf16>, %wkn: tensor<64x256xbf16>, %wnk: tens
   return %0, %1, %2 : tensor<2x8x256xbf16>, tensor<2x8x256xbf16>, tensor<16x256xbf16>
 }
 
+// CHECK-LABEL: func @linear_fp8_scales
+func.func @linear_fp8_scales(%x8: tensor<16x64xf8E4M3FN>, %w8: tensor<256x64xf8E4M3FN>,
+                             %b: tensor<256xbf16>, %sx: tensor<f32>, %sw: tensor<f32>)
+    -> (tensor<16x256xbf16>, tensor<16x256xf32>) {
+  // CHECK: transformer.linear %{{.*}}, %{{.*}} bias %{{.*}} input_scale %{{.*}} weight_scale %{{.*}} layout <nk> : (tensor<16x64xf8E4M3FN>, tensor<256x64xf8E4M3FN>, tensor<256xbf16>, tensor<f32>, tensor<f32>) -> tensor<16x256xbf16>
+  %0 = transformer.linear %x8, %w8 bias %b input_scale %sx weight_scale %sw layout <nk> : (tensor<16x64xf8E4M3FN>, tensor<256x64xf8E4M3FN>, tensor<256xbf16>, tensor<f32>, tensor<f32>) -> tensor<16x256xbf16>
+  // CHECK: transformer.linear %{{.*}}, %{{.*}} weight_scale %{{.*}} layout <nk> : (tensor<16x64xf8E4M3FN>, tensor<256x64xf8E4M3FN>, tensor<f32>) -> tensor<16x256xf32>
+  %1 = transformer.linear %x8, %w8 weight_scale %sw layout <nk> : (tensor<16x64xf8E4M3FN>, tensor<256x64xf8E4M3FN>, tensor<f32>) -> tensor<16x256xf32>
+  return %0, %1 : tensor<16x256xbf16>, tensor<16x256xf32>
+}
+
 // CHECK-LABEL: func @attention
 func.func @attention(%q: tensor<2x16x512xf16>, %k: tensor<2x32x128xf16>, %v: tensor<2x32x128xf16>,
                      %pad: tensor<2x1x1x32xi1>, %bias: tensor<16x32xf16>)

@@ -21,7 +21,10 @@ namespace mte {
 
 /// The attribute with which a linear's library form tags its epilogue, for
 /// mte-matmul-to-library-call: a dictionary of `activation` (a
-/// transformer::ActivationAttr) and the unit entries `bias` and `residual`.
+/// transformer::ActivationAttr) and the unit entries `input_scale`,
+/// `weight_scale` (an fp8 operand's dequantisation factor), `bias` and
+/// `residual`, whose values the epilogue reads in that order after the
+/// product.
 constexpr llvm::StringLiteral kGemmEpilogueAttrName = "mte.gemm_epilogue";
 
 /// Builds attention's probabilities [B, H, Sq, Skv] from its f32 scores Q·Kᵀ
@@ -31,7 +34,8 @@ using AttentionSoftmaxFn = std::function<mlir::Value(
     mlir::OpBuilder &, mlir::Location, transformer::AttentionOp, mlir::Value,
     mlir::Type probsType)>;
 
-/// A linear on f32, bf16 or f16 computes its product with linalg.matmul on
+/// A linear on f32, bf16 or f16, or on E4M3 with an [N, K] weight and K and N
+/// multiples of 16, computes its product with linalg.matmul on
 /// the [M, K] view of its input, accumulated in f32; its epilogue is tagged
 /// kGemmEpilogueAttrName.
 void populateLinearToLibraryGemmPatterns(mlir::RewritePatternSet &patterns);

@@ -39,8 +39,10 @@ void populateTransformerQuantizationToLinalgPatterns(
 // reuse, so that they compute the same thing.
 
 /// A linear's epilogue on its `product` (the output's shape, in the
-/// accumulator type): + bias, the activation, + residual, rounded to the
-/// output type.
+/// accumulator type): times the fp8 operands' scales, + bias, the
+/// activation, + residual, rounded to the output type. The elementwise op's
+/// inputs are the product, the scales, the bias and the residual, in that
+/// order, those the linear has.
 mlir::Value buildLinearEpilogue(mlir::OpBuilder &b, transformer::LinearOp op,
                                 mlir::Value product);
 

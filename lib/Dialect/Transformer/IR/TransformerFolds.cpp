@@ -610,7 +610,8 @@ struct LinearOfFlattenedInput : OpRewritePattern<LinearOp> {
           residual);
     auto linear = LinearOp::create(
         rewriter, loc, type, reshape.getInput(), op.getWeight(), op.getBias(),
-        residual, op.getWeightLayoutAttr(), op.getActivationAttr());
+        residual, op.getInputScale(), op.getWeightScale(),
+        op.getWeightLayoutAttr(), op.getActivationAttr());
     rewriter.replaceOpWithNewOp<ReshapeOp>(op, output, linear.getOutput());
     return success();
   }

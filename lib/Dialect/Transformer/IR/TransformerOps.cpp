@@ -749,6 +749,10 @@ LogicalResult LinearOp::verify() {
       return emitOpError("residual type ")
              << residual.getType() << " differs from the output type "
              << outputType;
+  if (getInputScale() && !fp8)
+    return emitOpError("has an input_scale but its input is not fp8");
+  if (getWeightScale() && !fp8)
+    return emitOpError("has a weight_scale but its weight is not fp8");
   return success();
 }
 

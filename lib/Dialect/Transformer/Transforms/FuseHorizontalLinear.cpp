@@ -118,7 +118,9 @@ ElementsAttr constantOperand(Value v) {
 /// A plain GEMM over constant operands: nothing in its epilogue that would
 /// differ between the parts of a merged linear.
 bool isMergeable(LinearOp linear) {
+  // Scaled fp8 operands would need one scale for the merged weight.
   return linear.getActivation() == Activation::None && !linear.getResidual() &&
+         !linear.getInputScale() && !linear.getWeightScale() &&
          constantOperand(linear.getWeight()) &&
          (!linear.getBias() || constantOperand(linear.getBias()));
 }
@@ -199,6 +201,7 @@ struct MergeSiblingLinears : OpRewritePattern<LinearOp> {
     auto fused = LinearOp::create(
         rewriter, loc, RankedTensorType::get(shape, outType.getElementType()),
         input, fusedWeight, fusedBias, /*residual=*/nullptr,
+        /*input_scale=*/nullptr, /*weight_scale=*/nullptr,
         root.getWeightLayout(), Activation::None);
     auto split = SplitOp::create(rewriter, loc, resultTypes, fused,
                                  /*axis=*/outType.getRank() - 1, sizes);

@@ -51,7 +51,8 @@ struct ResidualIntoLinear : OpRewritePattern<AddOp> {
     auto fused = LinearOp::create(
         rewriter, rewriter.getFusedLoc({linear.getLoc(), add.getLoc()}),
         add.getType(), linear.getInput(), linear.getWeight(), linear.getBias(),
-        match->residual, linear.getWeightLayout(), linear.getActivation());
+        match->residual, linear.getInputScale(), linear.getWeightScale(),
+        linear.getWeightLayout(), linear.getActivation());
     rewriter.replaceOp(add, fused);
     rewriter.eraseOp(linear);
     ++numLinearResidual;

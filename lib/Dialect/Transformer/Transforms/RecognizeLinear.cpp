@@ -62,7 +62,7 @@ LinearOp createLinear(PatternRewriter &rewriter, Location loc, Type type,
   }
   return LinearOp::create(
       rewriter, loc, type, match.input, match.weight, bias,
-      /*residual=*/nullptr,
+      /*residual=*/nullptr, /*input_scale=*/nullptr, /*weight_scale=*/nullptr,
       WeightLayoutAttr::get(rewriter.getContext(), match.layout),
       ActivationAttr::get(rewriter.getContext(), Activation::None));
 }

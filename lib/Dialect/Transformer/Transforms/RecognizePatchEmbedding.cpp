@@ -82,6 +82,7 @@ struct PatchConvToLinear : OpRewritePattern<ConvOp> {
         RankedTensorType::get({batch, patches, filters},
                               type.getElementType()),
         x, weight, conv.getBias(), /*residual=*/nullptr,
+        /*input_scale=*/nullptr, /*weight_scale=*/nullptr,
         WeightLayoutAttr::get(rewriter.getContext(), WeightLayout::NK),
         ActivationAttr::get(rewriter.getContext(), Activation::None));
     // [N, P1, ..., Pn, M] -> [N, M, P1, ..., Pn]

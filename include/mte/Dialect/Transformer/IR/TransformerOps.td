@@ -683,6 +683,13 @@ def Transformer_LinearOp : Transformer_Op<"linear",
     shape. Accumulation is in f32; the output element type is the result
     type's, so a linear can write bf16 from fp8 operands.
 
+    An fp8 `input` or `weight` may carry its per-tensor dequantisation
+    factor (`input_scale`, `weight_scale`: ONNX DequantizeLinear's scale,
+    TransformerEngine's `scale_inv`); the product is then multiplied by both
+    before the bias: `activation((input · W) * input_scale * weight_scale +
+    bias) + residual`, which is what cuBLASLt's A/B scale pointers compute.
+    An absent scale is 1.
+
     ```mlir
     %y = transformer.linear %x, %w bias %b layout <nk> activation <gelu>
         : (tensor<8x128x768xbf16>, tensor<3072x768xbf16>, tensor<3072xbf16>)
@@ -693,12 +700,16 @@ def Transformer_LinearOp : Transformer_Op<"linear",
                        Transformer_GemmTensor:$weight,
                        Optional<Transformer_FloatTensor>:$bias,
                        Optional<Transformer_FloatTensor>:$residual,
+                       Optional<Transformer_ScalarF32>:$input_scale,
+                       Optional<Transformer_ScalarF32>:$weight_scale,
                        Transformer_WeightLayoutAttr:$weight_layout,
                        DefaultValuedAttr<Transformer_ActivationAttr,
                            "::mte::transformer::Activation::None">:$activation);
   let results = (outs Transformer_FloatTensor:$output);
   let assemblyFormat = "$input `,` $weight (`bias` $bias^)? "
-                       "(`residual` $residual^)? `layout` $weight_layout "
+                       "(`residual` $residual^)? "
+                       "(`input_scale` $input_scale^)? "
+                       "(`weight_scale` $weight_scale^)? `layout` $weight_layout "
                        "(`activation` $activation^)? attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
