@@ -45,6 +45,8 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
   funcPm.addPass(transformer::createRecognizeAttention());
   funcPm.addPass(transformer::createRecognizePatchEmbedding());
   funcPm.addPass(transformer::createRecognizeLinear());
+  // Imported FP8 (Q/DQ around GEMMs) becomes FP8 linears.
+  funcPm.addPass(transformer::createPropagateFP8Scales());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
 

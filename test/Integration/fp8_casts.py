@@ -21,29 +21,12 @@ from onnx import helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 import mte  # noqa: E402
+from fp8_reference import decode_table  # noqa: E402
 
 FORMATS = {  # onnx data type: (name, exponent bits, mantissa bits, bias, IEEE specials)
     17: ("f8E4M3FN", 4, 3, 7, False),
     19: ("f8E5M2", 5, 2, 15, True),
 }
-
-
-def decode_table(exp_bits, man_bits, bias, ieee):
-    """The value of every code, in float64."""
-    values = np.empty(256)
-    for code in range(256):
-        sign = -1.0 if code & 0x80 else 1.0
-        exp = (code >> man_bits) & ((1 << exp_bits) - 1)
-        man = code & ((1 << man_bits) - 1)
-        if ieee and exp == (1 << exp_bits) - 1:
-            values[code] = sign * np.inf if man == 0 else np.nan
-        elif not ieee and exp == (1 << exp_bits) - 1 and man == (1 << man_bits) - 1:
-            values[code] = np.nan
-        elif exp == 0:
-            values[code] = sign * man * 2.0 ** (1 - bias - man_bits)
-        else:
-            values[code] = sign * (1 + man / 2 ** man_bits) * 2.0 ** (exp - bias)
-    return values
 
 
 def encode_reference(x, table):

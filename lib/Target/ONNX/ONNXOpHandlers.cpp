@@ -12,7 +12,10 @@
 
 #include "mte/Support/CheckedShape.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Traits.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -353,6 +356,185 @@ FailureOr<Value> reshapeTo(NodeImporter &n, Value value,
                            ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(value.getType());
   return n.createTyped<ReshapeOp>(withShape(type, shape), value);
+}
+
+//===----------------------------------------------------------------------===//
+// FP8 quantisation
+//===----------------------------------------------------------------------===//
+
+bool isFp8Type(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
+/// The per-tensor scale of a Q/DQ node (input 1) as the rank-0 f32 tensor
+/// the transformer ops take. Per-axis and blocked scales are refused.
+FailureOr<Value> importScale(NodeImporter &n) {
+  RankedTensorType type = n.getInputType(1);
+  if (!type.hasStaticShape() || type.getNumElements() != 1)
+    return n.emitError() << "has a per-axis or blocked scale " << type
+                         << "; mte imports per-tensor FP8 scales";
+  if (!isa<Float32Type, Float16Type, BFloat16Type>(type.getElementType()))
+    return n.emitError() << "has a scale of element type "
+                         << type.getElementType()
+                         << "; expected f32, f16 or bf16";
+  Value scale = n.getInput(1);
+  if (type.getRank() != 0) {
+    auto reshaped = reshapeTo(n, scale, {});
+    if (failed(reshaped))
+      return failure();
+    scale = *reshaped;
+  }
+  if (!type.getElementType().isF32()) {
+    auto cast = n.createTyped<CastOp>(
+        RankedTensorType::get({}, n.getBuilder().getF32Type()), scale);
+    if (failed(cast))
+      return failure();
+    scale = *cast;
+  }
+  return scale;
+}
+
+/// Checks a Q/DQ node's optional zero point (input 2) is a constant zero:
+/// FP8 quantisation has none, the input only names the type.
+LogicalResult checkZeroPoint(NodeImporter &n) {
+  if (!n.getInput(2))
+    return success();
+  auto zero = n.getConstantScalar(2);
+  if (failed(zero))
+    return failure();
+  if (*zero != 0)
+    return n.emitError() << "has a non-zero FP8 zero point " << *zero;
+  return success();
+}
+
+/// Refuses the blocked form (opset 21's block_size), which the per-tensor
+/// transformer ops do not express.
+LogicalResult checkNotBlocked(NodeImporter &n) {
+  auto blockSize = n.getInt("block_size", 0);
+  if (failed(blockSize))
+    return failure();
+  if (*blockSize != 0)
+    return n.emitError() << "block_size " << *blockSize
+                         << " is not supported; mte imports per-tensor "
+                            "FP8 scales";
+  return success();
+}
+
+/// QuantizeLinear (opset 19+) to float8e4m3fn or float8e5m2, named by the
+/// zero point's type or (opset 21+) output_dtype, with `saturate`.
+LogicalResult importQuantizeLinear(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 3)) || failed(checkNotBlocked(n)))
+    return failure();
+  Type element;
+  if (Value zeroPoint = n.getInput(2)) {
+    element = n.getInputType(2).getElementType();
+  } else {
+    auto outputType = n.getInt("output_dtype", 0);
+    if (failed(outputType))
+      return failure();
+    element = *outputType ? convertElementType(n.getContext(), *outputType)
+                          : n.getBuilder().getIntegerType(8, false);
+  }
+  if (!element || !isFp8Type(element))
+    return n.emitError() << "quantizes to "
+                         << (element ? element : n.getBuilder().getNoneType())
+                         << "; mte imports FP8 (float8e4m3fn, float8e5m2) "
+                            "quantization only";
+  auto saturate = n.getInt("saturate", 1);
+  if (failed(saturate))
+    return failure();
+  auto scale = importScale(n);
+  if (failed(scale) || failed(checkZeroPoint(n)))
+    return failure();
+  return forward(
+      n, n.createTyped<QuantizeOp>(
+             withElementType(n.getInputType(0), element),
+             {n.getInput(0), *scale},
+             {n.getBuilder().getNamedAttr(
+                 "saturate", n.getBuilder().getBoolAttr(*saturate != 0))}));
+}
+
+/// DequantizeLinear (opset 19+) of float8e4m3fn or float8e5m2 data, to the
+/// scale's type or (opset 23+) output_dtype.
+LogicalResult importDequantizeLinear(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 3)) || failed(checkNotBlocked(n)))
+    return failure();
+  Type input = n.getInputType(0).getElementType();
+  if (!isFp8Type(input))
+    return n.emitError() << "dequantizes " << input
+                         << "; mte imports FP8 (float8e4m3fn, float8e5m2) "
+                            "dequantization only";
+  Type element = n.getInputType(1).getElementType();
+  auto outputType = n.getInt("output_dtype", 0);
+  if (failed(outputType))
+    return failure();
+  if (*outputType)
+    element = convertElementType(n.getContext(), *outputType);
+  if (!element || !isa<Float32Type, Float16Type, BFloat16Type>(element))
+    return n.emitError() << "dequantizes to an unsupported type";
+  auto scale = importScale(n);
+  if (failed(scale) || failed(checkZeroPoint(n)))
+    return failure();
+  return forward(n, n.createTyped<DequantizeOp>(
+                        withElementType(n.getInputType(0), element),
+                        {n.getInput(0), *scale}));
+}
+
+/// `value`, a uint8 tensor holding E4M3 codes, as f8E4M3FN: TensorRT's FP8
+/// ops (TransformerEngine's and ModelOpt's exports) carry FP8 data in uint8.
+/// A constant is retyped in place (same bytes); a value is an FP8 one only
+/// when a TRT_FP8QuantizeLinear made it, and that import already typed it.
+FailureOr<Value> asE4M3(NodeImporter &n, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (isa<Float8E4M3FNType>(type.getElementType()))
+    return value;
+  if (!type.getElementType().isUnsignedInteger(8))
+    return n.emitError() << "reads " << type.getElementType()
+                         << "; expected uint8 holding E4M3 codes";
+  auto e4m3 = withElementType(type, n.getBuilder().getType<Float8E4M3FNType>());
+  ElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return n.emitError() << "reads a uint8 value computed in the graph; only "
+                            "constants and TRT_FP8QuantizeLinear results "
+                            "are E4M3 data";
+  TypedAttr retyped;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+    retyped = DenseElementsAttr::getFromRawBuffer(e4m3, dense.getRawData());
+  else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))
+    retyped = DenseResourceElementsAttr::get(e4m3, resource.getRawHandle());
+  if (!retyped)
+    return n.emitError() << "reads a constant of an unsupported kind";
+  return arith::ConstantOp::create(n.getBuilder(), n.getLoc(), retyped)
+      .getResult();
+}
+
+/// trt::TRT_FP8QuantizeLinear(x, scale_inv): E4M3 codes of x / scale_inv,
+/// saturated, typed f8E4M3FN rather than ONNX's uint8.
+LogicalResult importTrtFp8Quantize(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto scale = importScale(n);
+  if (failed(scale))
+    return failure();
+  return forward(n, n.createTyped<QuantizeOp>(
+                        withElementType(n.getInputType(0),
+                                        n.getBuilder().getType<Float8E4M3FNType>()),
+                        {n.getInput(0), *scale}));
+}
+
+/// trt::TRT_FP8DequantizeLinear(q, scale_inv): q (uint8 E4M3 codes) times
+/// scale_inv, in the scale's type.
+LogicalResult importTrtFp8Dequantize(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto data = asE4M3(n, n.getInput(0));
+  if (failed(data))
+    return failure();
+  Type element = n.getInputType(1).getElementType();
+  auto scale = importScale(n);
+  if (failed(scale))
+    return failure();
+  return forward(n, n.createTyped<DequantizeOp>(
+                        withElementType(n.getInputType(0), element),
+                        {*data, *scale}));
 }
 
 LogicalResult importReshape(NodeImporter &n) {
@@ -1386,6 +1568,9 @@ LogicalResult importAttention(NodeImporter &n) {
 }
 
 constexpr StringLiteral kMicrosoft = "com.microsoft";
+/// TensorRT's custom domain, in which TransformerEngine and ModelOpt export
+/// FP8 quantisation.
+constexpr StringLiteral kTensorRT = "trt";
 
 const OpHandlerEntry kHandlers[] = {
     // Elementwise. The version is the first opset whose semantics the
@@ -1425,6 +1610,8 @@ const OpHandlerEntry kHandlers[] = {
     {"", "Clip", 11, importClip},
     {"", "Cast", 6, importCast},
     {"", "CastLike", 15, importCastLike},
+    {"", "QuantizeLinear", 19, importQuantizeLinear},
+    {"", "DequantizeLinear", 19, importDequantizeLinear},
     {"", "Softmax", 13, importSoftmax},
     {"", "Identity", 1, importIdentity},
     {"", "Dropout", 7, importIdentity},
@@ -1480,6 +1667,8 @@ const OpHandlerEntry kHandlers[] = {
      importSkipNormalization<true>},
     {kMicrosoft, "Gelu", 1, importGelu<GeluApproximation::None, false>},
     {kMicrosoft, "FastGelu", 1, importGelu<GeluApproximation::Tanh, false>},
+    {kTensorRT, "TRT_FP8QuantizeLinear", 1, importTrtFp8Quantize},
+    {kTensorRT, "TRT_FP8DequantizeLinear", 1, importTrtFp8Dequantize},
 };
 } // namespace
 

@@ -140,4 +140,39 @@ case("no_default_opset", [n("Relu", ["x"], ["y"])], [x23], [y([2, 3])],
 case("unnamed_initializer", [n("Relu", ["x"], ["y"])], [x23], [y([2, 3])],
      [const("", [1.0], np.float32)], expect="an initializer has no name")
 
+# FP8 quantisation: what the per-tensor FP8 ops do not express is refused.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "Integration"))
+from fp8_reference import fp8_tensor  # noqa: E402
+
+x4 = vi("x", F, [2, 4])
+scale = const("s", 0.5, np.float32)
+e4m3 = 17
+case("quantize_uint8", [n("QuantizeLinear", ["x", "s"], ["y"])], [x4],
+     [vi("y", T.UINT8, [2, 4])], [scale], opset=19,
+     expect="quantizes to 'ui8'; mte imports FP8 (float8e4m3fn, float8e5m2) "
+            "quantization only")
+case("quantize_per_axis", [n("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1)],
+     [x4], [vi("y", e4m3, [2, 4])],
+     [const("s", [0.5] * 4, np.float32), fp8_tensor("z", np.zeros(4, np.uint8), [4])],
+     opset=19, expect="has a per-axis or blocked scale 'tensor<4xf32>'; mte "
+                      "imports per-tensor FP8 scales")
+case("quantize_zero_point", [n("QuantizeLinear", ["x", "s", "z"], ["y"])], [x4],
+     [vi("y", e4m3, [2, 4])], [scale, fp8_tensor("z", np.array(0x38, np.uint8), [])],
+     opset=19, expect="has a non-zero FP8 zero point 1")
+case("quantize_blocked",
+     [n("QuantizeLinear", ["x", "s"], ["y"], block_size=2, output_dtype=e4m3)],
+     [x4], [vi("y", e4m3, [2, 4])], [const("s", [[0.5, 0.5]] * 2, np.float32)],
+     opset=21, expect="block_size 2 is not supported")
+case("dequantize_int8", [n("DequantizeLinear", ["q", "s"], ["y"])],
+     [vi("q", T.INT8, [2, 4])], [y([2, 4])], [scale], opset=19,
+     expect="dequantizes 'i8'; mte imports FP8")
+case("trt_dequantize_computed",
+     [n("Cast", ["x"], ["q"], to=T.UINT8),
+      helper.make_node("TRT_FP8DequantizeLinear", ["q", "s"], ["y"],
+                       name="dq", domain="trt")],
+     [x4], [y([2, 4])], [scale],
+     opsets=[helper.make_opsetid("", 19), helper.make_opsetid("trt", 1)],
+     expect="reads a uint8 value computed in the graph")
+
 sys.exit(1 if failures else 0)

@@ -294,4 +294,37 @@ def ConvertPrecision : Pass<"mte-convert-precision", "::mlir::func::FuncOp"> {
   ];
 }
 
+def PropagateFP8Scales
+    : Pass<"mte-propagate-fp8-scales", "::mlir::func::FuncOp"> {
+  let summary = "Hand per-tensor fp8 scales to the GEMMs that read them";
+  let description = [{
+    Rewrites the FP8 forms that import (ONNX QuantizeLinear/DequantizeLinear,
+    TensorRT's TRT_FP8 ops) and cast insertion produce into FP8 GEMMs:
+
+    * `reshape`, `transpose`, `slice` and `split` of a `dequantize(q, s)`
+      become the same op on `q`, dequantized after (the bytes move in fp8);
+      a `concat` of dequantizations with one scale likewise;
+    * `linear(dequantize(qx, sx), dequantize(qw, sw))` becomes
+      `linear(qx, qw)` with `input_scale sx` and `weight_scale sw`: the GEMM
+      scales its f32 product (cuBLASLt's A/B scale pointers), no operand is
+      dequantized into memory;
+    * `quantize(dequantize(q, s), s)` of q's type is `q`;
+    * an fp8 linear's constant `[K, N]` weight is transposed at compile time
+      to `[N, K]` (layout `nk`): FP8 GEMMs on sm_89 and sm_90 take both
+      operands K-major.
+
+    Scales count as equal when they are one value or equal constants; the
+    imported scales are used as given.
+  }];
+  let statistics = [
+    Statistic<"numMoved", "moved", "Dequantizations moved past data movement">,
+    Statistic<"numLinear", "fp8_linear",
+              "Linears that now read fp8 operands with their scales">,
+    Statistic<"numRequantize", "requantize",
+              "Quantizations of dequantized values removed">,
+    Statistic<"numTransposed", "weights_nk",
+              "fp8 weights transposed to [N, K]">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

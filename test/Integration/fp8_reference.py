@@ -1,0 +1,77 @@
+"""A numpy model of the FP8 formats and of mte's FP8 quantisation, written
+from the format definitions (not from mte's code), for the tests to compare
+against.
+
+* decode_table: the value of each of the 256 codes of E4M3 (FN: no
+  infinities, one NaN code per sign) or E5M2 (IEEE-like), in float64.
+* encode_e4m3: round to the nearest E4M3 code, ties to the even code,
+  saturating at +-448 (ONNX Cast/QuantizeLinear with saturate=1, PTX
+  cvt.rn.satfinite); NaN gives a NaN code.
+* quantize / dequantize: x / scale encoded; codes decoded times scale.
+* fp8_tensor: an ONNX TensorProto of E4M3 codes (onnx 1.12's helper predates
+  the FP8 types).
+"""
+import numpy as np
+
+E4M3FN = 17  # onnx.TensorProto.FLOAT8E4M3FN (onnx 1.14+)
+E4M3_MAX = 448.0
+
+
+def decode_table(exp_bits, man_bits, bias, ieee):
+    """The value of every code, in float64."""
+    values = np.empty(256)
+    for code in range(256):
+        sign = -1.0 if code & 0x80 else 1.0
+        exp = (code >> man_bits) & ((1 << exp_bits) - 1)
+        man = code & ((1 << man_bits) - 1)
+        if ieee and exp == (1 << exp_bits) - 1:
+            values[code] = sign * np.inf if man == 0 else np.nan
+        elif not ieee and exp == (1 << exp_bits) - 1 and man == (1 << man_bits) - 1:
+            values[code] = np.nan
+        elif exp == 0:
+            values[code] = sign * man * 2.0 ** (1 - bias - man_bits)
+        else:
+            values[code] = sign * (1 + man / 2 ** man_bits) * 2.0 ** (exp - bias)
+    return values
+
+
+E4M3_TABLE = decode_table(4, 3, 7, False)
+# Codes 0..126 are the non-negative finite values in increasing order.
+_POSITIVE = E4M3_TABLE[:127]
+
+
+def encode_e4m3(x):
+    """E4M3 codes (uint8) of x: nearest, ties to even, saturated."""
+    v = np.asarray(x, np.float64)
+    mag = np.minimum(np.abs(v), E4M3_MAX)
+    hi = np.clip(np.searchsorted(_POSITIVE, mag), 0, 126)
+    lo = np.maximum(hi - 1, 0)
+    dlo, dhi = mag - _POSITIVE[lo], _POSITIVE[hi] - mag
+    pick_hi = (dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0))
+    codes = np.where(pick_hi, hi, lo).astype(np.uint8)
+    codes = np.where(np.signbit(v), codes | 0x80, codes).astype(np.uint8)
+    return np.where(np.isnan(v), np.uint8(0x7F), codes).astype(np.uint8)
+
+
+def decode_e4m3(codes):
+    return E4M3_TABLE[np.asarray(codes, np.uint8)]
+
+
+def quantize(x, scale):
+    """E4M3 codes of x / scale, the division in float32 as mte's is."""
+    return encode_e4m3(np.float32(x) / np.float32(scale))
+
+
+def dequantize(codes, scale):
+    return decode_e4m3(codes) * np.float64(np.float32(scale))
+
+
+def fp8_tensor(name, codes, dims):
+    """A FLOAT8E4M3FN initializer holding `codes`."""
+    from onnx import TensorProto
+    t = TensorProto()
+    t.name = name
+    t.data_type = E4M3FN
+    t.dims.extend(dims)
+    t.raw_data = np.ascontiguousarray(codes, np.uint8).tobytes()
+    return t
