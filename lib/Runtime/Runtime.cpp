@@ -35,7 +35,15 @@ const char *mte_runtime_version(void) {
 
 uint32_t mte_runtime_model_abi_version(void) { return MTE_MODEL_ABI_VERSION; }
 
-const char *mte_status_name(mte_status status) { return statusName(status); }
+const char *mte_status_name(mte_status status) {
+  // C callers may pass any int. Reading one outside the enumerators' range
+  // as an mte_status is undefined in C++ (even to pass it on), so take the
+  // parameter's bytes.
+  static_assert(sizeof(mte_status) == sizeof(int), "mte_status is an int");
+  int value;
+  std::memcpy(&value, &status, sizeof(value));
+  return statusName(value);
+}
 
 const char *mte_last_error(void) { return lastError(); }
 

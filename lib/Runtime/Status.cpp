@@ -32,12 +32,7 @@ mte_status mte::runtime::fail(mte_status status, const char *format, ...) {
 
 const char *mte::runtime::lastError() { return lastErrorMessage.c_str(); }
 
-const char *mte::runtime::statusName(mte_status status) {
-  // C callers may pass any int. Reading one outside the enumerators' range
-  // as an mte_status is undefined in C++, so switch over the integer.
-  static_assert(sizeof(mte_status) == sizeof(int), "mte_status is an int");
-  int value;
-  std::memcpy(&value, &status, sizeof(value));
+const char *mte::runtime::statusName(int value) {
   switch (value) {
   case MTE_OK:
     return "ok";

@@ -25,7 +25,7 @@ __attribute__((format(printf, 2, 3))) mte_status fail(mte_status status,
 const char *lastError();
 
 /// The description of mte_status_name, for any int a C caller passes.
-const char *statusName(mte_status status);
+const char *statusName(int status);
 
 } // namespace mte::runtime
 

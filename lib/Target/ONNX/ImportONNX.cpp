@@ -461,8 +461,15 @@ Value NodeImporter::scalarConstant(Type elementType, double value) {
   if (isa<FloatType>(elementType))
     return constant(
         DenseElementsAttr::get(type, builder.getFloatAttr(elementType, value)));
+  // Through APFloat: a value beyond the integer type (or NaN) converts to
+  // its saturated bound rather than to undefined behaviour.
+  llvm::APSInt integer(elementType.getIntOrFloatBitWidth(),
+                       elementType.isUnsignedInteger());
+  bool exact;
+  llvm::APFloat(value).convertToInteger(integer, llvm::APFloat::rmTowardZero,
+                                        &exact);
   return constant(DenseElementsAttr::get(
-      type, builder.getIntegerAttr(elementType, static_cast<int64_t>(value))));
+      type, builder.getIntegerAttr(elementType, integer)));
 }
 
 FailureOr<SmallVector<Value>> NodeImporter::finish(Operation *op) {

@@ -342,7 +342,8 @@ LogicalResult importRange(NodeImporter &n) {
   if (!std::isfinite(steps) || steps > kMaxLength)
     return n.emitError() << "range from " << *start << " to " << *limit
                          << " by " << *delta << " has more than 2^40 elements";
-  int64_t length = std::max<int64_t>(static_cast<int64_t>(steps), 0);
+  // Converted only when in range: a huge negative count is an empty range.
+  int64_t length = steps > 0 ? static_cast<int64_t>(steps) : 0;
   return forward(
       n, n.createTyped<RangeOp>(withShape(n.getInputType(0), {length}),
                                 {n.getInput(0), n.getInput(1), n.getInput(2)}));
