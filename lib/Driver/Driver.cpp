@@ -112,6 +112,8 @@ StringRef mte::driver::stringifyPrecision(Precision precision) {
     return "bf16";
   case Precision::FP16:
     return "fp16";
+  case Precision::FP8:
+    return "fp8";
   }
   llvm_unreachable("unknown precision");
 }
@@ -152,6 +154,18 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
   if (cuda && !isKnownGpu(options.gpuArch))
     return "--gpu=" + options.gpuArch +
            ": LLVM's NVPTX backend does not know this architecture";
+  if (options.precision == Precision::FP8) {
+    // FP8 tensor cores (and cuBLASLt's FP8 GEMMs) start with Ada, sm_89.
+    if (cuda && smVersion < 89)
+      return "--precision=fp8 needs a GPU with FP8 tensor cores (sm_89 or "
+             "newer); --gpu=" +
+             options.gpuArch + " has none";
+    if (!options.fusion)
+      return "--precision=fp8 needs --fusion: the FP8 GEMMs are the linears "
+             "it recognises";
+  }
+  if (options.fp8MinMacs < 0)
+    return "--fp8-min-macs must not be negative";
   return {};
 }
 
@@ -165,7 +179,10 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
     buildTransformerFusionPipeline(pm);
   if (options.precision != Precision::FP32) {
     PrecisionPipelineOptions precision;
-    precision.precision = options.precision == Precision::BF16 ? "bf16" : "f16";
+    precision.precision = options.precision == Precision::BF16   ? "bf16"
+                          : options.precision == Precision::FP16 ? "f16"
+                                                                 : "fp8";
+    precision.fp8MinMacs = options.fp8MinMacs;
     buildPrecisionPipeline(pm, precision);
   }
 }

@@ -64,11 +64,18 @@ void mte::buildTransformerFusionPipeline(OpPassManager &pm) {
 void mte::buildPrecisionPipeline(OpPassManager &pm,
                                  const PrecisionPipelineOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  bool fp8 = options.precision == "fp8";
   transformer::ConvertPrecisionOptions convert;
-  convert.precision = options.precision;
+  convert.precision = fp8 ? std::string("bf16") : options.precision.getValue();
   funcPm.addPass(transformer::createConvertPrecision(convert));
   // The casts it puts between a norm and its GEMMs become the norm's output.
   funcPm.addPass(transformer::createFuseNormLinear());
+  if (fp8) {
+    transformer::InsertFP8CastsOptions casts;
+    casts.minMacs = options.fp8MinMacs;
+    funcPm.addPass(transformer::createInsertFP8Casts(casts));
+    funcPm.addPass(transformer::createPropagateFP8Scales());
+  }
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
 }

@@ -55,6 +55,10 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
       counts["gelu"] += act == Activation::Gelu || act == Activation::GeluTanh;
       counts["silu"] += act == Activation::Silu;
       counts["residual"] += static_cast<bool>(linear.getResidual());
+      counts["fp8_gemm"] += isa<Float8E4M3FNType, Float8E5M2Type>(
+          linear.getInput().getType().getElementType());
+      counts["fp8_skipped"] += linear->hasAttr(
+          TransformerDialect::getFp8SkippedAttrName());
     }
     auto countNorm = [&](auto norm) {
       counts["residual"] += static_cast<bool>(norm.getResidual());
@@ -70,7 +74,7 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
   for (StringRef kind :
        {"layer_norm", "rms_norm", "linear", "attention", "rotary_embedding",
         "gelu", "silu", "swiglu", "qkv", "gate_up", "bias_activation",
-        "residual", "norm_linear", "gemm"})
+        "residual", "norm_linear", "gemm", "fp8_gemm", "fp8_skipped"})
     result.push_back({kind, counts.lookup(kind)});
   return result;
 }

@@ -43,8 +43,16 @@ cl::opt<Precision> precision(
     cl::init(Precision::FP32),
     cl::values(clEnumValN(Precision::FP32, "fp32", "f32 (default)"),
                clEnumValN(Precision::BF16, "bf16", "bfloat16"),
-               clEnumValN(Precision::FP16, "fp16", "IEEE half")),
+               clEnumValN(Precision::FP16, "fp16", "IEEE half"),
+               clEnumValN(Precision::FP8, "fp8",
+                          "bfloat16, with E4M3 GEMMs (current scaling) "
+                          "where they pay (docs/fp8.md)")),
     cl::cat(compilerOptions));
+cl::opt<int64_t> fp8MinMacs(
+    "fp8-min-macs",
+    cl::desc("With --precision=fp8: the fewest multiply-adds (M * N * K) a "
+             "GEMM needs to run in FP8 (default 2^30)"),
+    cl::init(int64_t(1) << 30), cl::cat(compilerOptions));
 cl::opt<std::string> weights(
     "weights",
     cl::desc("embed (default): weights in model.so; external (with "
@@ -122,6 +130,7 @@ std::string readOptions(CompilerOptions &options) {
   options.weights =
       weights == "external" ? WeightStorage::External : WeightStorage::Embedded;
   options.precision = precision;
+  options.fp8MinMacs = fp8MinMacs;
   options.indexCheck = indexCheck;
   options.output = emit;
   options.fusion = fusion;

@@ -65,22 +65,29 @@ def prepare_fixture(args, family, exporter, size="tiny"):
     shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
               for k, v in inputs.items()]
     cuda = ["--target=cuda", f"--gpu={args.gpu}"]
-    for precision, suffix, extra in [("fp32", "", []),
-                                     ("bf16", ".bf16", ["--weights=external"])]:
+    # fp8: every linear in FP8 (--fp8-min-macs=0), checked against the host
+    # backend's fp8 build, which equals an exact emulation of the recipe
+    # (host_fp8_precision.py); fused only, as FP8 needs the linears.
+    fp8 = ["--fp8-min-macs=0"]
+    for precision, suffix, extra, both in [
+            ("fp32", "", [], []),
+            ("bf16", ".bf16", ["--weights=external"], []),
+            ("fp8", ".fp8", [], fp8)]:
         host_so = f"{stem}{suffix}.host.so"
         subprocess.run([args.compile, stem + ".onnx", "-o", host_so,
-                        f"--precision={precision}"] + shapes, check=True)
+                        f"--precision={precision}"] + both + shapes,
+                       check=True)
         host = mte.load(host_so)(**inputs)["last_hidden_state"]
         os.remove(host_so)
         # At the peaked size the unfused bf16 graph, which rounds after
         # every primitive, is 2.4e-2 from the reference (GPT-2): the fp32
         # pair checks the fused forms there, the fused bf16 model the bound.
-        unfused = size == "tiny" or precision == "fp32"
+        unfused = (size == "tiny" or precision == "fp32") and precision != "fp8"
         for fusion, infix in [("true", ""), ("false", ".unfused")][:1 + unfused]:
             subprocess.run([args.compile, stem + ".onnx", "-o",
                             f"{stem}{infix}{suffix}.cuda.so",
                             f"--precision={precision}",
-                            f"--fusion={fusion}"] + cuda + extra + shapes,
+                            f"--fusion={fusion}"] + cuda + extra + both + shapes,
                            check=True)
             np.savez(f"{stem}{infix}{suffix}.npz", host_output=host,
                      **reference)
@@ -156,6 +163,9 @@ def prepare_one_op_models(args):
              for name, nodes, inputs, inits, want in
              host_conv.conv_cases(output="last_hidden_state")]
     cases += [case + (False,) for case in row_kernel_cases()]
+    # The FP8 MLP whose host build equals an exact emulation of the recipe.
+    import host_fp8_precision
+    cases.append(host_fp8_precision.gpu_case() + (False,))
     for name, nodes, inputs, inits, want, opset, flags, unfused in cases:
         graph = helper.make_graph(
             nodes, name,

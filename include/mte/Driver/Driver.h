@@ -25,7 +25,8 @@ enum class Target { Host, CUDA };
 
 /// The storage type of weights and activations. Model inputs and outputs
 /// keep their types; GEMMs accumulate, norms and softmax compute in f32.
-enum class Precision { FP32, BF16, FP16 };
+/// FP8 is BF16 whose large, aligned linears run as E4M3 GEMMs (docs/fp8.md).
+enum class Precision { FP32, BF16, FP16, FP8 };
 
 enum class WeightStorage {
   /// In the model library's read-only data.
@@ -74,11 +75,14 @@ struct CompilerOptions {
   /// The CUDA toolkit (ptxas, fatbinary, libdevice); empty: $CUDA_HOME,
   /// else /usr/local/cuda.
   std::string cudaPath;
+  /// With Precision::FP8: the fewest multiply-adds (M * N * K) a GEMM needs
+  /// to run in FP8.
+  int64_t fp8MinMacs = int64_t(1) << 30;
   /// Static shapes of graph inputs.
   ONNXImportOptions import;
 };
 
-/// The spelling of a precision on the command line (fp32, bf16, fp16).
+/// The spelling of a precision on the command line (fp32, bf16, fp16, fp8).
 llvm::StringRef stringifyPrecision(Precision precision);
 
 /// The file extension of an output (".so", ".mlir", ...).

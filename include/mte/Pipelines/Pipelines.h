@@ -39,14 +39,20 @@ struct PrecisionPipelineOptions
     : mlir::PassPipelineOptions<PrecisionPipelineOptions> {
   Option<std::string> precision{
       *this, "precision",
-      llvm::cl::desc("The storage type of weights and activations: bf16 or "
-                     "f16"),
+      llvm::cl::desc("The storage type of weights and activations: bf16, "
+                     "f16, or fp8 (bf16, with E4M3 GEMMs where they pay)"),
       llvm::cl::init("bf16")};
+  Option<int64_t> fp8MinMacs{
+      *this, "fp8-min-macs",
+      llvm::cl::desc("With fp8: the fewest multiply-adds a GEMM needs to run "
+                     "in FP8 (mte-insert-fp8-casts' min-macs)"),
+      llvm::cl::init(int64_t(1) << 30)};
 };
 
 /// Converts f32 weights and activations to the options' precision (bf16 or
 /// f16) with mte-convert-precision, then lets norms write their GEMMs'
-/// input type.
+/// input type. fp8 is bf16 whose large, aligned linears run as E4M3 GEMMs
+/// (mte-insert-fp8-casts, current scaling; docs/fp8.md).
 void buildPrecisionPipeline(mlir::OpPassManager &pm,
                             const PrecisionPipelineOptions &options);
 

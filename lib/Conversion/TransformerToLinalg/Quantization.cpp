@@ -15,18 +15,65 @@ using namespace mte::transformer;
 
 namespace {
 
+/// The column maxima of `rows` [R, C] (f32), or of their absolute values
+/// in `inType` when `abs`: one parallel loop over the C columns, each
+/// reading a strided column, so that neighbouring iterations read
+/// neighbouring elements.
+Value columnMax(OpBuilder &b, Location loc, Value rows, Type inType,
+                bool abs) {
+  auto type = cast<RankedTensorType>(rows.getType());
+  MLIRContext *ctx = b.getContext();
+  AffineExpr c = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  Value init = filledTensor(b, loc, {type.getDimSize(1)}, b.getF32Type(), 0);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), rows, init,
+             {AffineMap::get(2, 0, {r, c}, ctx), AffineMap::get(2, 0, {c}, ctx)},
+             {utils::IteratorType::parallel, utils::IteratorType::reduction},
+             [&](OpBuilder &bb, Location l, ValueRange a) {
+               Value x = a[0];
+               if (abs)
+                 x = math::AbsFOp::create(
+                     bb, l, convertScalar(bb, l, x, inType, bb.getF32Type()));
+               linalg::YieldOp::create(
+                   bb, l, arith::MaximumFOp::create(bb, l, a[1], x).getResult());
+             })
+      .getResult(0);
+}
+
+/// amax as a tree of column maxima: while more than 1024 values remain and
+/// a power of two P (at most 65536, with at least 16 rows) divides their
+/// count, the [count / P, P] view is reduced to its P column maxima; one
+/// loop takes the rest. max is exact in any order, so this is the same
+/// value as one pass, and each level is one wide parallel loop (one kernel
+/// of P threads on CUDA) instead of a single thread reading everything.
 struct AmaxPattern : OpRewritePattern<AmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AmaxOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getInput().getType();
-    Value flat =
-        reshapeTensor(rewriter, loc, op.getInput(), {type.getNumElements()});
+    Type inType = type.getElementType();
+    int64_t count = type.getNumElements();
+    Value values = reshapeTensor(rewriter, loc, op.getInput(), {count});
+    bool abs = true; // the first level takes |x|
+    while (count > 1024) {
+      int64_t columns = 1;
+      while (columns < 65536 && count % (columns * 2) == 0 &&
+             count / (columns * 2) >= 16)
+        columns *= 2;
+      if (columns < 64)
+        break;
+      Value rows =
+          reshapeTensor(rewriter, loc, values, {count / columns, columns});
+      values = columnMax(rewriter, loc, rows, inType, abs);
+      abs = false;
+      count = columns;
+    }
+    // reduceTrailing converts each element to f32 before the map.
     Value result = reduceTrailing(
-        rewriter, loc, flat, 0, rewriter.getF32Type(), 0,
-        combine<arith::MaximumFOp>, [](OpBuilder &b, Location l, Value x) {
-          return math::AbsFOp::create(b, l, x).getResult();
+        rewriter, loc, values, 0, rewriter.getF32Type(), 0,
+        combine<arith::MaximumFOp>, [&](OpBuilder &b, Location l, Value x) {
+          return abs ? math::AbsFOp::create(b, l, x).getResult() : x;
         });
     rewriter.replaceOp(op, result);
     return success();

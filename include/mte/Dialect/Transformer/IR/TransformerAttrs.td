@@ -76,6 +76,20 @@ def Transformer_WeightLayout : I32EnumAttr<"WeightLayout",
 def Transformer_WeightLayoutAttr
     : Transformer_EnumAttr<Transformer_WeightLayout, "weight_layout">;
 
+def Transformer_Fp8Skip : I32EnumAttr<"Fp8Skip",
+    "why mte-insert-fp8-casts left a GEMM in its float type", [
+    I32EnumAttrCase<"Small", 0, "small">,
+    I32EnumAttrCase<"Misaligned", 1, "misaligned">,
+    I32EnumAttrCase<"DynamicWeight", 2, "dynamic_weight">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+/// On a linear that mte-insert-fp8-casts kept in its float type: why
+/// (`transformer.fp8_skipped`, read by --fusion-stats).
+def Transformer_Fp8SkipAttr
+    : Transformer_EnumAttr<Transformer_Fp8Skip, "fp8_skip">;
+
 def Transformer_IndexCheckAttr
     : AttrDef<Transformer_Dialect, "IndexCheck"> {
   let mnemonic = "index_check";

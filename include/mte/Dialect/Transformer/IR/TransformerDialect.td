@@ -36,6 +36,11 @@ def Transformer_Dialect : Dialect {
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{
+    /// The discardable attribute (an Fp8SkipAttr) on a linear that
+    /// mte-insert-fp8-casts kept in its float type.
+    static constexpr ::llvm::StringLiteral getFp8SkippedAttrName() {
+      return "transformer.fp8_skipped";
+    }
     /// How `--weights=external` rebuilds weights (WeightProvenance.h).
     WeightProvenance &getWeightProvenance() { return *weightProvenance; }
 

@@ -294,6 +294,37 @@ def ConvertPrecision : Pass<"mte-convert-precision", "::mlir::func::FuncOp"> {
   ];
 }
 
+def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
+  let summary = "Run the linears where FP8 pays as E4M3 GEMMs";
+  let description = [{
+    For each `linear` on f32 or bf16 with a constant weight, K and N
+    multiples of 16 (the 16-byte rows FP8 GEMMs need) and at least
+    `min-macs` multiply-adds (M * N * K; below it the activation's amax and
+    quantize passes cost more than the faster GEMM saves):
+
+    * the weight is quantized at compile time to E4M3 with one scale,
+      `amax(W) / 448` (1 when the amax is 0 or not finite), rounding to
+      nearest even and saturating, and stored `[N, K]`;
+    * the input is quantized on every run with current scaling: `amax(x)`
+      (`transformer.amax`), scale `amax / 448`, or 1 when the amax is 0,
+      infinite or NaN (TransformerEngine's Float8CurrentScaling);
+    * the linear reads both with their scales (`input_scale`,
+      `weight_scale`) and writes its output type as before.
+
+    A linear left in its float type carries `transformer.fp8_skipped`
+    (`#transformer.fp8_skip<small|misaligned|dynamic_weight>`), which
+    `mte-compile --fusion-stats` counts.
+  }];
+  let options = [
+    Option<"minMacs", "min-macs", "int64_t", "int64_t(1) << 30",
+           "The fewest multiply-adds (M * N * K) a GEMM needs to run in FP8">
+  ];
+  let statistics = [
+    Statistic<"numFp8", "fp8_gemm", "Linears now run in FP8">,
+    Statistic<"numSkipped", "fp8_skipped", "Linears kept in their float type">
+  ];
+}
+
 def PropagateFP8Scales
     : Pass<"mte-propagate-fp8-scales", "::mlir::func::FuncOp"> {
   let summary = "Hand per-tensor fp8 scales to the GEMMs that read them";

@@ -1,0 +1,218 @@
+//===- InsertFP8Casts.cpp - run the GEMMs that pay in FP8 -----------------===//
+//
+// Quantizes the operands of the linears where FP8 pays: the weight once, at
+// compile time, with a per-tensor scale from its amax; the input on every
+// run, with current scaling (TransformerEngine's Float8CurrentScaling: the
+// scale from this run's amax). The linear then reads E4M3 with both scales
+// and writes its float output type as before.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/IR/WeightProvenance.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
+#include "mte/Support/FloatBits.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace mte::transformer {
+#define GEN_PASS_DEF_INSERTFP8CASTS
+#include "mte/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace mte::transformer
+
+using namespace mlir;
+using namespace mte::transformer;
+
+namespace {
+
+/// The largest finite E4M3 value.
+constexpr float kE4M3Max = 448.0f;
+
+/// The elements of a float constant as f32 bit patterns, when at hand.
+std::optional<std::vector<uint32_t>> f32Bits(ElementsAttr value) {
+  Type element = cast<ShapedType>(value.getType()).getElementType();
+  int64_t count = cast<ShapedType>(value.getType()).getNumElements();
+  std::vector<uint32_t> bits(count);
+  auto widen = [&](const char *data) {
+    for (int64_t i = 0; i < count; ++i) {
+      if (element.isF32()) {
+        std::memcpy(&bits[i], data + 4 * i, 4);
+      } else if (element.isBF16()) {
+        uint16_t h;
+        std::memcpy(&h, data + 2 * i, 2);
+        bits[i] = uint32_t(h) << 16;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (const void *data = resourceData(value))
+    return widen(static_cast<const char *>(data)) ? std::optional(bits)
+                                                  : std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense || !isa<FloatType>(element))
+    return std::nullopt;
+  int64_t i = 0;
+  for (APFloat v : dense.getValues<APFloat>()) {
+    bool loses;
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &loses);
+    bits[i++] = static_cast<uint32_t>(v.bitcastToAPInt().getZExtValue());
+  }
+  return bits;
+}
+
+float bitsToFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+/// A weight quantized at compile time: E4M3 codes laid out [N, K] and the
+/// dequantisation factor amax / 448 (1 for an all-zero or non-finite
+/// weight, whose codes are then saturated or NaN as the values are).
+struct QuantizedWeight {
+  ElementsAttr codes;
+  float scale;
+};
+
+std::optional<QuantizedWeight> quantizeWeight(ElementsAttr value, bool kn,
+                                              StringRef name) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::optional<std::vector<uint32_t>> bits = f32Bits(value);
+  if (!bits)
+    return std::nullopt;
+  float amax = 0;
+  for (uint32_t b : *bits)
+    amax = std::fmax(amax, std::fabs(bitsToFloat(b)));
+  float scale = std::isfinite(amax) && amax > 0 ? amax / kE4M3Max : 1.0f;
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+      rows * cols, /*align=*/1, /*dataIsMutable=*/true);
+  auto *out = reinterpret_cast<uint8_t *>(blob.getMutableData().data());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float v = bitsToFloat((*bits)[r * cols + c]) / scale;
+      uint32_t q;
+      std::memcpy(&q, &v, sizeof(q));
+      // [K, N] is stored transposed: FP8 GEMMs read the weight K-major.
+      out[kn ? c * rows + r : r * cols + c] = mte::f32BitsToE4M3(q);
+    }
+  int64_t n = kn ? cols : rows, k = kn ? rows : cols;
+  auto codesType = RankedTensorType::get(
+      {n, k}, Float8E4M3FNType::get(type.getContext()));
+  return QuantizedWeight{
+      cast<ElementsAttr>(DenseResourceElementsAttr::get(
+          codesType, (name + ".e4m3").str(), std::move(blob))),
+      scale};
+}
+
+/// The name of a constant's resource, for the quantized copy's.
+std::string resourceName(ElementsAttr value) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    return resource.getRawHandle().getKey().str();
+  return "weight";
+}
+
+Value scalarF32(OpBuilder &b, Location loc, float value) {
+  auto type = RankedTensorType::get({}, b.getF32Type());
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, value));
+}
+
+/// `input`'s current scaling factor: amax / 448, or 1 when the amax is 0,
+/// infinite or NaN (TransformerEngine's rule: such a tensor keeps scale 1).
+Value currentScale(OpBuilder &b, Location loc, Value input) {
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  auto flag = RankedTensorType::get({}, b.getI1Type());
+  Value amax = AmaxOp::create(b, loc, scalar, input);
+  Value scale = DivOp::create(b, loc, scalar, amax, scalarF32(b, loc, kE4M3Max));
+  Value positive =
+      CompareOp::create(b, loc, flag, ComparePredicate::GT, amax,
+                        scalarF32(b, loc, 0.0f));
+  Value finite = CompareOp::create(
+      b, loc, flag, ComparePredicate::LT, amax,
+      scalarF32(b, loc, std::numeric_limits<float>::infinity()));
+  Value usable = AndOp::create(b, loc, flag, positive, finite);
+  return WhereOp::create(b, loc, scalar, usable, scale,
+                         scalarF32(b, loc, 1.0f));
+}
+
+struct InsertFP8CastsPass
+    : mte::transformer::impl::InsertFP8CastsBase<InsertFP8CastsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<LinearOp> linears;
+    getOperation().walk([&](LinearOp op) { linears.push_back(op); });
+    for (LinearOp op : linears)
+      quantize(op);
+  }
+
+  /// Why `op` stays in its float type, or nothing when FP8 pays.
+  std::optional<Fp8Skip> skipReason(LinearOp op, ElementsAttr &weight) {
+    RankedTensorType input = op.getInput().getType();
+    RankedTensorType weightType = op.getWeight().getType();
+    bool kn = op.getWeightLayout() == WeightLayout::KN;
+    int64_t k = input.getShape().back();
+    int64_t n = weightType.getDimSize(kn ? 1 : 0);
+    int64_t m = input.getNumElements() / std::max<int64_t>(k, 1);
+    if (k % 16 != 0 || n % 16 != 0 || k == 0 || n == 0)
+      return Fp8Skip::Misaligned;
+    if (!matchPattern(op.getWeight(), m_Constant(&weight)))
+      return Fp8Skip::DynamicWeight;
+    // M * N * K >= minMacs, in double: the product may not fit int64_t.
+    if (double(m) * double(n) * double(k) < double(minMacs))
+      return Fp8Skip::Small;
+    return std::nullopt;
+  }
+
+  void quantize(LinearOp op) {
+    Type element = op.getInput().getType().getElementType();
+    if (!isa<Float32Type, BFloat16Type>(element) ||
+        op.getWeight().getType().getElementType() != element)
+      return; // fp8 already, or a type the weight encoder does not read
+    ElementsAttr weight;
+    if (std::optional<Fp8Skip> reason = skipReason(op, weight)) {
+      op->setAttr(TransformerDialect::getFp8SkippedAttrName(),
+                  Fp8SkipAttr::get(op.getContext(), *reason));
+      ++numSkipped;
+      return;
+    }
+    bool kn = op.getWeightLayout() == WeightLayout::KN;
+    std::optional<QuantizedWeight> quantized =
+        quantizeWeight(weight, kn, resourceName(weight));
+    if (!quantized) {
+      op->setAttr(TransformerDialect::getFp8SkippedAttrName(),
+                  Fp8SkipAttr::get(op.getContext(), Fp8Skip::DynamicWeight));
+      ++numSkipped;
+      return;
+    }
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value inputScale = currentScale(b, loc, op.getInput());
+    auto codesType = op.getInput().getType().clone(
+        Float8E4M3FNType::get(op.getContext()));
+    Value codes =
+        QuantizeOp::create(b, loc, codesType, op.getInput(), inputScale);
+    Value weightCodes = arith::ConstantOp::create(
+        b, op.getWeight().getLoc(), cast<TypedAttr>(quantized->codes));
+    Value weightScale = scalarF32(b, loc, quantized->scale);
+    auto fp8 = LinearOp::create(
+        b, loc, op.getType(), codes, weightCodes, op.getBias(),
+        op.getResidual(), inputScale, weightScale,
+        WeightLayoutAttr::get(op.getContext(), WeightLayout::NK),
+        op.getActivationAttr());
+    op.replaceAllUsesWith(fp8.getOutput());
+    op.erase();
+    ++numFp8;
+  }
+};
+} // namespace
