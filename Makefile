@@ -95,6 +95,7 @@ bench:
 	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 run.py \
 	  --out $(abspath $(BENCH_JSON)) $(BENCH_ARGS)
 	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 kernels.py run
+	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 fp8_gemm.py run
 
 clean:
 	rm -rf $(BUILD_DIR)

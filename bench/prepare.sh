@@ -14,6 +14,7 @@
 #
 #   cd BUILD_DIR/bench && LD_LIBRARY_PATH=. python3 run.py --out bench.json
 #   cd BUILD_DIR/bench && LD_LIBRARY_PATH=. python3 kernels.py run
+#   cd BUILD_DIR/bench && LD_LIBRARY_PATH=. python3 fp8_gemm.py run
 #
 # (kernels.py build also writes its one-op models there: the norms, rotary
 # embedding and elementwise kernels at large sizes.)
@@ -57,6 +58,8 @@ done
 
 # The memory-bound kernels at large sizes, one small model each.
 "$PY" "$ROOT/bench/kernels.py" build "$OUT" "$COMPILE"
+# FP8 linears at the benchmark models' GEMM shapes, bf16 and fp8 builds.
+"$PY" "$ROOT/bench/fp8_gemm.py" build "$OUT" "$COMPILE"
 
 set +f
 for lib in "$BUILD"/lib/libmte_runtime.so*; do

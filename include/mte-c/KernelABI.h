@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* A GEMM through cuBLASLt (mte-matmul-to-library-call):
- * out[b, m, n] = epilogue(x[b, m, k] . W[b] + beta * C) for b < batch, with
+ * out[b, m, n] = epilogue(alpha * x[b, m, k] . W[b] + beta * C) for b < batch, with
  * W[b] [k, n] (transB = 0) or [n, k] (transB = 1), and C = `residual` when
  * it is not 0, else `out`. x and W are of `dtype`, out and C of `outDtype`
  * (mte_dtype: f32, f16 or bf16), accumulated in f32. `epilogue` is an
@@ -40,7 +40,8 @@ extern "C" {
  * 0: 1) before the epilogue: cuBLASLt's B and A scale pointers. */
 MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                                   int64_t batch, int64_t m, int64_t n,
-                                  int64_t k, int32_t transB, float beta,
+                                  int64_t k, int32_t transB, float alpha,
+                                  float beta,
                                   int32_t dtype, int32_t outDtype,
                                   int32_t epilogue, uint64_t bias,
                                   uint64_t residual, uint64_t xScale,

@@ -286,7 +286,8 @@ int cudaOperandType(int32_t dtype) {
 // it is a compile error (two C functions of one name).
 extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                               int64_t batch, int64_t m, int64_t n, int64_t k,
-                              int32_t transB, float beta, int32_t dtype,
+                              int32_t transB, float alpha, float beta,
+                              int32_t dtype,
                               int32_t outDtype, int32_t epilogue, uint64_t bias,
                               uint64_t residual, uint64_t xScale,
                               uint64_t wScale) {
@@ -317,7 +318,6 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
     mte::cuda::recordError(error);
     return;
   }
-  float alpha = 1.0f;
   void *output = reinterpret_cast<void *>(out);
   void *c = residual ? reinterpret_cast<void *>(residual) : output;
   std::unique_lock<std::mutex> pointerGuard(plan->pointerMutex,

@@ -104,6 +104,24 @@ func.func @linear_fp8(%x: tensor<16x16xf8E4M3FN>, %w: tensor<32x16xf8E4M3FN>, %s
 
 // -----
 
+// Constant scales (a compile-time quantized weight, imported Q/DQ): with
+// named-matmul they fold into one factor, the epilogue's alpha, and are no
+// operands of it; the reference lowering keeps them as operands.
+// CHECK-LABEL: func @linear_fp8_constant_scales
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %arg1, %{{.*}} : tensor<16x32xf32>, tensor<f32>, tensor<f32>)
+// NAMED-LABEL: func @linear_fp8_constant_scales
+// NAMED: linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<16x32xf32>, tensor<f32>)
+// NAMED-SAME: mte.gemm_epilogue = {activation = #transformer.activation<none>, alpha = 2.500000e-01 : f32, input_scale}
+// NAMED: arith.constant 2.500000e-01 : f32
+func.func @linear_fp8_constant_scales(%x: tensor<16x16xf8E4M3FN>, %sx: tensor<f32>) -> tensor<16x32xbf16> {
+  %w = arith.constant dense<1.0> : tensor<32x16xf8E4M3FN>
+  %sw = arith.constant dense<0.25> : tensor<f32>
+  %0 = transformer.linear %x, %w input_scale %sx weight_scale %sw layout <nk> : (tensor<16x16xf8E4M3FN>, tensor<32x16xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<16x32xbf16>
+  return %0 : tensor<16x32xbf16>
+}
+
+// -----
+
 // With named-matmul, f32 attention's two products are batch_matmuls over
 // (batch, kv head): 2 x 2 batches of the 2 query heads' stacked rows (GQA),
 // Kᵀ through transposed maps; scale, mask and softmax stay elementwise.

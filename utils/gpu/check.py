@@ -9,10 +9,12 @@ against both; bf16 models (weights read from the external-data file):
 relative RMS error ||cuda - expected|| / ||expected|| <= 2.5e-2 against both
 (host_models.py's bf16 bound, and its reasons); fp8 models (every linear
 in FP8, current scaling): against the host backend's fp8 build, an exact
-emulation of the recipe, within the bf16 bound (the two accumulate in
-different orders, which moves bf16 roundings and so FP8 codes now and
-then), and against the float64 reference within host_models.py's FP8
-bounds (8e-2 tiny, 0.25 peaked);
+emulation of the recipe, within 8e-2 relative RMS (the two accumulate in
+different orders, which moves a bf16 rounding now and then and with it an
+FP8 code, 1/16 of the value: measured 2.4e-3-5.1e-2 on the fixtures, 1.1e-3
+on the two-layer MLP); and, the test that the GPU computes the same recipe,
+no further from the float64 reference than the host's build (at most 1.25x
+its error + 5e-3; measured within 1.01x);
 node tests as host_node_tests.py compares them (fp32 rtol
 1e-4, atol 1e-5; f16/bf16 rtol 1e-2; integers exactly), with its list of
 known differences. Exits non-zero on any failure.
@@ -32,7 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "Target", "ONNX"))
 
 RTOL, ATOL = 1e-4, 1e-5
 NARROW_RMS_TOL = 2.5e-2
-FP8_REFERENCE_RMS_TOL = {"tiny": 8e-2, "peaked": 0.25}
+FP8_HOST_RMS_TOL = 8e-2
 
 
 def main():
@@ -74,9 +76,13 @@ def main():
             err = np.abs(got.astype(np.float64) - want)
             if name.endswith(".bf16") or name.endswith(".fp8"):
                 bound = NARROW_RMS_TOL
-                if name.endswith(".fp8") and label == "float64 reference":
-                    bound = FP8_REFERENCE_RMS_TOL[
-                        "peaked" if "_peaked" in name else "tiny"]
+                if name.endswith(".fp8"):
+                    bound = FP8_HOST_RMS_TOL
+                    if label == "float64 reference":
+                        ref = data["last_hidden_state"]
+                        host_err = (np.linalg.norm(data["host_output"] - ref)
+                                    / np.linalg.norm(ref))
+                        bound = 1.25 * host_err + 5e-3
                 rel = np.linalg.norm(err) / np.linalg.norm(want)
                 ok = got.shape == want.shape and rel <= bound
                 detail = f"relative RMS error {rel:.2e} (bound {bound:g})"

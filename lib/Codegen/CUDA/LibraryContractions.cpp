@@ -11,6 +11,8 @@
 #include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace mte::lowering;
 using namespace mte::transformer;
@@ -118,7 +120,15 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
             .getResult(0);
     SmallVector<int64_t> shape(op.getOutput().getType().getShape());
     product = reshapeTensor(rewriter, loc, product, shape);
-    Value result = mte::buildLinearEpilogue(rewriter, op, product);
+    // Constant scales (compile-time quantized weights, imported Q/DQ) fold
+    // into one factor, cuBLASLt's alpha; a scale computed on the run stays
+    // an operand, handed over as a scale pointer.
+    float alpha = 1.0f;
+    Value result = mte::buildLinearEpilogue(rewriter, op, product, &alpha);
+    bool inputScale = op.getInputScale() && !matchPattern(op.getInputScale(),
+                                                          m_Constant());
+    bool weightScale = op.getWeightScale() &&
+                       !matchPattern(op.getWeightScale(), m_Constant());
 
     // The library GEMM can apply this epilogue itself (bias, activation,
     // residual as its C): say what it computes, so that
@@ -127,10 +137,13 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
       SmallVector<NamedAttribute> spec = {rewriter.getNamedAttr(
           "activation",
           ActivationAttr::get(rewriter.getContext(), op.getActivation()))};
-      if (op.getInputScale())
+      if (alpha != 1.0f)
+        spec.push_back(
+            rewriter.getNamedAttr("alpha", rewriter.getF32FloatAttr(alpha)));
+      if (inputScale)
         spec.push_back(
             rewriter.getNamedAttr("input_scale", rewriter.getUnitAttr()));
-      if (op.getWeightScale())
+      if (weightScale)
         spec.push_back(
             rewriter.getNamedAttr("weight_scale", rewriter.getUnitAttr()));
       if (op.getBias())

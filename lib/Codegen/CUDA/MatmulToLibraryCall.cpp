@@ -157,6 +157,7 @@ std::optional<Operation *> zeroInitBefore(Operation *matmul, Value out) {
 struct LibraryEpilogue {
   linalg::GenericOp op;
   Value out, inputScale, weightScale, bias, residual;
+  float alpha = 1.0f;
   int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
 };
 
@@ -215,6 +216,8 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   bool hasBias = spec.contains("bias"), hasResidual = spec.contains("residual");
   bool hasInputScale = spec.contains("input_scale"),
        hasWeightScale = spec.contains("weight_scale");
+  if (auto alpha = spec.getAs<FloatAttr>("alpha"))
+    epilogue.alpha = alpha.getValueAsDouble();
   epilogue.out = op.getDpsInits()[0];
   Type outType = elementTypeOf(epilogue.out);
   if (!dtypeCode(outType) || !isDenseOf(epilogue.out, outType) ||
@@ -339,7 +342,9 @@ struct MatmulToLibraryCallPass
       float beta = zeroInit ? 0.0f : 1.0f;
       Value result = out, bias, residual, inputScale, weightScale;
       int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
+      float alpha = 1.0f;
       if (epilogue) {
+        alpha = epilogue->alpha;
         result = epilogue->out;
         bias = epilogue->bias;
         residual = epilogue->residual;
@@ -370,6 +375,8 @@ struct MatmulToLibraryCallPass
           builder, loc, callee,
           ValueRange{pointer(x), pointer(w), pointer(result), constant(batch),
                      constant(m), constant(n), constant(k), constant32(nk),
+                     arith::ConstantFloatOp::create(
+                         builder, loc, builder.getF32Type(), APFloat(alpha)),
                      arith::ConstantFloatOp::create(
                          builder, loc, builder.getF32Type(), APFloat(beta)),
                      constant32(*operandDtypeCode(elementTypeOf(x))),

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mte {
@@ -31,15 +32,26 @@ std::optional<FP8Format> getFormat(Type t) {
   return std::nullopt;
 }
 
+/// Builds the conversions' integer code on scalars or, for vectorized
+/// kernels, on vectors of `shape` (null: scalars), lane by lane alike.
 struct IntBuilder {
   OpBuilder &b;
   Location loc;
-  Value i32(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  VectorType shape;
+  /// `scalar`, or a vector of it in `shape`.
+  Type type(Type scalar) {
+    return shape ? VectorType::get(shape.getShape(), scalar) : scalar;
   }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  Value constant(TypedAttr scalar) {
+    if (!shape)
+      return arith::ConstantOp::create(b, loc, scalar);
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(cast<ShapedType>(type(scalar.getType())),
+                               cast<Attribute>(scalar)));
   }
+  Value i32(int64_t v) { return constant(b.getI32IntegerAttr(v)); }
+  Value f32(double v) { return constant(b.getF32FloatAttr(v)); }
   Value shr(Value v, int64_t n) {
     return arith::ShRUIOp::create(b, loc, v, i32(n));
   }
@@ -62,9 +74,9 @@ struct IntBuilder {
 
 /// f8 -> f32, exactly.
 Value decode(OpBuilder &ob, Location loc, Value input, const FP8Format &f) {
-  IntBuilder b{ob, loc};
-  Value byte = arith::BitcastOp::create(ob, loc, ob.getI8Type(), input);
-  Value bits = arith::ExtUIOp::create(ob, loc, ob.getI32Type(), byte);
+  IntBuilder b{ob, loc, dyn_cast<VectorType>(input.getType())};
+  Value byte = arith::BitcastOp::create(ob, loc, b.type(ob.getI8Type()), input);
+  Value bits = arith::ExtUIOp::create(ob, loc, b.type(ob.getI32Type()), byte);
   Value sign = b.shl(b.shr(bits, 7), 31);
   Value exp = b.band(b.shr(bits, f.manBits), (1 << f.expBits) - 1);
   Value man = b.band(bits, (1 << f.manBits) - 1);
@@ -73,10 +85,10 @@ Value decode(OpBuilder &ob, Location loc, Value input, const FP8Format &f) {
                                    b.shl(man, 23 - f.manBits)));
   // Subnormals (and zero): man * 2^(1 - bias - manBits), signed.
   Value magnitude = arith::MulFOp::create(
-      ob, loc, arith::UIToFPOp::create(ob, loc, ob.getF32Type(), man),
+      ob, loc, arith::UIToFPOp::create(ob, loc, b.type(ob.getF32Type()), man),
       b.f32(std::ldexp(1.0, 1 - f.bias - static_cast<int>(f.manBits))));
   Value subnormal = b.bor(
-      sign, arith::BitcastOp::create(ob, loc, ob.getI32Type(), magnitude));
+      sign, arith::BitcastOp::create(ob, loc, b.type(ob.getI32Type()), magnitude));
   Value isSubnormal = b.cmp(arith::CmpIPredicate::eq, exp, b.i32(0));
   Value result = b.select(isSubnormal, subnormal, normal);
   Value maxExp = b.i32((1 << f.expBits) - 1);
@@ -92,14 +104,14 @@ Value decode(OpBuilder &ob, Location loc, Value input, const FP8Format &f) {
         b.cmp(arith::CmpIPredicate::eq, man, b.i32((1 << f.manBits) - 1)));
     result = b.select(isNaN, b.bor(sign, b.i32(0x7FC00000)), result);
   }
-  return arith::BitcastOp::create(ob, loc, ob.getF32Type(), result);
+  return arith::BitcastOp::create(ob, loc, b.type(ob.getF32Type()), result);
 }
 
 /// f32 -> f8 with round-to-nearest-even.
 Value encode(OpBuilder &ob, Location loc, Value input, const FP8Format &f,
              Type resultType) {
-  IntBuilder b{ob, loc};
-  Value bits = arith::BitcastOp::create(ob, loc, ob.getI32Type(), input);
+  IntBuilder b{ob, loc, dyn_cast<VectorType>(input.getType())};
+  Value bits = arith::BitcastOp::create(ob, loc, b.type(ob.getI32Type()), input);
   Value sign = b.shl(b.shr(bits, 31), 7);
   Value abs = b.band(bits, 0x7FFFFFFF);
   // Normal range: round the mantissa to manBits, then rebias.
@@ -110,13 +122,15 @@ Value encode(OpBuilder &ob, Location loc, Value input, const FP8Format &f,
   Value normal = b.sub(rounded, b.i32((127 - f.bias) << f.manBits));
   // Below the smallest normal: a multiple of the subnormal step, rounded to
   // nearest even (a result of 2^manBits is the smallest normal's encoding).
-  Value absFloat = arith::BitcastOp::create(ob, loc, ob.getF32Type(), abs);
+  Value absFloat =
+      arith::BitcastOp::create(ob, loc, b.type(ob.getF32Type()), abs);
   Value steps = math::RoundEvenOp::create(
       ob, loc,
       arith::MulFOp::create(
           ob, loc, absFloat,
           b.f32(std::ldexp(1.0, f.bias - 1 + static_cast<int>(f.manBits)))));
-  Value subnormal = arith::FPToUIOp::create(ob, loc, ob.getI32Type(), steps);
+  Value subnormal =
+      arith::FPToUIOp::create(ob, loc, b.type(ob.getI32Type()), steps);
   Value smallestNormal = b.i32((127 + 1 - f.bias) << 23);
   Value code = b.select(b.cmp(arith::CmpIPredicate::ult, abs, smallestNormal),
                         subnormal, normal);
@@ -126,8 +140,8 @@ Value encode(OpBuilder &ob, Location loc, Value input, const FP8Format &f,
                b.i32(f.overflowCode), code);
   Value isNaN = b.cmp(arith::CmpIPredicate::ugt, abs, b.i32(0x7F800000));
   code = b.select(isNaN, b.i32(0x7F), code);
-  Value byte =
-      arith::TruncIOp::create(ob, loc, ob.getI8Type(), b.bor(sign, code));
+  Value byte = arith::TruncIOp::create(ob, loc, b.type(ob.getI8Type()),
+                                       b.bor(sign, code));
   return arith::BitcastOp::create(ob, loc, resultType, byte);
 }
 
@@ -135,13 +149,14 @@ struct ExpandExtF : OpRewritePattern<arith::ExtFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::ExtFOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<FP8Format> format = getFormat(op.getIn().getType());
+    std::optional<FP8Format> format =
+        getFormat(getElementTypeOrSelf(op.getIn().getType()));
     if (!format)
       return failure();
     Value wide = decode(rewriter, op.getLoc(), op.getIn(), *format);
     Type out = op.getType();
-    if (!out.isF32())
-      wide = out.getIntOrFloatBitWidth() > 32
+    if (!getElementTypeOrSelf(out).isF32())
+      wide = getElementTypeOrSelf(out).getIntOrFloatBitWidth() > 32
                  ? arith::ExtFOp::create(rewriter, op.getLoc(), out, wide)
                        .getResult()
                  : arith::TruncFOp::create(rewriter, op.getLoc(), out, wide)
@@ -155,17 +170,19 @@ struct ExpandTruncF : OpRewritePattern<arith::TruncFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::TruncFOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<FP8Format> format = getFormat(op.getType());
+    std::optional<FP8Format> format =
+        getFormat(getElementTypeOrSelf(op.getType()));
     if (!format)
       return failure();
     Value in = op.getIn();
-    Type inType = in.getType();
+    Type inType = getElementTypeOrSelf(in.getType());
+    Type f32 = rewriter.getF32Type();
+    if (auto vector = dyn_cast<VectorType>(in.getType()))
+      f32 = VectorType::get(vector.getShape(), f32);
     if (inType.getIntOrFloatBitWidth() < 32)
-      in = arith::ExtFOp::create(rewriter, op.getLoc(), rewriter.getF32Type(),
-                                 in);
+      in = arith::ExtFOp::create(rewriter, op.getLoc(), f32, in);
     else if (!inType.isF32())
-      in = arith::TruncFOp::create(rewriter, op.getLoc(), rewriter.getF32Type(),
-                                   in);
+      in = arith::TruncFOp::create(rewriter, op.getLoc(), f32, in);
     rewriter.replaceOp(
         op, encode(rewriter, op.getLoc(), in, *format, op.getType()));
     return success();

@@ -9,6 +9,8 @@
 #include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -334,13 +336,31 @@ mte::AttentionHeads mte::unpackAttentionHeads(OpBuilder &b, AttentionOp op) {
           reshapeTensor(b, loc, op.getValue(), {batch, skv, kvHeads, dv})};
 }
 
-Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product) {
+/// The value of a rank-0 f32 constant.
+static std::optional<float> constantScale(Value scale) {
+  DenseElementsAttr value;
+  if (!scale || !matchPattern(scale, m_Constant(&value)) ||
+      !value.getElementType().isF32())
+    return std::nullopt;
+  return value.getSplatValue<APFloat>().convertToFloat();
+}
+
+Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product,
+                               float *foldedScale) {
   Location loc = op.getLoc();
   RankedTensorType outType = op.getOutput().getType();
   Type acc = cast<RankedTensorType>(product.getType()).getElementType();
   SmallVector<Value> epilogueInputs = {product};
   Value bias = op.getBias(), residual = op.getResidual();
   Value inputScale = op.getInputScale(), weightScale = op.getWeightScale();
+  if (foldedScale) {
+    *foldedScale = 1.0f;
+    for (Value *scale : {&inputScale, &weightScale})
+      if (std::optional<float> value = constantScale(*scale)) {
+        *foldedScale *= *value;
+        *scale = nullptr;
+      }
+  }
   if (inputScale)
     epilogueInputs.push_back(inputScale);
   if (weightScale)
@@ -364,6 +384,10 @@ Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product) {
             scale = scale ? arith::MulFOp::create(bb, l, scale, factor)
                           : factor;
           }
+        if (foldedScale && *foldedScale != 1.0f) {
+          Value folded = constantOf(bb, l, bb.getF32Type(), *foldedScale);
+          scale = scale ? arith::MulFOp::create(bb, l, scale, folded) : folded;
+        }
         if (scale)
           v = arith::MulFOp::create(bb, l, v,
                                     convertScalar(bb, l, scale, bb.getF32Type(),

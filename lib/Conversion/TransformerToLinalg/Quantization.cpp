@@ -40,12 +40,13 @@ Value columnMax(OpBuilder &b, Location loc, Value rows, Type inType,
       .getResult(0);
 }
 
-/// amax as a tree of column maxima: while more than 1024 values remain and
-/// a power of two P (at most 65536, with at least 16 rows) divides their
-/// count, the [count / P, P] view is reduced to its P column maxima; one
-/// loop takes the rest. max is exact in any order, so this is the same
-/// value as one pass, and each level is one wide parallel loop (one kernel
-/// of P threads on CUDA) instead of a single thread reading everything.
+/// amax as a tree of column maxima: while more than 64 values remain and a
+/// power of two P (at most 2^20) divides their count leaving at least 16
+/// rows, the [count / P, P] view is reduced to its P column maxima (the
+/// largest such P); one loop takes the rest. max is exact in any order, so
+/// this is the same value as one pass, and each level is one wide parallel
+/// loop (on CUDA a kernel of P threads, each reading a few rows) instead of
+/// a single thread reading everything.
 struct AmaxPattern : OpRewritePattern<AmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AmaxOp op,
@@ -56,12 +57,12 @@ struct AmaxPattern : OpRewritePattern<AmaxOp> {
     int64_t count = type.getNumElements();
     Value values = reshapeTensor(rewriter, loc, op.getInput(), {count});
     bool abs = true; // the first level takes |x|
-    while (count > 1024) {
+    while (count > 64) {
       int64_t columns = 1;
-      while (columns < 65536 && count % (columns * 2) == 0 &&
+      while (columns < (int64_t(1) << 20) && count % (columns * 2) == 0 &&
              count / (columns * 2) >= 16)
         columns *= 2;
-      if (columns < 64)
+      if (columns < 16)
         break;
       Value rows =
           reshapeTensor(rewriter, loc, values, {count / columns, columns});

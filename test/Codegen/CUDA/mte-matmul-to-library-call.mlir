@@ -2,12 +2,13 @@
 
 // Matmuls on dense buffers whose A and B share a type (f32, bf16 or f16)
 // and which accumulate into f32 become cuBLASLt calls: pointers as i64, the
-// shape, transB for [N, K] weights, beta = 0 when a zero fill of the output
+// shape, transB for [N, K] weights, alpha (1 unless the epilogue says),
+// beta = 0 when a zero fill of the output
 // right before is dropped (beta = 1 otherwise: linalg.matmul accumulates),
 // the mte_dtype codes of A and B and of the output (1 f32, 2 f16, 3 bf16),
 // cuBLASLt's epilogue (1: none), the bias and C pointers and the fp8 scale
 // pointers (0: none).
-// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, i32, i32, i32, i64, i64, i64, i64)
+// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, f32, i32, i32, i32, i64, i64, i64, i64)
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: linalg.fill
 // CHECK: %[[X:.*]] = memref.extract_aligned_pointer_as_index %arg0
@@ -20,10 +21,11 @@
 // CHECK-DAG: %[[NK:.*]] = arith.constant 0 : i32
 // CHECK-DAG: %[[BETA0:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[F32:.*]] = arith.constant 1 : i32
-// CHECK: call @mte_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[M]], %[[N]], %[[K]], %[[NK]], %[[BETA0]], %[[F32]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: call @mte_cuda_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[M]], %[[N]], %[[K]], %[[NK]], %[[ALPHA1:.*]], %[[BETA0]], %[[F32]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: %[[T:.*]] = arith.constant 1 : i32
+// CHECK: %[[ALPHA_T:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: %[[BETA1:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK: call @mte_cuda_gemm({{.*}}, %[[T]], %[[BETA1]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[T]], %[[ALPHA_T]], %[[BETA1]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: %[[F16:.*]] = arith.constant 2 : i32
 // CHECK: call @mte_cuda_gemm({{.*}}, %[[F16]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: %[[BF16:.*]] = arith.constant 3 : i32
@@ -70,9 +72,10 @@ func.func @forward(%x: memref<6x8xf32>, %w: memref<8x4xf32>, %wt: memref<4x8xf32
 // CHECK: memref.extract_aligned_pointer_as_index %arg2
 // CHECK: call @mte_cuda_gemm({{.*}}, %[[BF16A]], %[[BF16D]], %[[GELU_BIAS]], %{{.*}}, %{{.*}})
 // CHECK-NOT: linalg.generic
+// CHECK: %[[ALPHA_R:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: %[[BETA1:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: %[[BIAS:.*]] = arith.constant 4 : i32
-// CHECK: call @mte_cuda_gemm({{.*}}, %[[BETA1]], %{{.*}}, %{{.*}}, %[[BIAS]], %{{.*}}, %{{.*}})
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[ALPHA_R]], %[[BETA1]], %{{.*}}, %{{.*}}, %[[BIAS]], %{{.*}}, %{{.*}})
 // CHECK: linalg.generic
 // CHECK-NOT: mte.gemm_epilogue
 func.func @epilogues(%x: memref<6x8xbf16>, %w: memref<4x8xbf16>, %b: memref<4xbf16>,
@@ -160,17 +163,19 @@ func.func @zeros_copied(%x: memref<6x8xf32>, %w: memref<4x8xf32>, %o1: memref<6x
 
 // E4M3 operands with B [N, K] and K, N multiples of 16 run in cuBLASLt
 // (11: f8e4m3fn), the scales of the tagged epilogue passed as the last two
-// pointers (x's, then W's) and the scaled epilogue dropped. Not for the
+// pointers (x's, then W's), its alpha (the constant scales) as alpha, and
+// the scaled epilogue dropped. Not for the
 // library: W [K, N] (FP8 GEMMs take both operands K-major), K = 8; with a
 // bias and an f32 output the GEMM runs, unscaled, and the epilogue stays.
 // CHECK-LABEL: func.func @fp8
+// CHECK: %[[ALPHA:.*]] = arith.constant 2.000000e+00 : f32
 // CHECK: %[[E4M3:.*]] = arith.constant 11 : i32
 // CHECK: %[[BF16:.*]] = arith.constant 3 : i32
 // CHECK: %[[XS:.*]] = memref.extract_aligned_pointer_as_index %arg2
 // CHECK: %[[XSI:.*]] = arith.index_cast %[[XS]]
 // CHECK: %[[WS:.*]] = memref.extract_aligned_pointer_as_index %arg3
 // CHECK: %[[WSI:.*]] = arith.index_cast %[[WS]]
-// CHECK: call @mte_cuda_gemm({{.*}}, %[[E4M3]], %[[BF16]], %{{.*}}, %{{.*}}, %{{.*}}, %[[XSI]], %[[WSI]])
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[ALPHA]], %{{.*}}, %[[E4M3]], %[[BF16]], %{{.*}}, %{{.*}}, %{{.*}}, %[[XSI]], %[[WSI]])
 // CHECK-NOT: mte.gemm_epilogue
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<32x16xf8E4M3FN>, memref<16x32xf8E4M3FN>)
 // CHECK: linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : memref<32x8xf8E4M3FN>, memref<32x8xf8E4M3FN>)
@@ -188,9 +193,11 @@ func.func @fp8(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %sx: memr
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
                   iterator_types = ["parallel", "parallel"]}
       ins(%tmp, %sx, %sw : memref<32x32xf32>, memref<f32>, memref<f32>) outs(%y : memref<32x32xbf16>)
-      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, input_scale, weight_scale}} {
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, alpha = 2.0 : f32, input_scale, weight_scale}} {
   ^bb0(%p: f32, %a: f32, %c: f32, %out: bf16):
-    %s = arith.mulf %a, %c : f32
+    %two = arith.constant 2.0 : f32
+    %s0 = arith.mulf %a, %c : f32
+    %s = arith.mulf %s0, %two : f32
     %v = arith.mulf %p, %s : f32
     %t = arith.truncf %v : f32 to bf16
     linalg.yield %t : bf16

@@ -29,3 +29,21 @@ func.func @other(%x: f32) -> bf16 {
   %0 = arith.truncf %x : f32 to bf16
   return %0 : bf16
 }
+
+// Vectorized kernels (mte-vectorize-elementwise) convert whole vectors: the
+// same integer code, lane by lane, with splat constants.
+// CHECK-LABEL: func @vectors
+// CHECK-NOT: arith.truncf %{{.*}} to vector<8xf8E4M3FN>
+// CHECK: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK: arith.bitcast %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK: arith.andi %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: arith.trunci %{{.*}} : vector<8xi32> to vector<8xi8>
+// CHECK: arith.bitcast %{{.*}} : vector<8xi8> to vector<8xf8E4M3FN>
+// CHECK: arith.bitcast %{{.*}} : vector<8xf8E4M3FN> to vector<8xi8>
+// CHECK: arith.bitcast %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK-NOT: arith.extf %{{.*}} : vector<8xf8E4M3FN>
+func.func @vectors(%x: vector<8xbf16>, %q: vector<8xf8E4M3FN>) -> (vector<8xf8E4M3FN>, vector<8xf32>) {
+  %0 = arith.truncf %x : vector<8xbf16> to vector<8xf8E4M3FN>
+  %1 = arith.extf %q : vector<8xf8E4M3FN> to vector<8xf32>
+  return %0, %1 : vector<8xf8E4M3FN>, vector<8xf32>
+}

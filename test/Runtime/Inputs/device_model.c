@@ -52,7 +52,7 @@ static int32_t run(void *const *in, void *const *out, void *const *w,
   mgpuLaunchKernel(mgpuModuleGetFunction(module, "kernel"), 1, 1, 1, 32, 1, 1,
                    0, stream, params, NULL, 0);
   mgpuMemFree(mgpuMemAlloc(256, stream, false), stream);
-  mte_cuda_gemm(x, (uint64_t)(uintptr_t)w[0], y, 1, 4, 4, 4, 1, 0.0f,
+  mte_cuda_gemm(x, (uint64_t)(uintptr_t)w[0], y, 1, 4, 4, 4, 1, 1.0f, 0.0f,
                 MTE_DTYPE_BF16, MTE_DTYPE_BF16, MTE_GEMM_EPILOGUE_DEFAULT, 0,
                 0, 0, 0);
 #ifdef MTE_TEST_ATTENTION

@@ -11,6 +11,7 @@
 #ifndef MTE_CODEGEN_CUDA_LIBRARYCONTRACTIONS_H
 #define MTE_CODEGEN_CUDA_LIBRARYCONTRACTIONS_H
 
+#include "mte/Codegen/Common/GemmEpilogue.h"
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -19,13 +20,7 @@
 
 namespace mte {
 
-/// The attribute with which a linear's library form tags its epilogue, for
-/// mte-matmul-to-library-call: a dictionary of `activation` (a
-/// transformer::ActivationAttr) and the unit entries `input_scale`,
-/// `weight_scale` (an fp8 operand's dequantisation factor), `bias` and
-/// `residual`, whose values the epilogue reads in that order after the
-/// product.
-constexpr llvm::StringLiteral kGemmEpilogueAttrName = "mte.gemm_epilogue";
+
 
 /// Builds attention's probabilities [B, H, Sq, Skv] from its f32 scores Q·Kᵀ
 /// (neither scaled nor masked), in `probsType` (the type the second product

@@ -42,9 +42,12 @@ void populateTransformerQuantizationToLinalgPatterns(
 /// accumulator type): times the fp8 operands' scales, + bias, the
 /// activation, + residual, rounded to the output type. The elementwise op's
 /// inputs are the product, the scales, the bias and the residual, in that
-/// order, those the linear has.
+/// order, those the linear has. With `foldedScale`, the scales that are
+/// constants are no inputs: their product, `*foldedScale`, is a constant of
+/// the body (a library GEMM's alpha).
 mlir::Value buildLinearEpilogue(mlir::OpBuilder &b, transformer::LinearOp op,
-                                mlir::Value product);
+                                mlir::Value product,
+                                float *foldedScale = nullptr);
 
 /// Attention's query, key and value with their heads unpacked:
 /// [B, Sq, H, D], [B, Skv, KvH, D] and [B, Skv, KvH, Dv].
