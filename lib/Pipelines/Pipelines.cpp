@@ -205,6 +205,13 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   // Integer powers as helper functions, which outlining copies into the
   // kernel modules that call them.
   pm.addPass(createConvertMathToFuncs());
+  // Quantization as cvt.rn.satfinite.e4m3x2 where PTX has it at the PTX
+  // version LLVM picks by default (sm_90; sm_89 needs PTX 8.1), while the
+  // clamp it recognises still has its constant bounds in view.
+  unsigned sm = 0;
+  StringRef chip(options.chip);
+  if (chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 90)
+    pm.addNestedPass<func::FuncOp>(createFP8ConversionsToNVVM());
   pm.addPass(createGpuKernelOutliningPass());
   buildScalarLowering(pm, /*gpuKernels=*/true);
 

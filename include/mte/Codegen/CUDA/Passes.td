@@ -109,6 +109,26 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
   ];
 }
 
+def FP8ConversionsToNVVM
+    : Pass<"mte-fp8-conversions-to-nvvm", "::mlir::func::FuncOp"> {
+  let summary = "Saturating f32 to E4M3 truncations as cvt.rn.satfinite";
+  let description = [{
+    Inside the `gpu.launch` bodies of a function (before kernel outlining,
+    while the clamp's bounds are still visible constants), for sm_90 or
+    newer, an `arith.truncf` from f32 (or a
+    1-D vector of it) to f8E4M3FN whose operand is clamped to [-448, 448]
+    (`maximumf(minimumf(x, 448), -448)`, the saturating conversion that
+    quantize lowers to) becomes `nvvm.convert.f32x2.to.f8x2` with RN
+    rounding and SATFINITE, one per pair of elements: PTX's
+    `cvt.rn.satfinite.e4m3x2.f32`. For clamped values it computes what the
+    truncation does (nearest even, NaN kept), in one instruction instead of
+    mte-expand-fp8-conversions' integer code. Other fp8 conversions are
+    left to that pass.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def HostBuffersToGPU : Pass<"mte-host-buffers-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Allocate the host code's buffers on the GPU";
   let description = [{
