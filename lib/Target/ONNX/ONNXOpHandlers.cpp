@@ -1524,10 +1524,15 @@ LogicalResult importAttention(NodeImporter &n) {
     k = *pk;
     v = *pv;
   } else {
+    if (qType.getRank() != 3 || kType.getRank() != 3 || vType.getRank() != 3)
+      return n.emitError() << "Q, K and V must all be 4-D or all 3-D";
     if (heads <= 0 || kvh <= 0)
       return n.emitError()
              << "3-D inputs need the q_num_heads and kv_num_heads attributes";
-    headDim = qType.getDimSize(qType.getRank() - 1) / heads;
+    if (qType.getDimSize(2) % heads != 0)
+      return n.emitError() << "Q's hidden size " << qType.getDimSize(2)
+                           << " is not a multiple of q_num_heads " << heads;
+    headDim = qType.getDimSize(2) / heads;
   }
   float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
   if (scaleAttr) {

@@ -130,6 +130,16 @@ case("attention_ranks", [n("Attention", ["q", "k", "v"], ["y"])],
 case("attention_3d_heads", [n("Attention", ["q", "k", "v"], ["y"])],
      [vi("q", F, [1, 3, 16]), vi("k", F, [1, 3, 16]), vi("v", F, [1, 3, 16])], [y()],
      opset=23, expect="3-D inputs need the q_num_heads and kv_num_heads attributes")
+# 3-D Q with a 2-D K (the fuzzer's input: K's sequence was read past its
+# shape), and a hidden size the heads do not divide.
+case("attention_3d_ranks",
+     [n("Attention", ["q", "k", "v"], ["y"], q_num_heads=2, kv_num_heads=2)],
+     [vi("q", F, [1, 3, 16]), vi("k", F, [3, 16]), vi("v", F, [1, 3, 16])], [y()],
+     opset=23, expect="Q, K and V must all be 4-D or all 3-D")
+case("attention_3d_split",
+     [n("Attention", ["q", "k", "v"], ["y"], q_num_heads=3, kv_num_heads=1)],
+     [vi("q", F, [1, 3, 16]), vi("k", F, [1, 3, 16]), vi("v", F, [1, 3, 16])], [y()],
+     opset=23, expect="Q's hidden size 16 is not a multiple of q_num_heads 3")
 case("attention_causal_lengths", [n("Attention", ["q", "k", "v"], ["y"], is_causal=1)],
      [q4("q", 2), q4("k", 3), q4("v", 3)], [y()], opset=23,
      expect="is_causal with query length 2 and key length 3 is not supported")
