@@ -595,12 +595,14 @@ LogicalResult importFlatten(NodeImporter &n) {
                          << rank;
   if (axis < 0)
     axis += rank;
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= type.getDimSize(d);
-  return forward(n, reshapeTo(n, n.getInput(0),
-                              {outer, type.getNumElements() /
-                                          std::max<int64_t>(outer, 1)}));
+  if (!type.hasStaticShape())
+    return n.emitError() << "needs a static input shape, got " << type;
+  // Each side's own product: with a zero dimension before the axis the
+  // element count says nothing of the dimensions after it.
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= type.getDimSize(d);
+  return forward(n, reshapeTo(n, n.getInput(0), {outer, inner}));
 }
 
 /// Axes given as an input (from opset 13 for Squeeze/Unsqueeze, 18 for
