@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -26,6 +27,18 @@ inline std::optional<int64_t> checkedElementCount(llvm::ArrayRef<int64_t> shape)
     if (d < 0 || llvm::MulOverflow(count, d, count))
       return std::nullopt;
   return count;
+}
+
+/// The length of ONNX Range(start, limit, delta), max(ceil((limit - start) /
+/// delta), 0), or none when it is not finite or above `maxLength`: the
+/// doubles are compared before any conversion to an integer, which for a
+/// value beyond int64_t would be undefined.
+inline std::optional<int64_t> rangeLength(double start, double limit,
+                                          double delta, double maxLength) {
+  double steps = std::ceil((limit - start) / delta);
+  if (std::isnan(steps) || steps > maxLength)
+    return std::nullopt;
+  return steps > 0 ? static_cast<int64_t>(steps) : 0;
 }
 
 } // namespace mte

@@ -335,17 +335,16 @@ LogicalResult importRange(NodeImporter &n) {
     return failure();
   if (*delta == 0)
     return n.emitError() << "delta is zero";
-  double steps = std::ceil((*limit - *start) / *delta);
   // A range is materialised: one of more than 2^40 elements (8 TiB of
-  // i64) is a broken model, and a double beyond int64_t cannot convert.
+  // i64) is a broken model.
   constexpr double kMaxLength = 1099511627776.0;
-  if (!std::isfinite(steps) || steps > kMaxLength)
+  std::optional<int64_t> length =
+      mte::rangeLength(*start, *limit, *delta, kMaxLength);
+  if (!length)
     return n.emitError() << "range from " << *start << " to " << *limit
                          << " by " << *delta << " has more than 2^40 elements";
-  // Converted only when in range: a huge negative count is an empty range.
-  int64_t length = steps > 0 ? static_cast<int64_t>(steps) : 0;
   return forward(
-      n, n.createTyped<RangeOp>(withShape(n.getInputType(0), {length}),
+      n, n.createTyped<RangeOp>(withShape(n.getInputType(0), {*length}),
                                 {n.getInput(0), n.getInput(1), n.getInput(2)}));
 }
 

@@ -395,8 +395,21 @@ func.func @range_length() {
   %s = arith.constant dense<0> : tensor<i64>
   %l = arith.constant dense<10> : tensor<i64>
   %d = arith.constant dense<3> : tensor<i64>
-  // expected-error @+1 {{range has 4 elements but the result type holds 3}}
+  // expected-error @+1 {{range from 0.000000e+00 to 1.000000e+01 by 3.000000e+00 does not have the 3 elements the result type holds}}
   %0 = transformer.range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<3xi64>
+  return
+}
+
+// -----
+
+// A count far beyond int64_t (the importer fuzzer's) is compared as a
+// double, never converted.
+func.func @range_huge_length() {
+  %s = arith.constant dense<0.0> : tensor<f32>
+  %l = arith.constant dense<1.0e30> : tensor<f32>
+  %d = arith.constant dense<1.0e-10> : tensor<f32>
+  // expected-error @+1 {{does not have the 3 elements the result type holds}}
+  %0 = transformer.range %s, %l, %d : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<3xf32>
   return
 }
 

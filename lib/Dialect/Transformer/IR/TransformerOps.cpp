@@ -619,11 +619,14 @@ LogicalResult RangeOp::verify() {
     return emitOpError("delta is zero");
   int64_t size = getResult().getType().getDimSize(0);
   if (start && limit && delta && isStaticDim(size)) {
-    int64_t expected = std::max<int64_t>(
-        static_cast<int64_t>(std::ceil((*limit - *start) / *delta)), 0);
-    if (expected != size)
-      return emitOpError("range has ")
-             << expected << " elements but the result type holds " << size;
+    // Compared as doubles first: a count beyond int64_t cannot convert.
+    std::optional<int64_t> expected = mte::rangeLength(
+        *start, *limit, *delta, static_cast<double>(size));
+    if (!expected || *expected != size)
+      return emitOpError("range from ")
+             << *start << " to " << *limit << " by " << *delta
+             << " does not have the " << size
+             << " elements the result type holds";
   }
   return success();
 }
