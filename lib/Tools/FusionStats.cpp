@@ -22,11 +22,16 @@ static SplitOp splitOfLinear(LinearOp linear, unsigned parts) {
   return split;
 }
 
-static bool feedsSwiglu(SplitOp split) {
+/// Whether both halves of `split` feed one gated activation (SwiGLU or
+/// GeGLU): a merged gate/up projection.
+static bool feedsGatedActivation(SplitOp split) {
   return llvm::any_of(split->getUsers(), [&](Operation *user) {
-    auto swiglu = dyn_cast<SwigluOp>(user);
-    return swiglu && swiglu.getGate().getDefiningOp() == split &&
-           swiglu.getUp().getDefiningOp() == split;
+    Value gate, up;
+    if (auto swiglu = dyn_cast<SwigluOp>(user))
+      gate = swiglu.getGate(), up = swiglu.getUp();
+    else if (auto geglu = dyn_cast<GegluOp>(user))
+      gate = geglu.getGate(), up = geglu.getUp();
+    return gate && gate.getDefiningOp() == split && up.getDefiningOp() == split;
   });
 }
 
@@ -39,7 +44,7 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
   llvm::StringMap<int64_t> counts;
   root->walk([&](Operation *op) {
     if (isa<LayerNormOp, RMSNormOp, AttentionOp, RotaryEmbeddingOp, GeluOp,
-            SiluOp, SwigluOp>(op))
+            SiluOp, SwigluOp, GegluOp>(op))
       ++counts[op->getName().stripDialect()];
     if (auto linear = dyn_cast<LinearOp>(op)) {
       // Recognised patterns are counted where a fusion absorbed them too:
@@ -49,7 +54,7 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
       SplitOp pair = splitOfLinear(linear, 2);
       counts["linear"] += triple ? 3 : pair ? 2 : 1;
       counts["qkv"] += static_cast<bool>(triple);
-      counts["gate_up"] += pair && feedsSwiglu(pair);
+      counts["gate_up"] += pair && feedsGatedActivation(pair);
       Activation act = linear.getActivation();
       counts["bias_activation"] += act != Activation::None;
       counts["gelu"] += act == Activation::Gelu || act == Activation::GeluTanh;
@@ -73,7 +78,7 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
   llvm::SmallVector<FusionCount> result;
   for (StringRef kind :
        {"layer_norm", "rms_norm", "linear", "attention", "rotary_embedding",
-        "gelu", "silu", "swiglu", "qkv", "gate_up", "bias_activation",
+        "gelu", "silu", "swiglu", "geglu", "qkv", "gate_up", "bias_activation",
         "residual", "norm_linear", "gemm", "fp8_gemm", "fp8_skipped"})
     result.push_back({kind, counts.lookup(kind)});
   return result;

@@ -18,7 +18,7 @@ struct FusionCount {
 /// activation in a linear's epilogue counts as that activation), then the
 /// fusions visible in their form: `qkv` (a linear whose only user
 /// splits it into 3 along the last axis), `gate_up` (one split into 2 that
-/// feeds a swiglu), `bias_activation` (linears with an activation),
+/// feeds a swiglu or geglu), `bias_activation` (linears with an activation),
 /// `residual` (linears and norms with a residual operand) and `norm_linear`
 /// (norms whose output element type differs from their input's), and `gemm`,
 /// the number of linear ops (GEMMs) left after fusion. Counted

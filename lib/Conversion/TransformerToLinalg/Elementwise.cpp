@@ -405,6 +405,15 @@ void mte::populateTransformerElementwiseToLinalgPatterns(
               return arith::MulFOp::create(nb, nl, silu, w[1]);
             });
       });
+  addElementwise<GegluOp>(
+      patterns, [](OpBuilder &b, Location l, ValueRange a, T t, GegluOp op) {
+        GeluApproximation approx = op.getApproximate();
+        return viaComputeType(
+            b, l, a, t, [&](OpBuilder &nb, Location nl, ValueRange w) -> Value {
+              return arith::MulFOp::create(nb, nl, gelu(nb, nl, w[0], approx),
+                                           w[1]);
+            });
+      });
   addElementwise<NegOp>(
       patterns,
       [](OpBuilder &b, Location l, ValueRange a, T t, NegOp) -> Value {

@@ -158,6 +158,136 @@ struct CumSumPattern : OpRewritePattern<CumSumOp> {
   }
 };
 
+/// TopK by ranks. rank(i) counts the elements that come before element i
+/// along the axis: larger ones (smaller ones without `largest`), and equal
+/// ones at a lower index, so the ranks are a permutation of 0..n-1. Output
+/// r takes the one i whose rank is r, and its value. NaN compares above
+/// every number and equal to NaN. Quadratic in the axis length but every
+/// output independent, which suits the GPU; Transformer exports take it
+/// over a handful of experts (MoE routing) or one step's vocabulary.
+struct TopKPattern : OpRewritePattern<TopKOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// Whether `a` comes before `b` in the order (`a` larger, or smaller
+  /// without `largest`), NaN above every number.
+  static Value precedes(OpBuilder &b, Location l, Value a, Value x,
+                        Type element, bool largest) {
+    if (!largest)
+      std::swap(a, x);
+    if (!isFloat(element))
+      return arith::CmpIOp::create(b, l,
+                                   isUnsigned(element)
+                                       ? arith::CmpIPredicate::ugt
+                                       : arith::CmpIPredicate::sgt,
+                                   a, x);
+    // a > x, or a is NaN and x is not.
+    Value greater = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a, x);
+    Value aNan = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, a, a);
+    Value xNumber = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ORD, x, x);
+    return arith::OrIOp::create(
+        b, l, greater, arith::AndIOp::create(b, l, aNan, xNumber));
+  }
+
+  static Value equal(OpBuilder &b, Location l, Value a, Value x, Type element) {
+    if (!isFloat(element))
+      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a, x);
+    Value same = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, a, x);
+    Value bothNan = arith::AndIOp::create(
+        b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, a, a),
+        arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, x, x));
+    return arith::OrIOp::create(b, l, same, bothNan);
+  }
+
+  LogicalResult matchAndRewrite(TopKOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType inputType = op.getInput().getType();
+    if (!inputType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t rank = inputType.getRank();
+    int64_t axis = *normalizeAxis(op.getAxis(), rank);
+    Type element = inputType.getElementType();
+    Type i64 = rewriter.getI64Type();
+    bool largest = op.getLargest();
+    Value input = bitcastElements(rewriter, loc, op.getInput(),
+                                  signlessType(element));
+
+    // rank[.., i, ..] = sum over j of precedes(x_j, x_i) or (equal, j < i).
+    // Loops: the input's dimensions (i on the axis), then j.
+    SmallVector<AffineExpr> atJ;
+    for (int64_t d = 0; d < rank; ++d)
+      atJ.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank);
+    SmallVector<utils::IteratorType> iterators(rank + 1,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    Value zeros = filledTensor(rewriter, loc, inputType.getShape(), i64, 0);
+    Value ranks =
+        linalg::GenericOp::create(
+            rewriter, loc, zeros.getType(), ValueRange{input, input}, zeros,
+            ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, atJ, ctx), identity,
+                                identity},
+            iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value i = linalg::IndexOp::create(b, l, axis);
+              Value j = linalg::IndexOp::create(b, l, rank);
+              Value earlier = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::ult, j, i);
+              Value before = arith::OrIOp::create(
+                  b, l, precedes(b, l, a[0], a[1], element, largest),
+                  arith::AndIOp::create(b, l, equal(b, l, a[0], a[1], element),
+                                        earlier));
+              Value one = arith::ExtUIOp::create(b, l, i64, before);
+              linalg::YieldOp::create(
+                  b, l, ValueRange{arith::AddIOp::create(b, l, a[2], one)});
+            })
+            .getResult(0);
+
+    // indices[.., r, ..] = the i whose rank is r (sum of i over rank == r).
+    RankedTensorType indicesType = op.getIndices().getType();
+    Value init = filledTensor(rewriter, loc, indicesType.getShape(), i64, 0);
+    Value indices =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ranks, init,
+            ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, atJ, ctx),
+                                identity},
+            iterators,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value r = arith::IndexCastOp::create(
+                  b, l, i64, linalg::IndexOp::create(b, l, axis));
+              Value i = arith::IndexCastOp::create(
+                  b, l, i64, linalg::IndexOp::create(b, l, rank));
+              Value hit =
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[0], r);
+              Value add = arith::SelectOp::create(b, l, hit, i,
+                                                  constantOf(b, l, i64, 0));
+              linalg::YieldOp::create(
+                  b, l, ValueRange{arith::AddIOp::create(b, l, a[1], add)});
+            })
+            .getResult(0);
+
+    // values[.., r, ..] = input[.., indices[.., r, ..], ..].
+    Value values = elementwise(
+        rewriter, loc,
+        RankedTensorType::get(indicesType.getShape(), signlessType(element)),
+        indices, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d)
+            coords.push_back(
+                d == axis ? arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                       a[0])
+                                .getResult()
+                          : linalg::IndexOp::create(b, l, d).getResult());
+          return tensor::ExtractOp::create(b, l, input, coords);
+        });
+    rewriter.replaceOp(op, {bitcastElements(rewriter, loc, values, element),
+                            indices});
+    return success();
+  }
+};
+
 /// layer_norm and rms_norm over the dimensions from `axis`, in f32.
 template <typename OpTy> struct NormPattern : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -246,7 +376,7 @@ template <typename OpTy> struct NormPattern : OpRewritePattern<OpTy> {
 
 void mte::populateTransformerReductionToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<ReducePattern, SoftmaxPattern, CumSumPattern,
+  patterns.add<ReducePattern, SoftmaxPattern, CumSumPattern, TopKPattern,
                NormPattern<LayerNormOp>, NormPattern<RMSNormOp>>(
       patterns.getContext());
 }

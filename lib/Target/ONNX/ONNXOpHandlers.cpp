@@ -890,6 +890,54 @@ LogicalResult importCumSum(NodeImporter &n) {
                                             attrs));
 }
 
+/// TopK: k is an attribute (TopK-1) or a constant one-element input
+/// (TopK-10); `largest` and `sorted` since TopK-11. The result is always
+/// sorted, which `sorted = 0` (any order) allows.
+template <bool kFromInput> LogicalResult importTopK(NodeImporter &n) {
+  if (failed(n.checkNumInputs(kFromInput ? 2 : 1, kFromInput ? 2 : 1)))
+    return failure();
+  RankedTensorType type = n.getInputType(0);
+  int64_t k;
+  if constexpr (kFromInput) {
+    auto given = n.getConstantInts(1);
+    if (failed(given))
+      return failure();
+    if (given->size() != 1)
+      return n.emitError() << "K must hold one value, not " << given->size();
+    k = (*given)[0];
+  } else {
+    auto given = n.getInt("k", -1);
+    if (failed(given))
+      return failure();
+    k = *given;
+  }
+  auto axisAttr = n.getInt("axis", -1);
+  auto largest = n.getInt("largest", 1);
+  if (failed(axisAttr) || failed(largest))
+    return failure();
+  auto axis = normalizeAxisOrError(n, *axisAttr, type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t length = type.getDimSize(*axis);
+  if (k < 0 || (!ShapedType::isDynamic(length) && k > length))
+    return n.emitError() << "k = " << k << " is not within [0, " << length
+                         << "], the length of axis " << *axis;
+  if (*largest != 0 && *largest != 1)
+    return n.emitError() << "largest must be 0 or 1, not " << *largest;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[*axis] = k;
+  Builder &b = n.getBuilder();
+  auto results = n.createMulti<TopKOp>(
+      {withShape(type, shape),
+       RankedTensorType::get(shape, b.getIntegerType(64))},
+      n.getInput(0),
+      {namedI64(n, "k", k), namedI64(n, "axis", *axis),
+       b.getNamedAttr("largest", b.getBoolAttr(*largest))});
+  if (failed(results))
+    return failure();
+  return n.setOutputs(*results);
+}
+
 /// Conv: explicit pads, or auto_pad SAME_UPPER / SAME_LOWER (the padding
 /// that keeps ceil(D / stride) outputs, the odd one at the end or the
 /// start) or VALID.
@@ -1646,6 +1694,8 @@ const OpHandlerEntry kHandlers[] = {
     {"", "ScatterND", 11, importScatterND},
     {"", "Trilu", 14, importTrilu},
     {"", "CumSum", 11, importCumSum},
+    {"", "TopK", 1, importTopK<false>},
+    {"", "TopK", 10, importTopK<true>},
     // Contractions and reductions.
     {"", "MatMul", 1, importMatMul},
     {"", "Conv", 11, importConv},

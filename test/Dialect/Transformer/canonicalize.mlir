@@ -83,6 +83,29 @@ func.func @casts(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xi
 
 // -----
 
+// A round trip through a type that holds every value folds away (f16 ->
+// f32 -> f16, softmax(dtype=float32).to(float16); i8 -> i32 -> i8); through
+// a narrower one (f32 -> f16 -> f32 rounds) or float -> int it stays.
+// CHECK-LABEL: func @cast_round_trips
+// CHECK-DAG: %[[N:.*]] = transformer.cast %arg1 : tensor<3xf32> to tensor<3xf16>
+// CHECK-DAG: %[[W:.*]] = transformer.cast %[[N]] : tensor<3xf16> to tensor<3xf32>
+// CHECK-DAG: %[[I:.*]] = transformer.cast %arg0 : tensor<3xf16> to tensor<3xi32>
+// CHECK-DAG: %[[F:.*]] = transformer.cast %[[I]] : tensor<3xi32> to tensor<3xf16>
+// CHECK: return %arg0, %arg2, %[[W]], %[[F]]
+func.func @cast_round_trips(%h: tensor<3xf16>, %x: tensor<3xf32>, %b: tensor<3xi8>) -> (tensor<3xf16>, tensor<3xi8>, tensor<3xf32>, tensor<3xf16>) {
+  %0 = transformer.cast %h : tensor<3xf16> to tensor<3xf32>
+  %1 = transformer.cast %0 : tensor<3xf32> to tensor<3xf16>
+  %2 = transformer.cast %b : tensor<3xi8> to tensor<3xi32>
+  %3 = transformer.cast %2 : tensor<3xi32> to tensor<3xi8>
+  %4 = transformer.cast %x : tensor<3xf32> to tensor<3xf16>
+  %5 = transformer.cast %4 : tensor<3xf16> to tensor<3xf32>
+  %6 = transformer.cast %h : tensor<3xf16> to tensor<3xi32>
+  %7 = transformer.cast %6 : tensor<3xi32> to tensor<3xf16>
+  return %1, %3, %5, %7 : tensor<3xf16>, tensor<3xi8>, tensor<3xf32>, tensor<3xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func @expand_and_slice
 // CHECK-DAG: %[[E:.*]] = arith.constant dense<2.000000e+00> : tensor<4x8xf32>
 // CHECK-DAG: %[[S:.*]] = arith.constant dense<[5, 3, 1]> : tensor<3xi64>

@@ -816,6 +816,22 @@ func.func @cumsum_axis(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+func.func @topk_k(%a: tensor<2x4xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
+  // expected-error @+1 {{k = 5 exceeds the axis length 4}}
+  %v, %i = transformer.topk %a {axis = 1 : i64, k = 5 : i64, largest = true} : tensor<2x4xf32> -> tensor<2x5xf32>, tensor<2x5xi64>
+  return %v, %i : tensor<2x5xf32>, tensor<2x5xi64>
+}
+
+// -----
+
+func.func @topk_shape(%a: tensor<2x4xf32>) -> (tensor<2x2xf32>, tensor<2x3xi64>) {
+  // expected-error @+1 {{indices must have the input's shape with k along the axis}}
+  %v, %i = transformer.topk %a {axis = -1 : i64, k = 2 : i64, largest = false} : tensor<2x4xf32> -> tensor<2x2xf32>, tensor<2x3xi64>
+  return %v, %i : tensor<2x2xf32>, tensor<2x3xi64>
+}
+
+// -----
+
 func.func @conv_too_small(%x: tensor<1x4x2x2xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x1x1xf32> {
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{spatial dimension 0 of 2 (padded 2) is smaller than the kernel's span 3}}

@@ -231,7 +231,16 @@ func.func @rotary_and_activations(%x: tensor<2x4x16x64xf32>, %xp: tensor<2x16x25
   %4 = transformer.silu %3 : tensor<2x16x256xf32>
   // CHECK: transformer.swiglu %{{.*}}, %{{.*}} : tensor<2x16x256xf32>
   %5 = transformer.swiglu %4, %2 : tensor<2x16x256xf32>
-  return %0, %2, %3, %4, %5 : tensor<2x4x16x64xf32>, tensor<2x16x256xf32>, tensor<2x16x256xf32>, tensor<2x16x256xf32>, tensor<2x16x256xf32>
+  // CHECK: transformer.geglu %{{.*}}, %{{.*}} approximate <tanh> : tensor<2x16x256xf32>
+  %6 = transformer.geglu %5, %2 approximate <tanh> : tensor<2x16x256xf32>
+  return %0, %2, %3, %4, %6 : tensor<2x4x16x64xf32>, tensor<2x16x256xf32>, tensor<2x16x256xf32>, tensor<2x16x256xf32>, tensor<2x16x256xf32>
+}
+
+// CHECK-LABEL: func @topk
+func.func @topk(%x: tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
+  // CHECK: transformer.topk %{{.*}} {axis = 1 : i64, k = 3 : i64, largest = true} : tensor<2x8xf32> -> tensor<2x3xf32>, tensor<2x3xi64>
+  %v, %i = transformer.topk %x {axis = 1 : i64, k = 3 : i64, largest = true} : tensor<2x8xf32> -> tensor<2x3xf32>, tensor<2x3xi64>
+  return %v, %i : tensor<2x3xf32>, tensor<2x3xi64>
 }
 
 // CHECK-LABEL: func @fp8

@@ -92,6 +92,14 @@ case("split_outputs", [n("Split", ["x", "sizes"], ["a", "b", "c"], axis=1)], [x2
      expect="splits into 2 pieces but the node has 3 outputs")
 case("cumsum_two_axes", [n("CumSum", ["x", "axis"], ["y"])], [x23], [y([2, 3])],
      [const("axis", [0, 1])], expect="axis must hold one value, not 2")
+case("topk_too_many", [n("TopK", ["x", "k"], ["y", "i"])], [x23],
+     [y([2, 4]), i64("i", [2, 4])], [const("k", [4])],
+     expect="k = 4 is not within [0, 3], the length of axis 1")
+case("topk_dynamic_k", [n("TopK", ["x", "k"], ["y", "i"])], [x23, i64("k", [1])],
+     [y([2, 1]), i64("i", [2, 1])], expect="input #1 ('k') must be a compile-time constant")
+case("topk_two_values", [n("TopK", ["x", "k"], ["y", "i"])], [x23],
+     [y([2, 1]), i64("i", [2, 1])], [const("k", [1, 2])],
+     expect="K must hold one value, not 2")
 case("conv_rank2", [n("Conv", ["x", "w"], ["y"])], [x23], [y()],
      [numpy_helper.from_array(np.ones((2, 3), np.float32), "w")],
      expect="needs static input and weight of one rank, 3 or more")

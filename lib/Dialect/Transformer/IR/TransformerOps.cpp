@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
@@ -307,6 +308,29 @@ LogicalResult CumSumOp::verify() {
   if (!normalizeAxis(axis, getInput().getType().getRank()))
     return emitOpError("axis ") << axis << " is out of range for rank "
                                 << getInput().getType().getRank();
+  return success();
+}
+
+LogicalResult TopKOp::verify() {
+  RankedTensorType input = getInput().getType();
+  std::optional<int64_t> axis = normalizeAxis(getAxis(), input.getRank());
+  if (!axis)
+    return emitOpError("axis ") << getAxis() << " is out of range for rank "
+                                << input.getRank();
+  int64_t length = input.getDimSize(*axis);
+  if (!ShapedType::isDynamic(length) && getK() > length)
+    return emitOpError("k = ") << getK() << " exceeds the axis length "
+                               << length;
+  SmallVector<int64_t> shape(input.getShape());
+  shape[*axis] = getK();
+  for (auto [name, type] :
+       {std::pair<StringRef, RankedTensorType>{"values", getValues().getType()},
+        {"indices", getIndices().getType()}})
+    if (failed(verifyCompatibleShape(type.getShape(), shape)))
+      return emitOpError() << name << " must have the input's shape with k "
+                           << "along the axis";
+  if (getValues().getType().getElementType() != input.getElementType())
+    return emitOpError("values must have the input's element type");
   return success();
 }
 

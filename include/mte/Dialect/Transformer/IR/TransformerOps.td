@@ -544,6 +544,25 @@ def Transformer_CumSumOp : Transformer_Op<"cumsum",
   let hasVerifier = 1;
 }
 
+def Transformer_TopKOp : Transformer_Op<"topk", [Pure]> {
+  let summary = "the k largest or smallest elements along one axis (ONNX TopK)";
+  let description = [{
+    `values` holds the `k` largest (`largest`) or smallest elements of
+    `input` along `axis`, in that order, and `indices` their positions
+    along the axis. Equal elements keep their order: the lower index comes
+    first (as ONNX specifies). NaN orders above every number (as the
+    largest value), and NaNs among themselves by index.
+  }];
+  let arguments = (ins Transformer_NumericTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$k,
+                       I64Attr:$axis, BoolAttr:$largest);
+  let results = (outs Transformer_NumericTensor:$values,
+                      RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` "
+                       "type($values) `,` type($indices)";
+  let hasVerifier = 1;
+}
+
 def Transformer_TriluOp : Transformer_Op<"trilu",
     [Pure, SameOperandsAndResultType]> {
   let summary = "keeps the upper or lower triangle of the last two dims";
@@ -806,6 +825,22 @@ def Transformer_SwigluOp : Transformer_Op<"swiglu",
                        Transformer_FloatTensor:$up);
   let results = (outs Transformer_FloatTensor:$result);
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def Transformer_GegluOp : Transformer_Op<"geglu",
+    [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "gelu(gate) · up, the gated MLP activation of Gemma and T5 v1.1";
+  let description = [{
+    `approximate` selects the GELU as in `transformer.gelu` (Gemma's is
+    `tanh`, T5 v1.1's `gelu_new` too).
+  }];
+  let arguments = (ins Transformer_FloatTensor:$gate,
+                       Transformer_FloatTensor:$up,
+                       DefaultValuedAttr<Transformer_GeluApproximationAttr,
+                           "::mte::transformer::GeluApproximation::None">:$approximate);
+  let results = (outs Transformer_FloatTensor:$result);
+  let assemblyFormat = "$gate `,` $up (`approximate` $approximate^)? attr-dict "
+                       "`:` type($result)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -130,16 +130,22 @@ def RecognizeRMSNorm : Pass<"mte-recognize-rms-norm", "::mlir::func::FuncOp"> {
 }
 
 def RecognizeGelu : Pass<"mte-recognize-gelu", "::mlir::func::FuncOp"> {
-  let summary = "Form transformer.gelu from its erf and tanh spellings";
+  let summary = "Form transformer.gelu from its erf and tanh spellings, and geglu";
   let description = [{
     Matches the product `0.5 * x * (1 + inner)`, its factors in any order
     and association, where `inner` is `erf(x / sqrt(2))` or
     `erf(x * (1 / sqrt(2)))` (exact GELU), or
     `tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))` with the cube as `pow(x, 3)`
     or `x * x * x` (the tanh approximation of GPT-2). Constants must match to
-    a relative 1e-4, and every intermediate must have no other user.
+    a relative 1e-4 of the value the constant's type holds (a float16
+    model's 0.044715 is 0.044708), and every intermediate must have no
+    other user. Then `gelu(gate) * up` becomes `geglu(gate, up)`, the gated
+    MLP of Gemma and T5 v1.1, when the gelu has no other user.
   }];
-  let statistics = [Statistic<"numGelu", "gelu", "Number of GELUs formed">];
+  let statistics = [
+    Statistic<"numGelu", "gelu", "Number of GELUs formed">,
+    Statistic<"numGeglu", "geglu", "Number of GeGLUs formed">
+  ];
 }
 
 def RecognizeSilu : Pass<"mte-recognize-silu", "::mlir::func::FuncOp"> {
