@@ -264,3 +264,127 @@ func.func @negative_fill_not_hidden(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4
   %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// A padding mask from an input merged with the causal one, as transformers
+// builds it (and_masks of causal and padding, then Where(allowed, 0, min)
+// added): the causal flag and a keep mask of the padding part, so that the
+// fused kernels still run.
+// CHECK-LABEL: func @causal_and_padding
+// CHECK-SAME: %[[PAD:[a-z0-9]+]]: tensor<2x1x1x4xi1>)
+// CHECK: transformer.attention {{.*}} mask %[[PAD]] {causal, num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 5.000000e-01 : f32}
+func.func @causal_and_padding(%q: tensor<2x1x4x8xf32>, %kt: tensor<2x1x8x4xf32>, %v: tensor<2x1x4x8xf32>, %pad: tensor<2x1x1x4xi1>) -> tensor<2x1x4x8xf32> {
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %causal = arith.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %allowed = transformer.and %causal, %pad : (tensor<4x4xi1>, tensor<2x1x1x4xi1>) -> tensor<2x1x4x4xi1>
+  %mask = transformer.where %allowed, %zero, %min : (tensor<2x1x4x4xi1>, tensor<f32>, tensor<f32>) -> tensor<2x1x4x4xf32>
+  %s = transformer.matmul %q, %kt : (tensor<2x1x4x8xf32>, tensor<2x1x8x4xf32>) -> tensor<2x1x4x4xf32>
+  %s1 = transformer.mul %s, %half : (tensor<2x1x4x4xf32>, tensor<f32>) -> tensor<2x1x4x4xf32>
+  %s2 = transformer.add %s1, %mask : (tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x1x4x4xf32>
+  %p = transformer.softmax %s2 : tensor<2x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<2x1x4x4xf32>, tensor<2x1x4x8xf32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
+// Two input-dependent conjuncts beside the causal one are ANDed into one
+// keep mask.
+// CHECK-LABEL: func @causal_and_two_masks
+// CHECK: %[[BOTH:.*]] = transformer.and %arg3, %arg4
+// CHECK: transformer.attention {{.*}} mask %[[BOTH]] {causal,
+func.func @causal_and_two_masks(%q: tensor<1x1x4x8xf32>, %kt: tensor<1x1x8x4xf32>, %v: tensor<1x1x4x8xf32>, %a: tensor<1x1x1x4xi1>, %b: tensor<1x1x4x4xi1>) -> tensor<1x1x4x8xf32> {
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %causal = arith.constant dense<[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %ca = transformer.and %causal, %a : (tensor<4x4xi1>, tensor<1x1x1x4xi1>) -> tensor<1x1x4x4xi1>
+  %allowed = transformer.and %ca, %b : (tensor<1x1x4x4xi1>, tensor<1x1x4x4xi1>) -> tensor<1x1x4x4xi1>
+  %mask = transformer.where %allowed, %zero, %min : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %s2 = transformer.add %s, %mask : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s2 : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// Near miss: the conjunct that is constant is not causal (one visible key
+// hidden), so the merged mask stays one additive operand.
+// CHECK-LABEL: func @and_not_causal
+// CHECK: transformer.attention {{.*}} mask %{{.*}} {num_heads = 1 : i64
+// CHECK-NOT: causal
+func.func @and_not_causal(%q: tensor<1x1x2x8xf32>, %kt: tensor<1x1x8x2xf32>, %v: tensor<1x1x2x8xf32>, %pad: tensor<1x1x1x2xi1>) -> tensor<1x1x2x8xf32> {
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %keep = arith.constant dense<[[true, false], [false, true]]> : tensor<2x2xi1>
+  %allowed = transformer.and %keep, %pad : (tensor<2x2xi1>, tensor<1x1x1x2xi1>) -> tensor<1x1x2x2xi1>
+  %mask = transformer.where %allowed, %zero, %min : (tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x2x8xf32>, tensor<1x1x8x2xf32>) -> tensor<1x1x2x2xf32>
+  %s1 = transformer.add %s, %mask : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = transformer.softmax %s1 : tensor<1x1x2x2xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xf32>
+  return %o : tensor<1x1x2x8xf32>
+}
+
+// -----
+
+// BART-era eager attention (Whisper under TorchScript): heads merged into
+// the batch, bmm, softmax, bmm on [B * H, S, D], the mask added between
+// views to [B, H, Sq, Skv] and back. The merges move past the products and
+// the softmax and cancel.
+// ABSENT-LABEL: func @merged_heads
+// ABSENT-NOT: transformer.matmul
+// ABSENT-NOT: transformer.softmax
+// ABSENT: {{^}}}
+// CHECK-LABEL: func @merged_heads
+// CHECK: transformer.attention {{.*}} mask %arg3 {num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 1.000000e+00 : f32}
+func.func @merged_heads(%q: tensor<2x4x32xf32>, %k: tensor<2x4x32xf32>, %v: tensor<2x4x32xf32>, %mask: tensor<2x1x4x4xf32>) -> tensor<2x4x32xf32> {
+  %q0 = transformer.reshape %q : tensor<2x4x32xf32> -> tensor<2x4x2x16xf32>
+  %q1 = transformer.transpose %q0 [0, 2, 1, 3] : tensor<2x4x2x16xf32> -> tensor<2x2x4x16xf32>
+  %q2 = transformer.reshape %q1 : tensor<2x2x4x16xf32> -> tensor<4x4x16xf32>
+  %k0 = transformer.reshape %k : tensor<2x4x32xf32> -> tensor<2x4x2x16xf32>
+  %k1 = transformer.transpose %k0 [0, 2, 1, 3] : tensor<2x4x2x16xf32> -> tensor<2x2x4x16xf32>
+  %k2 = transformer.reshape %k1 : tensor<2x2x4x16xf32> -> tensor<4x4x16xf32>
+  %kt = transformer.transpose %k2 [0, 2, 1] : tensor<4x4x16xf32> -> tensor<4x16x4xf32>
+  %v0 = transformer.reshape %v : tensor<2x4x32xf32> -> tensor<2x4x2x16xf32>
+  %v1 = transformer.transpose %v0 [0, 2, 1, 3] : tensor<2x4x2x16xf32> -> tensor<2x2x4x16xf32>
+  %v2 = transformer.reshape %v1 : tensor<2x2x4x16xf32> -> tensor<4x4x16xf32>
+  %s = transformer.matmul %q2, %kt : (tensor<4x4x16xf32>, tensor<4x16x4xf32>) -> tensor<4x4x4xf32>
+  %s4 = transformer.reshape %s : tensor<4x4x4xf32> -> tensor<2x2x4x4xf32>
+  %m4 = transformer.add %s4, %mask : (tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %m3 = transformer.reshape %m4 : tensor<2x2x4x4xf32> -> tensor<4x4x4xf32>
+  %p = transformer.softmax %m3 {axis = -1} : tensor<4x4x4xf32>
+  %o = transformer.matmul %p, %v2 : (tensor<4x4x4xf32>, tensor<4x4x16xf32>) -> tensor<4x4x16xf32>
+  %o4 = transformer.reshape %o : tensor<4x4x16xf32> -> tensor<2x2x4x16xf32>
+  %o5 = transformer.transpose %o4 [0, 2, 1, 3] : tensor<2x2x4x16xf32> -> tensor<2x4x2x16xf32>
+  %o6 = transformer.reshape %o5 : tensor<2x4x2x16xf32> -> tensor<2x4x32xf32>
+  return %o6 : tensor<2x4x32xf32>
+}
+
+// -----
+
+// The dynamo exporter's BERT mask: the padding mask expanded to [B, 1, Sq,
+// Skv] before it is made additive. The op broadcasts its mask, so the
+// arithmetic is redone on the [B, 1, 1, Skv] mask (a key-padding mask the
+// fused kernels take).
+// CHECK-LABEL: func @expanded_padding_mask
+// CHECK-SAME: %[[PAD:[a-z0-9]+]]: tensor<2x1x1x4xf32>)
+// CHECK: %[[INV:.*]] = transformer.sub %{{.*}}, %[[PAD]] : (tensor<f32>, tensor<2x1x1x4xf32>) -> tensor<2x1x1x4xf32>
+// CHECK: %[[ADD:.*]] = transformer.mul %[[INV]], %{{.*}} : (tensor<2x1x1x4xf32>, tensor<f32>) -> tensor<2x1x1x4xf32>
+// CHECK: transformer.attention {{.*}} mask %[[ADD]] {num_heads = 1 : i64
+func.func @expanded_padding_mask(%q: tensor<2x1x4x8xf32>, %kt: tensor<2x1x8x4xf32>, %v: tensor<2x1x4x8xf32>, %pad: tensor<2x1x1x4xf32>) -> tensor<2x1x4x8xf32> {
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %e = transformer.expand %pad : tensor<2x1x1x4xf32> -> tensor<2x1x4x4xf32>
+  %inv = transformer.sub %one, %e : (tensor<f32>, tensor<2x1x4x4xf32>) -> tensor<2x1x4x4xf32>
+  %mask = transformer.mul %inv, %min : (tensor<2x1x4x4xf32>, tensor<f32>) -> tensor<2x1x4x4xf32>
+  %s = transformer.matmul %q, %kt : (tensor<2x1x4x8xf32>, tensor<2x1x8x4xf32>) -> tensor<2x1x4x4xf32>
+  %s1 = transformer.add %s, %mask : (tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x1x4x4xf32>
+  %p = transformer.softmax %s1 : tensor<2x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<2x1x4x4xf32>, tensor<2x1x4x8xf32>) -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}

@@ -46,6 +46,8 @@ struct Scores {
   Value additiveMask;
   Value keepMask;
   bool keepMaskInverted = false;
+  /// A keep mask given as the conjunction of these (splitCausalConjunct).
+  SmallVector<Value> keepConjuncts;
 };
 
 /// The query and key lengths of a `[B, H, Sq, Skv]` score tensor.
@@ -79,8 +81,50 @@ bool broadcastsTo(Value mask, RankedTensorType scores) {
   return true;
 }
 
+/// The leaves of an `and` tree.
+void collectConjuncts(Value v, SmallVectorImpl<Value> &leaves) {
+  if (auto conjunction = v.getDefiningOp<AndOp>()) {
+    collectConjuncts(conjunction.getLhs(), leaves);
+    collectConjuncts(conjunction.getRhs(), leaves);
+    return;
+  }
+  leaves.push_back(v);
+}
+
+/// A visibility condition `cond` (true where a key is visible) that is the
+/// conjunction of an exactly causal, input-independent part and others (a
+/// padding mask from an input: transformers' and_masks of causal and
+/// padding functions): sets the causal flag and records the others, whose
+/// conjunction is the keep mask. False when no conjunct is causal.
+bool splitCausalConjunct(Scores &m, const ScoreShape &shape, Value cond) {
+  SmallVector<Value> leaves;
+  collectConjuncts(cond, leaves);
+  if (leaves.size() < 2)
+    return false;
+  auto causal = llvm::find_if(leaves, [&](Value leaf) {
+    return broadcastsTo(leaf, shape.type) &&
+           isCausalMask(leaf, MaskForm::Keep, shape.sq(), shape.skv());
+  });
+  if (causal == leaves.end())
+    return false;
+  leaves.erase(causal);
+  if (!llvm::all_of(leaves, [&](Value leaf) {
+        return broadcastsTo(leaf, shape.type);
+      }))
+    return false;
+  m.causal = true;
+  m.keepConjuncts = std::move(leaves);
+  return true;
+}
+
 /// Records `mask` in `m`: as the causal flag when it is exactly causal, else
-/// as the single mask operand of its kind.
+/// as the single mask operand of its kind. An additive mask
+/// `where(cond, 0, -big)` whose condition is causal AND something else
+/// becomes the causal flag and a keep mask of the rest, so that a padding
+/// mask merged with the causal one still gives the fused kernels their
+/// causal form. (The two differ only for a query that sees no key at all:
+/// the additive form averages every value there, the op gives zeros; such
+/// a query is itself padding.)
 bool addMask(Scores &m, const ScoreShape &shape, Value mask, MaskForm form,
              bool inverted = false) {
   if (!broadcastsTo(mask, shape.type))
@@ -90,7 +134,18 @@ bool addMask(Scores &m, const ScoreShape &shape, Value mask, MaskForm form,
     m.causal = true;
     return true;
   }
-  if (m.additiveMask || m.keepMask)
+  if (form == MaskForm::Additive && !m.causal && !m.additiveMask &&
+      !m.keepMask && !m.belowScale) {
+    auto where = mask.getDefiningOp<WhereOp>();
+    Type elt = cast<RankedTensorType>(mask.getType()).getElementType();
+    if (where && constantScalar(where.getTrueValue()) == 0.0 &&
+        isHiddenFill(where.getFalseValue(), elt) &&
+        elt == shape.type.getElementType()) {
+      if (splitCausalConjunct(m, shape, where.getCondition()))
+        return true;
+    }
+  }
+  if (m.additiveMask || m.keepMask || !m.keepConjuncts.empty())
     return false; // the op has one mask operand
   if (form == MaskForm::Additive) {
     // A mask added before the scale would need scaling too.
@@ -280,6 +335,175 @@ SoftmaxOp matchProbabilities(Value probs) {
   return softmax;
 }
 
+//===----------------------------------------------------------------------===//
+// Masks built at the scores' shape from smaller ones
+//===----------------------------------------------------------------------===//
+//
+// Exporters often expand a padding mask to [B, 1, Sq, Skv] before the
+// arithmetic that makes it additive (transformers' _expand_mask under
+// dynamo). The op broadcasts its mask, so the same values computed before
+// the expand serve: a [B, 1, 1, Skv] mask is a key-padding mask the fused
+// kernels take.
+
+/// Ops that apply elementwise under numpy broadcasting.
+bool isPointwise(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<AddOp, SubOp, MulOp, DivOp, MinOp, MaxOp, AndOp, OrOp, CompareOp,
+             WhereOp>(op);
+}
+
+/// The smallest shape (of rank `rank`, right-aligned) from which `v` is a
+/// broadcast through expands and pointwise ops; `v`'s own shape otherwise.
+SmallVector<int64_t> unbroadcastShape(Value v, int64_t rank) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(rank - type.getRank(), 1);
+  llvm::append_range(shape, type.getShape());
+  Operation *op = v.getDefiningOp();
+  if (auto expand = dyn_cast_if_present<ExpandOp>(op))
+    return unbroadcastShape(expand.getInput(), rank);
+  if (!op || !isPointwise(op) || op->getNumResults() != 1)
+    return shape;
+  SmallVector<int64_t> reduced(rank, 1);
+  for (Value operand : op->getOperands()) {
+    auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+    if (!operandType || operandType.getRank() > rank)
+      return shape;
+    SmallVector<int64_t> s = unbroadcastShape(operand, rank);
+    for (int64_t d = 0; d < rank; ++d)
+      reduced[d] = std::max(reduced[d], s[d]);
+  }
+  return reduced;
+}
+
+/// `v` computed at `shape` (which unbroadcastShape gave, right-aligned;
+/// the value may come out of a lower rank): expands dropped, pointwise ops
+/// recreated on the smaller operands.
+Value unbroadcast(PatternRewriter &rewriter, Value v, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (unbroadcastShape(v, shape.size()) != shape)
+    return {};
+  Operation *op = v.getDefiningOp();
+  if (auto expand = dyn_cast_if_present<ExpandOp>(op))
+    return unbroadcast(rewriter, expand.getInput(), shape);
+  if (!op || !isPointwise(op))
+    return v; // at its smallest, of the same or a lower rank (it broadcasts)
+  SmallVector<Value> operands;
+  // The result: the broadcast of the new operands' shapes (right-aligned,
+  // so of their highest rank).
+  SmallVector<int64_t> result;
+  for (Value operand : op->getOperands()) {
+    int64_t rank = shape.size();
+    SmallVector<int64_t> s = unbroadcastShape(operand, rank);
+    Value smaller = unbroadcast(rewriter, operand, s);
+    if (!smaller)
+      return {};
+    operands.push_back(smaller);
+    ArrayRef<int64_t> own = cast<RankedTensorType>(smaller.getType()).getShape();
+    if (own.size() > result.size())
+      result.insert(result.begin(), own.size() - result.size(), 1);
+    for (auto [d, size] : llvm::enumerate(own)) {
+      int64_t &r = result[result.size() - own.size() + d];
+      r = std::max(r, size);
+    }
+  }
+  OperationState state(
+      op->getLoc(), op->getName(), operands,
+      {RankedTensorType::get(result, type.getElementType())}, op->getAttrs());
+  return rewriter.create(state)->getResult(0);
+}
+
+/// The mask operand for the op: `mask` computed at its smallest broadcast
+/// shape when that is smaller than its own.
+Value shrinkMask(PatternRewriter &rewriter, Value mask) {
+  if (!mask)
+    return mask;
+  auto type = cast<RankedTensorType>(mask.getType());
+  SmallVector<int64_t> shape = unbroadcastShape(mask, type.getRank());
+  if (ArrayRef<int64_t>(shape) == type.getShape())
+    return mask;
+  Value smaller = unbroadcast(rewriter, mask, shape);
+  return smaller ? smaller : mask;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention on [B * H, S, D]
+//===----------------------------------------------------------------------===//
+//
+// BART-era eager attention (BART, Whisper, Marian, Pegasus under
+// TorchScript) runs on heads merged into the batch: Q, K and V reshaped to
+// [B * H, S, D], bmm, softmax, bmm (a mask added between views to
+// [B, H, Sq, Skv] and back). These patterns move the merge past each
+// product and the softmax, so that the reshapes cancel and the chain is
+// the [B, H, S, D] form AttentionPattern matches.
+
+/// The [B, H, X, Y] tensor that `v` ([B * H, X, Y]) merges, or null.
+Value unmergedHeads(Value v) {
+  auto reshape = v.getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return {};
+  auto from = cast<RankedTensorType>(reshape.getInput().getType());
+  auto to = cast<RankedTensorType>(reshape.getType());
+  if (from.getRank() != 4 || to.getRank() != 3 || !from.hasStaticShape() ||
+      to.getDimSize(0) != from.getDimSize(0) * from.getDimSize(1) ||
+      to.getDimSize(1) != from.getDimSize(2) ||
+      to.getDimSize(2) != from.getDimSize(3))
+    return {};
+  return reshape.getInput();
+}
+
+/// matmul(merge(a4), merge(b4)) -> merge(matmul(a4, b4)), where a merged
+/// Kᵀ may be written transpose(merge(k4), [0, 2, 1]).
+struct LiftMergedMatmul : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    Value a4 = unmergedHeads(op.getLhs());
+    if (type.getRank() != 3 || !a4)
+      return failure();
+    auto aType = cast<RankedTensorType>(a4.getType());
+    Value b4 = unmergedHeads(op.getRhs());
+    bool transposed = !b4;
+    if (transposed) {
+      auto t = op.getRhs().getDefiningOp<TransposeOp>();
+      if (!t || !isPermutation(t, {0, 2, 1}))
+        return failure();
+      b4 = unmergedHeads(t.getInput());
+    }
+    if (!b4)
+      return failure();
+    auto bType = cast<RankedTensorType>(b4.getType());
+    if (aType.getDimSize(0) != bType.getDimSize(0) ||
+        aType.getDimSize(1) != bType.getDimSize(1))
+      return failure();
+    if (transposed)
+      b4 = transposeOf(rewriter, op.getLoc(), b4, {0, 1, 3, 2});
+    auto product = RankedTensorType::get(
+        {aType.getDimSize(0), aType.getDimSize(1), type.getDimSize(1),
+         type.getDimSize(2)},
+        type.getElementType());
+    Value lifted = MatmulOp::create(rewriter, op.getLoc(), product, a4, b4);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, lifted);
+    return success();
+  }
+};
+
+/// softmax(merge(x4), -1) -> merge(softmax(x4, -1)). (The eager code adds
+/// masks between views to 4-D and back, which cancel.)
+struct LiftMergedSoftmax : OpRewritePattern<SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x4 = unmergedHeads(op.getInput());
+    if (!x4 || normalizeAxis(op.getAxis(), 3) != 2)
+      return failure();
+    Value lifted = SoftmaxOp::create(rewriter, op.getLoc(), x4.getType(), x4,
+                                     rewriter.getI64IntegerAttr(3));
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), lifted);
+    return success();
+  }
+};
+
 struct AttentionPattern : OpRewritePattern<MatmulOp> {
   AttentionPattern(MLIRContext *ctx, llvm::Statistic &attention,
                    llvm::Statistic &causal, llvm::Statistic &gqa)
@@ -333,6 +557,10 @@ struct AttentionPattern : OpRewritePattern<MatmulOp> {
     if (m.keepMask)
       mask = m.keepMaskInverted ? NotOp::create(rewriter, loc, m.keepMask)
                                 : m.keepMask;
+    for (Value conjunct : m.keepConjuncts)
+      mask = mask ? AndOp::create(rewriter, loc, mask, conjunct).getResult()
+                  : conjunct;
+    mask = shrinkMask(rewriter, mask);
     int64_t sq = shape.sq(), dv = vType.getDimSize(3);
     auto outType = RankedTensorType::get({batch, sq, heads * dv},
                                          probsType.getElementType());
@@ -366,6 +594,7 @@ struct RecognizeAttentionPass
     RewritePatternSet patterns(&getContext());
     patterns.add<AttentionPattern>(&getContext(), numAttention, numCausal,
                                    numGroupedQuery);
+    patterns.add<LiftMergedMatmul, LiftMergedSoftmax>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
