@@ -46,13 +46,15 @@ CASES = {
                [B, S, H * D], 2 * 2 * B * S * H * D + 2 * 2 * S * D),
     "elementwise": ({"x": [TOKENS, 8192], "y": [TOKENS, 8192]},
                     [TOKENS, 8192], 2 * 3 * TOKENS * 8192),
-    # BERT-style attention with an additive mask: cuBLASLt GEMMs around the
-    # scale + mask + softmax row kernel, which alone is timed: it reads the
-    # f32 scores and the mask, and writes the bf16 probabilities.
+    # Attention with an additive mask per query and key (a sliding window,
+    # ALiBi-like biases: a key-padding mask [B, 1, 1, S] would go to the
+    # fused attention kernel): cuBLASLt GEMMs around the scale + mask +
+    # softmax row kernel, which alone is timed: it reads the f32 scores and
+    # the mask, and writes the bf16 probabilities.
     "masked_softmax": ({"q": [AB, AH, AS, AD], "k": [AB, AH, AS, AD],
-                        "v": [AB, AH, AS, AD], "mask": [AB, 1, 1, AS]},
+                        "v": [AB, AH, AS, AD], "mask": [AB, 1, AS, AS]},
                        [AB, AH, AS, AD],
-                       (4 + 2) * AB * AH * AS * AS + 2 * AB * AS),
+                       (4 + 2) * AB * AH * AS * AS + 2 * AB * AS * AS),
 }
 # Cases whose forward has more kernels than the one measured: the name part
 # that picks it.

@@ -54,7 +54,10 @@ MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
  * when `causal` is not 0. q, k, v and out are [batch, tokens, heads * D]
  * slices (kvHeads heads for k and v, D = headDim): device addresses of
  * their first element, and batch and row strides in elements. `dtype` is
- * an mte_dtype (f16 or bf16), the same for all four. */
+ * an mte_dtype (f16 or bf16), the same for all four. A non-zero `keyBias`
+ * is an f32 [*, keys] array added to the scaled scores of every head and
+ * query (a key-padding mask: -inf hides a key), row b at b *
+ * keyBiasBatchStride (0: one row for every batch). */
 MTE_KERNEL_API void
 mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v, uint64_t out,
                    int64_t batch, int64_t heads, int64_t kvHeads,
@@ -63,7 +66,8 @@ mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v, uint64_t out,
                    int64_t kBatchStride, int64_t kRowStride,
                    int64_t vBatchStride, int64_t vRowStride,
                    int64_t oBatchStride, int64_t oRowStride, float scale,
-                   int32_t causal, int32_t dtype);
+                   int32_t causal, int32_t dtype, uint64_t keyBias,
+                   int64_t keyBiasBatchStride);
 
 #ifdef __cplusplus
 }

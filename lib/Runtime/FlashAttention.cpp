@@ -2,8 +2,8 @@
 //
 // CUDA models call mte_cuda_attention for the attention ops that
 // mte-convert-transformer-to-row-kernels gives to the fused kernels of
-// FlashAttention.cu: 16-bit Q/K/V, head dimension 16, 32, 64 or 128, no mask or
-// the causal one. The kernels' fatbin (sm_80 and sm_90 code, compute_90 PTX for
+// FlashAttention.cu: 16-bit Q/K/V, head dimension 16, 32, 64 or 128, the causal
+// mask or none, and optionally a key-padding bias. The kernels' fatbin (sm_80 and sm_90 code, compute_90 PTX for
 // newer GPUs) is compiled by nvcc when libmte_runtime is built and embedded in
 // the library.
 //
@@ -87,7 +87,9 @@ extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
                                    int64_t kBatchStride, int64_t kRowStride,
                                    int64_t vBatchStride, int64_t vRowStride,
                                    int64_t oBatchStride, int64_t oRowStride,
-                                   float scale, int32_t causal, int32_t dtype) {
+                                   float scale, int32_t causal, int32_t dtype,
+                                   uint64_t keyBias,
+                                   int64_t keyBiasBatchStride) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
   auto shape = [&] {
@@ -130,6 +132,12 @@ extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
                            "): rows not 16-byte aligned");
     return;
   }
+  if (keyBias && (keyBias % alignof(float) != 0 || keyBiasBatchStride < 0)) {
+    mte::cuda::recordError("mte_cuda_attention (" + shape() +
+                           "): the key bias must be a 4-byte aligned f32 "
+                           "array with a non-negative batch stride");
+    return;
+  }
 
   int sharedBytes =
       mte::attentionSharedBytes(static_cast<int>(headDim), elementBytes);
@@ -159,6 +167,9 @@ extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
       static_cast<int32_t>(queries),
       static_cast<int32_t>(keys),
       scale * static_cast<float>(M_LOG2E),
+      reinterpret_cast<const float *>(keyBias),
+      keyBiasBatchStride,
+      1.0f / scale,
   };
   constexpr int blockRows = mte::kAttentionQueryBlock;
   unsigned grid[3] = {

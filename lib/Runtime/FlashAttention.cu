@@ -12,7 +12,8 @@
 // heads packed in the rows: no transposes around the kernel. Query head h
 // reads key/value head h / (heads / kvHeads) (grouped-query attention).
 // `causal` hides key j from query i when j > i + (Skv - Sq) (the diagonal
-// aligned bottom right); a query that sees no key gets zeros.
+// aligned bottom right); a key bias (a padding mask: -inf hides a key) is
+// added to every query's scores; a query that sees no key gets zeros.
 //
 // Compiled by nvcc into a fatbin embedded in libmte_runtime
 // (FlashAttention.cpp loads it); mte-compile's output calls
@@ -233,6 +234,24 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
           mma<T>(s[mt][2 * np + 1], a[mt], b[2], b[3]);
         }
       }
+    }
+
+    // The key bias in unscaled units, the same for all of this thread's
+    // rows (its keys are n0 + nt * 8 + quad * 2 + e).
+    if (p.keyBias) {
+      const float *bias = p.keyBias + batch * p.keyBiasBatchStride;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          int key = n0 + nt * 8 + quad * 2 + e;
+          float b = key < p.keys ? bias[key] * p.inverseScale : 0.f;
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            s[mt][nt][e] += b;
+            s[mt][nt][2 + e] += b;
+          }
+        }
     }
 
     // Online softmax in base 2 on the unscaled scores (the scale is

@@ -29,6 +29,12 @@ struct AttentionParams {
   int32_t heads, kvHeads;
   int32_t queries, keys;
   float scaleLog2; // the softmax scale times log2(e)
+  // Null, or the f32 bias of each key, added to the scaled scores (row
+  // `batch * keyBiasBatchStride`); the kernels add keyBias / scale to the
+  // unscaled ones.
+  const float *keyBias;
+  int64_t keyBiasBatchStride;
+  float inverseScale;
 };
 
 /// Launch shape of the kernels: 4 warps of 32 query rows each, blocks of

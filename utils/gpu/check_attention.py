@@ -5,7 +5,9 @@ against a float64 PyTorch reference, on fresh random inputs: bf16 and f16,
 head dimensions 16/32/64/128, causal and not, grouped-query heads, token
 counts that are not multiples of the kernels' blocks, more queries than keys
 (rows that see no key are zeros) and fewer, Q/K/V as column slices of one
-packed projection (strided rows) and as separate tensors.
+packed projection (strided rows) and as separate tensors, and key biases:
+padding masks (0 / -inf per key, right and left padding, a row with every
+key hidden), finite additive biases, and one bias row for every batch.
 
 Tolerance: relative RMS error <= 1e-2 and max |error| <= 5e-2 * max |ref|
 (the inputs are rounded to 16 bits, P is rounded to 16 bits before P.V, as
@@ -32,7 +34,8 @@ def load(path):
     fn = lib.mte_cuda_attention
     fn.restype = None
     fn.argtypes = ([ctypes.c_uint64] * 4 + [ctypes.c_int64] * 14 +
-                   [ctypes.c_float, ctypes.c_int32, ctypes.c_int32])
+                   [ctypes.c_float, ctypes.c_int32, ctypes.c_int32,
+                    ctypes.c_uint64, ctypes.c_int64])
     return fn
 
 
@@ -48,7 +51,7 @@ def inputs(b, sq, skv, h, kv, d, dtype, packed, gen):
     return draw(b, sq, h * d), draw(b, skv, kv * d), draw(b, skv, kv * d)
 
 
-def reference(q, k, v, h, kv, d, scale, causal):
+def reference(q, k, v, h, kv, d, scale, causal, bias=None):
     b, sq, _ = q.shape
     skv = k.shape[1]
     q = q.double().reshape(b, sq, h, d).transpose(1, 2)
@@ -61,18 +64,22 @@ def reference(q, k, v, h, kv, d, scale, causal):
         i = torch.arange(sq, device=q.device)[:, None]
         j = torch.arange(skv, device=q.device)[None, :]
         s = s.masked_fill(j > i + (skv - sq), float("-inf"))
+    if bias is not None:                # [b | 1, skv]: every head and query
+        s = s + bias.double()[:, None, None, :]
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)  # rows that see no key
     return (p @ v).transpose(1, 2).reshape(b, sq, h * d)
 
 
-def run(fn, q, k, v, h, kv, d, scale, causal):
+def run(fn, q, k, v, h, kv, d, scale, causal, bias=None):
     b, sq, _ = q.shape
     out = torch.full((b, sq, h * d), float("nan"), dtype=q.dtype,
                      device="cuda")
+    bias_ptr = bias.data_ptr() if bias is not None else 0
+    bias_stride = bias.shape[1] if bias is not None and bias.shape[0] > 1 else 0
     fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), b, h, kv,
        sq, k.shape[1], d, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
        v.stride(0), v.stride(1), out.stride(0), out.stride(1), scale,
-       int(causal), DTYPES[q.dtype])
+       int(causal), DTYPES[q.dtype], bias_ptr, bias_stride)
     torch.cuda.synchronize()
     return out
 
@@ -91,15 +98,52 @@ CASES = [  # b, sq, skv, h, kv, d, causal, packed
 ]
 
 
+# b, sq, skv, h, kv, d, causal, bias: "right" / "left" padding masks (every
+# batch but the first loses a third of its keys at the end / the start:
+# under causal, left padding leaves the first queries no key), "none_left"
+# (batch 1 hides every key), "additive" (finite N(0, 2) biases), "shared"
+# (one padding row for every batch).
+BIAS_CASES = [
+    (3, 77, 77, 4, 2, 64, True, "right"),
+    (3, 77, 77, 4, 2, 64, True, "left"),
+    (2, 100, 100, 4, 4, 128, False, "right"),
+    (2, 65, 65, 2, 2, 32, False, "none_left"),
+    (2, 130, 130, 4, 4, 64, False, "additive"),
+    (2, 40, 200, 4, 1, 64, True, "shared"),
+    (2, 1024, 1024, 12, 12, 64, False, "right"),   # BERT-base-like
+]
+
+
+def key_bias(kind, b, skv, gen):
+    """An f32 [b | 1, skv] key bias of `kind` (BIAS_CASES)."""
+    if kind == "additive":
+        return 2 * torch.randn(b, skv, generator=gen, device="cuda")
+    rows = 1 if kind == "shared" else b
+    bias = torch.zeros(rows, skv, device="cuda")
+    cut = skv // 3
+    for r in range(1, rows) if rows > 1 else [0]:
+        if kind in ("right", "shared"):
+            bias[r, skv - cut:] = float("-inf")
+        else:
+            bias[r, :cut] = float("-inf")
+    if kind == "none_left":
+        bias[1, :] = float("-inf")
+    return bias
+
+
 def check(fn):
     gen = torch.Generator(device="cuda").manual_seed(1234)
     failures = 0
+    cases = [c + (None,) for c in CASES] + [
+        (b, sq, skv, h, kv, d, causal, False, bias)
+        for b, sq, skv, h, kv, d, causal, bias in BIAS_CASES]
     for dtype in (torch.bfloat16, torch.float16):
-        for b, sq, skv, h, kv, d, causal, packed in CASES:
+        for b, sq, skv, h, kv, d, causal, packed, kind in cases:
             q, k, v = inputs(b, sq, skv, h, kv, d, dtype, packed, gen)
+            bias = key_bias(kind, b, skv, gen) if kind else None
             scale = 1.0 / math.sqrt(d)
-            got = run(fn, q, k, v, h, kv, d, scale, causal).double()
-            want = reference(q, k, v, h, kv, d, scale, causal)
+            got = run(fn, q, k, v, h, kv, d, scale, causal, bias).double()
+            want = reference(q, k, v, h, kv, d, scale, causal, bias)
             err = got - want
             rms = (err.norm() / want.norm().clamp_min(1e-30)).item()
             worst = err.abs().max().item() / want.abs().max().item()
@@ -108,7 +152,8 @@ def check(fn):
             failures += not ok
             name = (f"{str(dtype)[6:]} b{b} q{sq} k{skv} h{h}/{kv} d{d}"
                     f"{' causal' if causal else ''}"
-                    f"{' packed' if packed else ''}")
+                    f"{' packed' if packed else ''}"
+                    f"{f' key bias {kind}' if kind else ''}")
             print(f"{'PASS' if ok else 'FAIL'} attention {name}: "
                   f"rel RMS {rms:.2e}, max {worst:.2e}", flush=True)
     return failures
@@ -134,26 +179,47 @@ def bench(fn):
 
     gen = torch.Generator(device="cuda").manual_seed(7)
     for b, s, h, kv, d in [(8, 1024, 12, 12, 64), (4, 2048, 32, 8, 128)]:
-        for causal in (True, False):
+        for causal, padded in ((True, False), (False, False), (True, True),
+                               (False, True)):
             q, k, v = inputs(b, s, s, h, kv, d, torch.bfloat16, True, gen)
             out = torch.empty(b, s, h * d, dtype=q.dtype, device="cuda")
             scale = 1.0 / math.sqrt(d)
+            # A padding mask (the last quarter of every row but the first):
+            # mte's key bias against torch's boolean SDPA mask, which
+            # PyTorch runs in its efficient-attention kernel (flash takes
+            # no mask).
+            bias = key_bias("right", b, s, gen) if padded else None
             args = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                     b, h, kv, s, s, d, q.stride(0), q.stride(1), k.stride(0),
                     k.stride(1), v.stride(0), v.stride(1), out.stride(0),
-                    out.stride(1), scale, int(causal), 3)
+                    out.stride(1), scale, int(causal), 3,
+                    bias.data_ptr() if padded else 0, s if padded else 0)
             mte_ms = timed(lambda: fn(*args))
             qh = q.reshape(b, s, h, d).transpose(1, 2)
             kh = k.reshape(b, s, kv, d).transpose(1, 2)
             vh = v.reshape(b, s, kv, d).transpose(1, 2)
-            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-                torch_ms = timed(lambda: F.scaled_dot_product_attention(
-                    qh, kh, vh, is_causal=causal, enable_gqa=kv != h))
+            if padded:
+                keep = torch.isfinite(bias)[:, None, None, :]
+                if causal:
+                    keep = keep & torch.ones(s, s, dtype=torch.bool,
+                                             device="cuda").tril()
+                kh = kh.repeat_interleave(h // kv, dim=1)
+                vh = vh.repeat_interleave(h // kv, dim=1)
+                peer = "torch efficient"
+                with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+                    torch_ms = timed(lambda: F.scaled_dot_product_attention(
+                        qh, kh, vh, attn_mask=keep))
+            else:
+                peer = "torch flash"
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    torch_ms = timed(lambda: F.scaled_dot_product_attention(
+                        qh, kh, vh, is_causal=causal, enable_gqa=kv != h))
             pairs = s * (s + 1) / 2 if causal else s * s
             flop = 4 * b * h * pairs * d
             print(f"bench attention b{b} s{s} h{h}/{kv} d{d}"
-                  f"{' causal' if causal else ''}: mte {mte_ms:.3f} ms "
-                  f"({flop / mte_ms / 1e9:.0f} TFLOP/s), torch flash "
+                  f"{' causal' if causal else ''}"
+                  f"{' padding mask' if padded else ''}: mte {mte_ms:.3f} ms "
+                  f"({flop / mte_ms / 1e9:.0f} TFLOP/s), {peer} "
                   f"{torch_ms:.3f} ms ({flop / torch_ms / 1e9:.0f} TFLOP/s)",
                   flush=True)
 

@@ -17,9 +17,9 @@ using namespace mlir;
 using namespace mte::cuda;
 
 /// Replaces every call of the fused-attention declaration `func` (operands
-/// q, k, v [B, S, H * D] with any batch and row strides, scale, output) by
-/// a call of mte_cuda_attention with their addresses and strides, then
-/// erases the declaration.
+/// q, k, v [B, S, H * D] with any batch and row strides, scale, optionally
+/// an f32 [B | 1, Skv] key bias, output) by a call of mte_cuda_attention
+/// with their addresses and strides, then erases the declaration.
 LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
                                                   kernel::RowKernelAttr spec) {
   auto fail = [&](const Twine &why) {
@@ -27,8 +27,16 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
            << func.getSymName() << "': " << why;
   };
   ArrayRef<Type> types = func.getArgumentTypes();
-  if (types.size() != 5 || !types[3].isF32())
-    return fail("needs (q, k, v, scale, output)");
+  if ((types.size() != 5 && types.size() != 6) || !types[3].isF32())
+    return fail("needs (q, k, v, scale, [key bias,] output)");
+  bool hasKeyBias = types.size() == 6;
+  unsigned outputIndex = types.size() - 1;
+  if (hasKeyBias) {
+    auto bias = dyn_cast<MemRefType>(types[4]);
+    if (!bias || bias.getRank() != 2 || !bias.getElementType().isF32() ||
+        !bias.getLayout().isIdentity())
+      return fail("the key bias must be a contiguous f32 [B, Skv] buffer");
+  }
   auto q = dyn_cast<MemRefType>(types[0]);
   auto k = dyn_cast<MemRefType>(types[1]);
   Type element = q ? q.getElementType() : Type();
@@ -57,19 +65,32 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
       return arith::IndexCastOp::create(b, loc, i64, index);
     };
     SmallVector<Value> addresses, strides;
-    for (unsigned i : {0u, 1u, 2u, 4u}) {
-      Value buffer = call.getOperand(i);
+    // The address of `buffer`'s first element and its metadata.
+    auto addressOf = [&](Value buffer, int64_t elementBytes) {
       auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
       Value base = memref::ExtractAlignedPointerAsIndexOp::create(
           b, loc, metadata.getBaseBuffer());
       Value offsetBytes = arith::MulIOp::create(
           b, loc, metadata.getOffset(),
-          arith::ConstantIndexOp::create(b, loc,
-                                         element.getIntOrFloatBitWidth() / 8));
-      addresses.push_back(
-          toI64(arith::AddIOp::create(b, loc, base, offsetBytes)));
+          arith::ConstantIndexOp::create(b, loc, elementBytes));
+      return std::make_pair(
+          toI64(arith::AddIOp::create(b, loc, base, offsetBytes)), metadata);
+    };
+    for (unsigned i : {0u, 1u, 2u, outputIndex}) {
+      auto [address, metadata] = addressOf(
+          call.getOperand(i), element.getIntOrFloatBitWidth() / 8);
+      addresses.push_back(address);
       strides.push_back(toI64(metadata.getStrides()[0]));
       strides.push_back(toI64(metadata.getStrides()[1]));
+    }
+    // A bias of one row serves every batch: batch stride 0.
+    Value biasAddress = constant(0), biasBatchStride = constant(0);
+    if (hasKeyBias) {
+      Value bias = call.getOperand(4);
+      biasAddress = addressOf(bias, 4).first;
+      auto biasType = cast<MemRefType>(bias.getType());
+      if (biasType.getDimSize(0) != 1)
+        biasBatchStride = constant(biasType.getDimSize(1));
     }
     auto qType = cast<MemRefType>(call.getOperand(0).getType());
     auto kType = cast<MemRefType>(call.getOperand(1).getType());
@@ -81,7 +102,8 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
     operands.append(
         {call.getOperand(3),
          arith::ConstantIntOp::create(b, loc, i32, spec.getCausal()),
-         arith::ConstantIntOp::create(b, loc, i32, dtype)});
+         arith::ConstantIntOp::create(b, loc, i32, dtype), biasAddress,
+         biasBatchStride});
     func::CallOp::create(b, loc, entry, operands);
     call.erase();
   }

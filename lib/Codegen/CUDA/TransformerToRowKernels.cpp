@@ -26,6 +26,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <limits>
+
 namespace mte {
 #define GEN_PASS_DEF_CONVERTTRANSFORMERTOROWKERNELS
 #include "mte/Codegen/CUDA/Passes.h.inc"
@@ -279,31 +281,84 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
 // Attention in one fused kernel
 //===----------------------------------------------------------------------===//
 
+/// The `[B | 1, Skv]` shape of `op`'s mask when it hides the same keys from
+/// every head and query (a key-padding mask: `[B, 1, 1, Skv]` and the like),
+/// which the fused kernels take as a per-key bias; nothing otherwise.
+std::optional<SmallVector<int64_t>> keyMaskShape(AttentionOp op) {
+  auto type = cast<RankedTensorType>(op.getMask().getType());
+  int64_t batch = op.getQuery().getType().getDimSize(0);
+  int64_t keys = op.getKey().getType().getDimSize(1);
+  if (!type.hasStaticShape() || type.getRank() > 4 || type.getRank() == 0)
+    return std::nullopt;
+  // Aligned to the right of [B, H, Sq, Skv], as it broadcasts.
+  SmallVector<int64_t> full(4 - type.getRank(), 1);
+  llvm::append_range(full, type.getShape());
+  if (full[1] != 1 || full[2] != 1 || full[3] != keys ||
+      (full[0] != 1 && full[0] != batch))
+    return std::nullopt;
+  return SmallVector<int64_t>{full[0], keys};
+}
+
 /// Whether the runtime's fused attention kernels (mte_cuda_attention) take
 /// `op`: Q, K, V and the output of one 16-bit type, head dimension 16, 32,
-/// 64 or 128 for both products, no mask operand (the causal one is built
-/// in). (The kernels take the maximum of unscaled scores: the verifier
-/// makes the scale positive.)
+/// 64 or 128 for both products, and no mask or a key-padding one (the
+/// causal mask is built in). (The kernels take the maximum of unscaled
+/// scores: the verifier makes the scale positive.)
 bool hasFlashAttentionKernel(AttentionOp op) {
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
                    v = op.getValue().getType(), out = op.getOutput().getType();
   Type element = q.getElementType();
-  if (op.getMask() || !(element.isBF16() || element.isF16()))
+  if (!(element.isBF16() || element.isF16()))
     return false;
   for (RankedTensorType t : {q, k, v, out})
     if (t.getElementType() != element || !t.hasStaticShape() ||
         t.getRank() != 3 || t.getNumElements() == 0)
       return false;
+  if (op.getMask() && !keyMaskShape(op))
+    return false;
   int64_t headDim = q.getDimSize(2) / op.getNumHeads();
   return llvm::is_contained({16, 32, 64, 128}, headDim) &&
          k.getDimSize(2) == headDim * op.getNumKvHeads() &&
          v.getDimSize(2) == headDim * op.getNumKvHeads();
 }
 
+Value scalarF32(OpBuilder &b, Location loc, float value) {
+  return arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()), value));
+}
+
+/// A key mask as the f32 `[B | 1, Skv]` bias added to the scaled scores:
+/// 0 or -inf from a keep mask, the values of an additive one, of which
+/// those at most half the type's lowest (torch.finfo(dtype).min fills)
+/// become -inf, as the recognizer reads them.
+Value keyBias(OpBuilder &b, Location loc, Value mask,
+              ArrayRef<int64_t> shape) {
+  Type element = cast<RankedTensorType>(mask.getType()).getElementType();
+  auto biasType = RankedTensorType::get(shape, b.getF32Type());
+  auto flagType = RankedTensorType::get(shape, b.getI1Type());
+  float inf = std::numeric_limits<float>::infinity();
+  mask = reshapeTensor(b, loc, mask, shape);
+  if (element.isInteger(1))
+    return WhereOp::create(b, loc, biasType, mask, scalarF32(b, loc, 0.0f),
+                           scalarF32(b, loc, -inf));
+  Value bias = element.isF32() ? mask : CastOp::create(b, loc, biasType, mask);
+  double hidden =
+      0.5 * APFloat::getLargest(cast<FloatType>(element).getFloatSemantics(),
+                                /*Negative=*/true)
+                .convertToDouble();
+  Value isHidden =
+      CompareOp::create(b, loc, flagType, ComparePredicate::LE, bias,
+                        scalarF32(b, loc, static_cast<float>(hidden)));
+  return WhereOp::create(b, loc, biasType, isHidden, scalarF32(b, loc, -inf),
+                         bias);
+}
+
 /// Replaces `op` by a call of a fused-attention declaration, which
 /// mte-build-row-kernels turns into a call of mte_cuda_attention. Q, K and V
 /// are read in place, with any batch and token strides: column slices of a
-/// packed projection need no copy.
+/// packed projection need no copy. A key-padding mask becomes a fifth
+/// input, its f32 bias.
 void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
                              SymbolTable &symbols) {
   MLIRContext *ctx = op.getContext();
@@ -327,11 +382,18 @@ void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
   SmallVector<Value> inputs = {
       op.getQuery(), op.getKey(), op.getValue(),
       arith::ConstantOp::create(b, loc, op.getScaleAttr())};
-  RankedTensorType outputType = op.getOutput().getType();
   SmallVector<Type> arguments = {
       argumentType(inputs[0], rows), argumentType(inputs[1], rows),
-      argumentType(inputs[2], rows), argumentType(inputs[3]),
-      argumentType(op.getOutput())};
+      argumentType(inputs[2], rows), argumentType(inputs[3])};
+  if (Value mask = op.getMask()) {
+    SmallVector<int64_t> shape = *keyMaskShape(op);
+    name += "_keys" + mangle(shape);
+    spec.maskShape = shape;
+    inputs.push_back(keyBias(b, loc, mask, shape));
+    arguments.push_back(argumentType(inputs.back()));
+  }
+  RankedTensorType outputType = op.getOutput().getType();
+  arguments.push_back(argumentType(op.getOutput()));
   Value result = callKernel(b, loc, name, spec.get(ctx), inputs, outputType,
                             arguments, moduleBuilder, symbols)
                      .front();

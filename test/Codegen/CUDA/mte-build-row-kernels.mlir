@@ -161,11 +161,16 @@ func.func private @bad_mask(memref<4x4xf32>) attributes {mte.row_kernel = #kerne
 
 // -----
 
+// expected-error @+1 {{a flash_attention key bias is [batch, keys], not 4-D}}
+func.func private @bad_key_bias(memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 1, kv_heads = 1, mask_shape = [2, 1, 1, 4]>}
+
+// -----
+
 // A fused-attention declaration is not given a body: each call becomes a
 // call of the runtime's mte_cuda_attention with every buffer's address (its
 // aligned pointer plus offset, in bytes) and batch and row strides, then
-// batch, heads, kv heads, queries, keys, head dimension, scale, causal and
-// the type (3: bf16).
+// batch, heads, kv heads, queries, keys, head dimension, scale, causal,
+// the type (3: bf16) and no key bias (address 0, batch stride 0).
 // CHECK-LABEL: func.func @forward_flash_attention(
 // CHECK-SAME: %[[QKV:.*]]: memref<2x5x256xbf16>, %[[O:.*]]: memref<2x5x128xbf16>)
 // CHECK: %[[BASE:.*]], %[[OFF:.*]], %{{.*}}:3, %[[STRIDES:.*]]:3 = memref.extract_strided_metadata %{{.*}} : memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>
@@ -175,9 +180,9 @@ func.func private @bad_mask(memref<4x4xf32>) attributes {mte.row_kernel = #kerne
 // CHECK: %[[Q:.*]] = arith.index_cast %[[ADDR]] : index to i64
 // CHECK: %[[QB:.*]] = arith.index_cast %[[STRIDES]]#0 : index to i64
 // CHECK: %[[QR:.*]] = arith.index_cast %[[STRIDES]]#1 : index to i64
-// CHECK: call @mte_cuda_attention(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c1_i64{{.*}}, %c5_i64{{.*}}, %c5_i64{{.*}}, %c64_i64{{.*}}, %[[QB]], %[[QR]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c3_i32{{.*}}) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32) -> ()
+// CHECK: call @mte_cuda_attention(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c1_i64{{.*}}, %c5_i64{{.*}}, %c5_i64{{.*}}, %c64_i64{{.*}}, %[[QB]], %[[QR]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c3_i32{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32, i64, i64) -> ()
 // CHECK-NOT: mte_flash_attention
-// CHECK: func.func private @mte_cuda_attention(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32)
+// CHECK: func.func private @mte_cuda_attention(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32, i64, i64)
 func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1, causal = true>}
 func.func @forward_flash_attention(%qkv: memref<2x5x256xbf16>, %o: memref<2x5x128xbf16>) {
   %scale = arith.constant 0.125 : f32
@@ -193,7 +198,36 @@ func.func @forward_flash_attention(%qkv: memref<2x5x256xbf16>, %o: memref<2x5x12
 
 // -----
 
-// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad': needs (q, k, v, scale, output)}}
+// A key bias: its address, and its row length as the batch stride (one row
+// a batch); a bias of one row has batch stride 0.
+// CHECK-LABEL: func.func @forward_flash_attention_key_bias(
+// CHECK-SAME: %{{.*}}: memref<2x5x128xbf16>, %[[B2:.*]]: memref<2x5xf32>, %[[B1:.*]]: memref<1x5xf32>, %{{.*}}: memref<2x5x128xbf16>)
+// CHECK: %[[BASE:.*]], %[[OFF:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %[[B2]]
+// CHECK: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[BASE]]
+// CHECK: %[[BYTES:.*]] = arith.muli %[[OFF]], %c4{{.*}} : index
+// CHECK: %[[ADDR:.*]] = arith.addi %[[PTR]], %[[BYTES]] : index
+// CHECK: %[[BIAS:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK: call @mte_cuda_attention({{.*}}, %c0_i32{{.*}}, %c3_i32{{.*}}, %[[BIAS]], %c5_i64{{.*}})
+// CHECK: memref.extract_strided_metadata %[[B1]]
+// CHECK: call @mte_cuda_attention({{.*}}, %c0_i32{{.*}}, %c3_i32{{.*}}, %{{.*}}, %c0_i64{{.*}})
+func.func private @mte_flash_attention_keys(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5xf32>, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, mask_shape = [2, 5]>}
+func.func private @mte_flash_attention_keys1(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<1x5xf32>, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, mask_shape = [1, 5]>}
+func.func @forward_flash_attention_key_bias(%x: memref<2x5x128xbf16>, %b2: memref<2x5xf32>, %b1: memref<1x5xf32>, %o: memref<2x5x128xbf16>) {
+  %scale = arith.constant 0.125 : f32
+  %xc = memref.cast %x : memref<2x5x128xbf16> to memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>
+  call @mte_flash_attention_keys(%xc, %xc, %xc, %scale, %b2, %o) : (memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5xf32>, memref<2x5x128xbf16>) -> ()
+  call @mte_flash_attention_keys1(%xc, %xc, %xc, %scale, %b1, %o) : (memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<1x5xf32>, memref<2x5x128xbf16>) -> ()
+  return
+}
+
+// -----
+
+// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad_bias': the key bias must be a contiguous f32 [B, Skv] buffer}}
+func.func private @mte_flash_attention_bad_bias(memref<2x5x128xbf16>, memref<2x5x128xbf16>, memref<2x5x128xbf16>, f32, memref<2x5xf16>, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, mask_shape = [2, 5]>}
+
+// -----
+
+// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad': needs (q, k, v, scale, [key bias,] output)}}
 func.func private @mte_flash_attention_bad(memref<2x5x128xbf16>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1>}
 
 // -----

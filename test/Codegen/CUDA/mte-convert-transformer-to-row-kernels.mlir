@@ -109,6 +109,32 @@ func.func @flash_attention(%qkv: tensor<2x5x256xbf16>) -> tensor<2x5x128xbf16> {
 
 // -----
 
+// Key-padding masks (the same keys hidden from every head and query) go to
+// the fused kernel as an f32 [B | 1, Skv] bias: a keep mask as 0 / -inf, an
+// additive one as its values with torch.finfo(dtype).min fills made -inf;
+// a mask of one row serves every batch.
+// CHECK-LABEL: func.func @flash_attention_key_masks
+// CHECK: %[[KEEP:.*]] = tensor.expand_shape %{{.*}} output_shape [2, 5] : tensor<10xi1> into tensor<2x5xi1>
+// CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<f32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[B1:.*]] = transformer.where %[[KEEP]], %[[ZERO]], %[[NINF]]
+// CHECK: kernel.call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal_keys2x5(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[B1]] : tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>, f32, tensor<2x5xf32>)
+// CHECK: %[[ADD:.*]] = tensor.expand_shape %arg2 {{.*}} output_shape [1, 5] : tensor<5xbf16> into tensor<1x5xbf16>
+// CHECK: %[[F:.*]] = transformer.cast %[[ADD]] : tensor<1x5xbf16> to tensor<1x5xf32>
+// CHECK: %[[HALF_LOWEST:.*]] = arith.constant dense<-1.69476569E+38> : tensor<f32>
+// CHECK: %[[HIDDEN:.*]] = transformer.compare <le> %[[F]], %[[HALF_LOWEST]] : (tensor<1x5xf32>, tensor<f32>) -> tensor<1x5xi1>
+// CHECK: %[[B2:.*]] = transformer.where %[[HIDDEN]], %{{.*}}, %[[F]]
+// CHECK: kernel.call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_keys1x5({{.*}}, %[[B2]] :
+// CHECK: func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal_keys2x5({{.*}}, f32, memref<2x5xf32>, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1, mask_shape = [2, 5], causal = true>}
+func.func @flash_attention_key_masks(%qkv: tensor<2x5x256xbf16>, %keep: tensor<2x1x1x5xi1>, %bias: tensor<5xbf16>) -> (tensor<2x5x128xbf16>, tensor<2x5x128xbf16>) {
+  %q, %k, %v = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 128, 64, 64>} : tensor<2x5x256xbf16> -> tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>
+  %0 = transformer.attention %q, %k, %v mask %keep {num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32, causal} : (tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>, tensor<2x1x1x5xi1>) -> tensor<2x5x128xbf16>
+  %1 = transformer.attention %q, %k, %v mask %bias {num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32} : (tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>, tensor<5xbf16>) -> tensor<2x5x128xbf16>
+  return %0, %1 : tensor<2x5x128xbf16>, tensor<2x5x128xbf16>
+}
+
+// -----
+
 // Not for the fused kernel, so GEMMs around the softmax kernel: a mask
 // operand, a head dimension of 8, f32.
 // CHECK-LABEL: func.func @no_flash_attention

@@ -62,7 +62,7 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     takes.heads = takes.queries = takes.causal = takes.maskShape = true;
     break;
   case RowKernelKind::FlashAttention:
-    takes.heads = takes.kvHeads = takes.causal = true;
+    takes.heads = takes.kvHeads = takes.causal = takes.maskShape = true;
     break;
   }
   StringRef name = stringifyRowKernelKind(kind);
@@ -104,6 +104,10 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (maskShape && maskShape.size() > 4)
     return emitError() << "a mask has at most 4 dimensions, not "
                        << maskShape.size();
+  if (maskShape && kind == RowKernelKind::FlashAttention &&
+      maskShape.size() != 2)
+    return emitError() << "a flash_attention key bias is [batch, keys], not "
+                       << maskShape.size() << "-D";
   return success();
 }
 

@@ -65,7 +65,8 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
     * `attention_softmax`: `heads` and `queries` (> 0), `causal`,
       `mask_shape` (the additive or boolean mask's shape, rank <= 4);
     * `flash_attention`: `heads` and `kv_heads` (> 0, `kv_heads` dividing
-      `heads`), `causal`.
+      `heads`), `causal`, `mask_shape` (`[B | 1, Skv]`: the key bias of a
+      padding mask, rank 2).
 
     ```mlir
     #kernel.row_kernel<kind = attention_softmax, heads = 4, queries = 16, causal = true>
