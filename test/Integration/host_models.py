@@ -75,6 +75,8 @@ def run_case(args, family, exporter):
                         f"--fusion={fusion}"] + shapes, check=True)
         results[fusion] = mte.load(so)(**inputs)["last_hidden_state"]
     want = reference["last_hidden_state"]
+    if family.endswith("_fp16"):
+        return check_fp16_export(family, exporter, results, want)
     for fusion, got in results.items():
         err = np.abs(got.astype(np.float64) - want)
         ok = got.shape == want.shape and np.all(
@@ -90,7 +92,7 @@ def run_case(args, family, exporter):
     lines.append(f"{'PASS' if same else 'FAIL'} {family} {exporter}: "
                  f"fused == unfused")
     failures += not same
-    for precision in args.precisions.split(","):
+    for precision in args.precisions.split(",") if args.precisions else []:
         so = f"{stem}.{precision}.so"
         fp8 = precision == "fp8"
         done = subprocess.run([args.compile, stem + ".onnx", "-o", so,
@@ -115,6 +117,32 @@ def run_case(args, family, exporter):
                      f"precision={precision}: relative RMS error {rel:.2e} "
                      f"(bound {bound:g}){detail}")
         failures += not ok
+    return lines, failures
+
+
+def check_fp16_export(family, exporter, results, want):
+    """A model exported in float16 computes in float16 fused or not: each
+    build within the fp16 bound of the float64 reference (relative RMS), and
+    within it of each other."""
+    lines, failures = [], 0
+    bound = NARROW_RMS_TOL["fp16"]
+
+    def rel(a, b):
+        return np.linalg.norm(a - b) / np.linalg.norm(b)
+    for fusion, got in results.items():
+        got = got.astype(np.float64)
+        error = rel(got, want)
+        ok = got.shape == want.shape and results[fusion].dtype == np.float16 \
+            and error <= bound
+        lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
+                     f"fusion={fusion}: float16 output, relative RMS error "
+                     f"{error:.2e} (bound {bound:g})")
+        failures += not ok
+    apart = rel(results["true"].astype(np.float64),
+                results["false"].astype(np.float64))
+    lines.append(f"{'PASS' if apart <= bound else 'FAIL'} {family} {exporter}: "
+                 f"fused == unfused within {apart:.2e}")
+    failures += apart > bound
     return lines, failures
 
 

@@ -2,8 +2,9 @@
 """Builds, on the compile machine, everything the GPU check needs, so that
 the GPU machine runs models without a compiler (as deployments do).
 
-For each models.py fixture (BERT / GPT-2 / Llama and the model-zoo
-decoder families, both exporters' node patterns): the ONNX model with its
+For each models.py fixture (BERT / GPT-2 / Llama, the model-zoo decoder
+families, the ViT and Whisper encoders and the float16 exports, both
+exporters' node patterns): the ONNX model with its
 weights in an external-data file, its CUDA model.so (mte-compile
 --target=cuda, weights embedded), a bf16 one reading the weights from that
 file (--precision=bf16 --weights=external), the same two unfused
@@ -69,10 +70,14 @@ def prepare_fixture(args, family, exporter, size="tiny"):
     # backend's fp8 build, which equals an exact emulation of the recipe
     # (host_fp8_precision.py); fused only, as FP8 needs the linears.
     fp8 = ["--fp8-min-macs=0"]
-    for precision, suffix, extra, both in [
-            ("fp32", "", [], []),
-            ("bf16", ".bf16", ["--weights=external"], []),
-            ("fp8", ".fp8", [], fp8)]:
+    precisions = [("fp32", "", [], []),
+                  ("bf16", ".bf16", ["--weights=external"], []),
+                  ("fp8", ".fp8", [], fp8)]
+    # A model exported in float16 runs as it is (--precision=fp32 converts
+    # nothing), fused and unfused.
+    if family in models.FP16_FAMILIES:
+        precisions = precisions[:1]
+    for precision, suffix, extra, both in precisions:
         host_so = f"{stem}{suffix}.host.so"
         subprocess.run([args.compile, stem + ".onnx", "-o", host_so,
                         f"--precision={precision}"] + both + shapes,
@@ -307,7 +312,8 @@ def main():
                  "huge_run_alloc_model.so"]:
         shutil.copy(os.path.join(os.path.dirname(lib), "test", "Runtime",
                                  name), args.outdir)
-    families = models.FAMILIES + models.ZOO_FAMILIES
+    families = (models.FAMILIES + models.ZOO_FAMILIES + models.ENCODER_FAMILIES
+                + models.FP16_FAMILIES)
     cases = [(f, e) for f in families for e in ["torchscript", "dynamo"]]
     # Peaked attention, 128 tokens: where a wrong softmax, scale, mask or
     # rotary shows beyond the bf16 tolerance (models.py check_perturbations).

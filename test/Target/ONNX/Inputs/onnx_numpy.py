@@ -154,6 +154,30 @@ def _trilu(node, x, k=None, upper=1):
     return np.triu(x, k) if upper else np.tril(x, k)
 
 
+def _conv(node, x, w, b=None, strides=None, pads=None, dilations=None, group=1,
+          kernel_shape=None, auto_pad="NOTSET"):
+    """Conv with explicit pads, group 1, no dilation: one product of every
+    kernel tap's strided window."""
+    k = w.shape[2:]
+    n = len(k)
+    strides = strides or [1] * n
+    pads = pads or [0] * 2 * n
+    if group != 1 or any(d != 1 for d in (dilations or [])) or auto_pad not in (
+            "NOTSET", b"NOTSET"):
+        raise NotImplementedError(f"Conv ({node.name}): groups, dilations, auto_pad")
+    x = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + n]) for i in range(n)])
+    out = [(x.shape[2 + i] - k[i]) // strides[i] + 1 for i in range(n)]
+    y = np.zeros((x.shape[0], w.shape[0], *out))
+    for tap in np.ndindex(*k):
+        window = x[(slice(None), slice(None)) + tuple(
+            slice(tap[i], tap[i] + strides[i] * (out[i] - 1) + 1, strides[i])
+            for i in range(n))]
+        y += np.einsum("bc...,oc->bo...", window, w[(slice(None), slice(None)) + tap])
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * n)
+    return y
+
+
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 OPS = {
@@ -176,7 +200,7 @@ OPS = {
     "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Split": _split,
     "Concat": lambda node, *xs, axis: np.concatenate(xs, axis=axis),
     "Cast": _cast, "Constant": _constant, "ConstantOfShape": _constant_of_shape,
-    "Expand": _expand, "Range": _range, "Trilu": _trilu,
+    "Expand": _expand, "Range": _range, "Trilu": _trilu, "Conv": _conv,
 }
 
 # inputs that older opsets carried as attributes
