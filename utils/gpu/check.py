@@ -39,6 +39,12 @@ NARROW_RMS_TOL = 2.5e-2
 FP16_EXPORT_RMS_TOL = 5e-3
 
 
+# Imported FP8 Q/DQ GEMMs (host_fp8_qdq.py's forms, names ending .qdq):
+# exact products of E4M3 codes, accumulated in f32 by cuBLASLt's fast FP8
+# accumulation: max |error| within 1e-3 of the output's range.
+QDQ_RANGE_TOL = 1e-3
+
+
 def is_fp16_export(name):
     return "_fp16_" in name
 FP8_HOST_RMS_TOL = 8e-2
@@ -94,7 +100,15 @@ def main():
                         bound = 1.25 * host_err + 5e-3
                 rel = np.linalg.norm(err) / np.linalg.norm(want)
                 ok = got.shape == want.shape and rel <= bound
+                # A bf16 build rounds (4e-3 and more): an error below 1e-4
+                # against the reference means part of it ran in f32.
+                if name.endswith(".bf16") and label == "float64 reference":
+                    ok = ok and rel >= 1e-4
                 detail = f"relative RMS error {rel:.2e} (bound {bound:g})"
+            elif name.split(".unfused")[0].endswith(".qdq"):
+                worst = err.max() / np.abs(want).max()
+                ok = got.shape == want.shape and worst <= QDQ_RANGE_TOL
+                detail = f"max error {worst:.1e} of the output range"
             else:
                 ok = got.shape == want.shape and bool(
                     np.all(err <= RTOL * np.abs(want) + ATOL))
@@ -133,6 +147,9 @@ def check_fused_unfused(outputs):
         if is_fp16_export(fused):
             rel = np.linalg.norm(a - b) / np.linalg.norm(b)
             ok, detail = rel <= FP16_EXPORT_RMS_TOL, f"relative RMS {rel:.2e}"
+        elif fused.endswith(".qdq"):
+            worst = np.abs(a - b).max() / np.abs(b).max()
+            ok, detail = worst <= QDQ_RANGE_TOL, f"max {worst:.1e} of the range"
         elif fused.endswith(".bf16"):
             rel = np.linalg.norm(a - b) / np.linalg.norm(b)
             ok, detail = rel <= NARROW_RMS_TOL, f"relative RMS {rel:.2e}"

@@ -97,3 +97,23 @@ func.func @large_constants_that_are_not_weights(%ids: tensor<300xi64>) -> (tenso
   %y = transformer.linear %e, %w layout <nk> : (tensor<300x4xf32>, tensor<4x4xf32>) -> tensor<300x4xf32>
   return %angles, %y : tensor<1x4x300xf32>, tensor<300x4xf32>
 }
+
+// -----
+
+// An unfused vision or audio model has no embedding table: its parameters
+// are a convolution's weight and bias and the rank-2 right operands of its
+// matmuls, where the narrow type starts (the f32 input is rounded once,
+// where it meets the conv).
+// CHECK-LABEL: func @unfused_conv_and_matmul
+// CHECK: %[[X:.*]] = transformer.cast %arg0 : tensor<1x3x8xf32> to tensor<1x3x8xbf16>
+// CHECK: %[[C:.*]] = transformer.conv %[[X]], %{{.*}} bias %{{.*}} {{.*}} : (tensor<1x3x8xbf16>, tensor<4x3x3xbf16>, tensor<4xbf16>) -> tensor<1x4x6xbf16>
+// CHECK: transformer.matmul %{{.*}}, %{{.*}} : (tensor<1x6x4xbf16>, tensor<4x4xbf16>) -> tensor<1x6x4xbf16>
+func.func @unfused_conv_and_matmul(%x: tensor<1x3x8xf32>) -> tensor<1x6x4xf32> {
+  %w = arith.constant dense<0.5> : tensor<4x3x3xf32>
+  %b = arith.constant dense<0.25> : tensor<4xf32>
+  %c = transformer.conv %x, %w bias %b {dilations = array<i64: 1>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6xf32>
+  %t = transformer.transpose %c [0, 2, 1] : tensor<1x4x6xf32> -> tensor<1x6x4xf32>
+  %p = arith.constant dense<0.125> : tensor<4x4xf32>
+  %y = transformer.matmul %t, %p : (tensor<1x6x4xf32>, tensor<4x4xf32>) -> tensor<1x6x4xf32>
+  return %y : tensor<1x6x4xf32>
+}

@@ -36,15 +36,24 @@ bool hasElementType(Type type, Type element) {
 
 bool isFp8(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && isa<Float8E4M3FNType, Float8E5M2Type>(tensor.getElementType());
+  return tensor && isFp8Type(tensor.getElementType());
 }
 
 /// Whether `use` reads a model parameter: a GEMM's weight or bias, a norm's
-/// gain or bias, an embedding table. Other constants (position ranges,
-/// inverse frequencies, mask fills) are not weights, whatever their size:
-/// they stay f32 until they meet a narrow value.
+/// gain or bias, an embedding table, a convolution's weight or bias; in an
+/// unfused graph also the rank-2 right operand of a matmul (what
+/// mte-recognize-linear makes a linear's weight). Other constants (position
+/// ranges, inverse frequencies, mask fills) are not weights, whatever their
+/// size: they stay f32 until they meet a narrow value. (A vision or audio
+/// model has no embedding table: without the matmul and conv rules its
+/// unfused build never became narrow.)
 bool isWeightUse(OpOperand &use) {
   Operation *user = use.getOwner();
+  if (isa<MatmulOp>(user))
+    return use.getOperandNumber() == 1 &&
+           cast<RankedTensorType>(use.get().getType()).getRank() == 2;
+  if (isa<ConvOp>(user))
+    return use.getOperandNumber() >= 1;
   if (auto linear = dyn_cast<LinearOp>(user))
     return &use == &linear.getWeightMutable() ||
            (linear.getBias() && use.get() == linear.getBias());
