@@ -60,8 +60,8 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
       counts["gelu"] += act == Activation::Gelu || act == Activation::GeluTanh;
       counts["silu"] += act == Activation::Silu;
       counts["residual"] += static_cast<bool>(linear.getResidual());
-      counts["fp8_gemm"] += isa<Float8E4M3FNType, Float8E5M2Type>(
-          linear.getInput().getType().getElementType());
+      counts["fp8_gemm"] +=
+          isFp8Type(linear.getInput().getType().getElementType());
       counts["fp8_skipped"] += linear->hasAttr(
           TransformerDialect::getFp8SkippedAttrName());
     }

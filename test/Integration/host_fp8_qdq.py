@@ -26,7 +26,7 @@ from onnx import TensorProto as T, helper, numpy_helper
 import fp8_reference as ref
 from one_graph import compile_graph
 
-COMPILE, WORKDIR = sys.argv[1], sys.argv[2]
+COMPILE, WORKDIR = (sys.argv[1], sys.argv[2]) if __name__ == "__main__" else (None, None)
 vi = helper.make_tensor_value_info
 rng = np.random.default_rng(19)
 failures = 0
@@ -43,47 +43,7 @@ def f32(name, value):
     return numpy_helper.from_array(np.asarray(value, np.float32), name)
 
 
-# QuantizeLinear: bit-exact codes.
-x = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.uniform(-4, 3, 3000),
-                    ref.E4M3_TABLE[:127] * 0.5, [500.0, -1e4, 0.0, -0.0]])
-x = x.astype(np.float32)
-scale = np.float32(0.5)
-model = compile_graph(COMPILE, WORKDIR, "quantize",
-                      [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"],
-                                        name="q")],
-                      [vi("x", T.FLOAT, [x.size])], [vi("y", ref.E4M3FN, [x.size])],
-                      [f32("s", scale), ref.fp8_tensor("z", np.uint8(0), [])],
-                      opset=19)
-got = model(x=x)["y"]
-want = ref.quantize(x, scale)
-report(np.array_equal(got.view(np.uint8), want),
-       f"QuantizeLinear e4m3: {int((got.view(np.uint8) == want).sum())}/{x.size} codes exact")
-
 M, K, N = 24, 64, 48
-x = (rng.standard_normal((2, M // 2, K)) * 2).astype(np.float32)
-w = (rng.standard_normal((K, N)) * 0.05).astype(np.float32)
-b = rng.standard_normal(N).astype(np.float32)
-sx = np.float32(np.abs(x).max() / 448)
-sw = np.float32(np.abs(w).max() / 448)
-wq = ref.quantize(w, sw)                 # [K, N] codes
-wq_nk = np.ascontiguousarray(wq.T)       # [N, K] codes
-xd = ref.dequantize(ref.quantize(x, sx), sx)
-want = xd @ ref.dequantize(wq, sw) + b
-want_weight_only = x.astype(np.float64) @ ref.dequantize(wq, sw) + b
-
-
-def check(name, nodes, inits, want, x=x, out_shape=None, opset=19, domains=()):
-    out_shape = out_shape or list(want.shape)
-    for fused in (True, False):
-        model = compile_graph(COMPILE, WORKDIR, f"{name}_{int(fused)}", nodes,
-                              [vi("x", T.FLOAT, list(x.shape))],
-                              [vi("y", T.FLOAT, out_shape)], inits, opset=opset,
-                              domains=domains,
-                              flags=() if fused else ("--fusion=false",))
-        got = model(x=x)["y"].astype(np.float64)
-        err = np.abs(got - want).max() / np.abs(want).max()
-        report(err <= 1e-5, f"{name} {'fused' if fused else 'unfused'}: "
-                            f"max error {err:.1e} of the output range")
 
 
 def q(i, o, name, **attrs):
@@ -94,48 +54,89 @@ def dq(i, o, name, **attrs):
     return helper.make_node("DequantizeLinear", i, [o], name=name, **attrs)
 
 
-check("matmul_qdq",
-      [q(["x", "sx", "z"], "xq", "q_x"), dq(["xq", "sx"], "xd", "dq_x"),
-       dq(["w", "sw"], "wd", "dq_w"),
-       helper.make_node("MatMul", ["xd", "wd"], ["m"], name="matmul"),
-       helper.make_node("Add", ["m", "b"], ["y"], name="bias")],
-      [f32("sx", sx), f32("sw", sw), ref.fp8_tensor("z", np.uint8(0), []),
-       ref.fp8_tensor("w", wq, [K, N]), f32("b", b)], want)
+def gemm_cases(rng, output="y"):
+    """The Q/DQ GEMM forms, each (name, nodes, x, initializers, float64
+    reference, opset, domains), the output named `output` (utils/gpu/
+    prepare.py compiles them for CUDA too)."""
+    x = (rng.standard_normal((2, M // 2, K)) * 2).astype(np.float32)
+    w = (rng.standard_normal((K, N)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    sx = np.float32(np.abs(x).max() / 448)
+    sw = np.float32(np.abs(w).max() / 448)
+    wq = ref.quantize(w, sw)                 # [K, N] codes
+    wq_nk = np.ascontiguousarray(wq.T)       # [N, K] codes
+    xd = ref.dequantize(ref.quantize(x, sx), sx)
+    want = xd @ ref.dequantize(wq, sw) + b
+    want_weight_only = x.astype(np.float64) @ ref.dequantize(wq, sw) + b
+    scales = [f32("sx", sx), f32("sw", sw), f32("b", b)]
+    zero = ref.fp8_tensor("z", np.uint8(0), [])
+    bias = helper.make_node("Add", ["m", "b"], [output], name="bias")
+    trt = lambda op, i, o, name: helper.make_node(op, i, [o], name=name, domain="trt")
+    x2 = x.reshape(M, K)
+    return [
+        ("matmul_qdq",
+         [q(["x", "sx", "z"], "xq", "q_x"), dq(["xq", "sx"], "xd", "dq_x"),
+          dq(["w", "sw"], "wd", "dq_w"),
+          helper.make_node("MatMul", ["xd", "wd"], ["m"], name="matmul"), bias],
+         x, scales + [zero, ref.fp8_tensor("w", wq, [K, N])], want, 19, ()),
+        ("gemm_output_dtype",
+         [q(["x", "sx"], "xq", "q_x", output_dtype=ref.E4M3FN),
+          dq(["xq", "sx"], "xd", "dq_x"), dq(["w", "sw"], "wd", "dq_w"),
+          helper.make_node("Gemm", ["xd", "wd", "b"], [output], name="gemm",
+                           transB=1)],
+         x2, scales + [ref.fp8_tensor("w", wq_nk, [N, K])], want.reshape(M, N), 21, ()),
+        ("matmul_trt",
+         [trt("TRT_FP8QuantizeLinear", ["x", "sx"], "xq", "q_x"),
+          trt("TRT_FP8DequantizeLinear", ["xq", "sx"], "xd", "dq_x"),
+          trt("TRT_FP8DequantizeLinear", ["w", "sw"], "wd", "dq_w"),
+          helper.make_node("MatMul", ["xd", "wd"], ["m"], name="matmul"), bias],
+         x, scales + [numpy_helper.from_array(wq, "w")], want, 19, [TRT]),
+        ("reshape_between",
+         [q(["x", "sx", "z"], "xq", "q_x"), dq(["xq", "sx"], "xd", "dq_x"),
+          helper.make_node("Reshape", ["xd", "shape"], ["xr"], name="flatten"),
+          dq(["w", "sw"], "wd", "dq_w"),
+          helper.make_node("MatMul", ["xr", "wd"], ["m"], name="matmul"), bias],
+         x, scales + [zero, ref.fp8_tensor("w", wq, [K, N]),
+                      numpy_helper.from_array(np.array([M, K], np.int64), "shape")],
+         want.reshape(M, N), 19, ()),
+        ("weight_only",
+         [dq(["w", "sw"], "wd", "dq_w"),
+          helper.make_node("MatMul", ["x", "wd"], ["m"], name="matmul"), bias],
+         x, [f32("sw", sw), ref.fp8_tensor("w", wq, [K, N]), f32("b", b)],
+         want_weight_only, 19, ()),
+    ]
 
-x2 = x.reshape(M, K)
-check("gemm_output_dtype",
-      [q(["x", "sx"], "xq", "q_x", output_dtype=ref.E4M3FN),
-       dq(["xq", "sx"], "xd", "dq_x"), dq(["w", "sw"], "wd", "dq_w"),
-       helper.make_node("Gemm", ["xd", "wd", "b"], ["y"], name="gemm", transB=1)],
-      [f32("sx", sx), f32("sw", sw), ref.fp8_tensor("w", wq_nk, [N, K]),
-       f32("b", b)], want.reshape(M, N), x=x2, opset=21)
 
-trt = lambda op, i, o, name: helper.make_node(op, i, [o], name=name, domain="trt")
-check("matmul_trt",
-      [trt("TRT_FP8QuantizeLinear", ["x", "sx"], "xq", "q_x"),
-       trt("TRT_FP8DequantizeLinear", ["xq", "sx"], "xd", "dq_x"),
-       trt("TRT_FP8DequantizeLinear", ["w", "sw"], "wd", "dq_w"),
-       helper.make_node("MatMul", ["xd", "wd"], ["m"], name="matmul"),
-       helper.make_node("Add", ["m", "b"], ["y"], name="bias")],
-      [f32("sx", sx), f32("sw", sw), numpy_helper.from_array(wq, "w"),
-       f32("b", b)], want, domains=[TRT])
+def check(name, nodes, x, inits, want, opset, domains):
+    for fused in (True, False):
+        model = compile_graph(COMPILE, WORKDIR, f"{name}_{int(fused)}", nodes,
+                              [vi("x", T.FLOAT, list(x.shape))],
+                              [vi("y", T.FLOAT, list(want.shape))], inits, opset=opset,
+                              domains=domains,
+                              flags=() if fused else ("--fusion=false",))
+        got = model(x=x)["y"].astype(np.float64)
+        err = np.abs(got - want).max() / np.abs(want).max()
+        report(err <= 1e-5, f"{name} {'fused' if fused else 'unfused'}: "
+                            f"max error {err:.1e} of the output range")
 
-check("reshape_between",
-      [q(["x", "sx", "z"], "xq", "q_x"), dq(["xq", "sx"], "xd", "dq_x"),
-       helper.make_node("Reshape", ["xd", "shape"], ["xr"], name="flatten"),
-       dq(["w", "sw"], "wd", "dq_w"),
-       helper.make_node("MatMul", ["xr", "wd"], ["m"], name="matmul"),
-       helper.make_node("Add", ["m", "b"], ["y"], name="bias")],
-      [f32("sx", sx), f32("sw", sw), ref.fp8_tensor("z", np.uint8(0), []),
-       ref.fp8_tensor("w", wq, [K, N]), f32("b", b),
-       numpy_helper.from_array(np.array([M, K], np.int64), "shape")],
-      want.reshape(M, N))
 
-check("weight_only",
-      [dq(["w", "sw"], "wd", "dq_w"),
-       helper.make_node("MatMul", ["x", "wd"], ["m"], name="matmul"),
-       helper.make_node("Add", ["m", "b"], ["y"], name="bias")],
-      [f32("sw", sw), ref.fp8_tensor("w", wq, [K, N]), f32("b", b)],
-      want_weight_only)
+if __name__ == "__main__":
+    # QuantizeLinear: bit-exact codes.
+    x = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.uniform(-4, 3, 3000),
+                        ref.E4M3_TABLE[:127] * 0.5, [500.0, -1e4, 0.0, -0.0]])
+    x = x.astype(np.float32)
+    scale = np.float32(0.5)
+    model = compile_graph(COMPILE, WORKDIR, "quantize",
+                          [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"],
+                                            name="q")],
+                          [vi("x", T.FLOAT, [x.size])], [vi("y", ref.E4M3FN, [x.size])],
+                          [f32("s", scale), ref.fp8_tensor("z", np.uint8(0), [])],
+                          opset=19)
+    got = model(x=x)["y"]
+    want = ref.quantize(x, scale)
+    report(np.array_equal(got.view(np.uint8), want),
+           f"QuantizeLinear e4m3: {int((got.view(np.uint8) == want).sum())}/{x.size} codes exact")
 
-sys.exit(1 if failures else 0)
+    for case in gemm_cases(rng):
+        check(*case)
+    sys.exit(1 if failures else 0)

@@ -171,7 +171,14 @@ def prepare_one_op_models(args):
     # The FP8 MLP whose host build equals an exact emulation of the recipe.
     import host_fp8_precision
     cases.append(host_fp8_precision.gpu_case() + (False,))
-    for name, nodes, inputs, inits, want, opset, flags, unfused in cases:
+    cases = [case + ((),) for case in cases]
+    # FP8 models as other tools export them (Q/DQ, TensorRT's FP8 ops),
+    # fused (FP8 cuBLASLt GEMMs with the imported scales) and unfused.
+    import host_fp8_qdq
+    cases += [(name + ".qdq", nodes, {"x": x}, inits, want, opset, [], True, domains)
+              for name, nodes, x, inits, want, opset, domains in
+              host_fp8_qdq.gemm_cases(np.random.default_rng(31), "last_hidden_state")]
+    for name, nodes, inputs, inits, want, opset, flags, unfused, domains in cases:
         graph = helper.make_graph(
             nodes, name,
             [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape))
@@ -179,8 +186,9 @@ def prepare_one_op_models(args):
             [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
                                            list(want.shape))], inits)
         stem = os.path.join(args.outdir, name)
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]),
-                  stem + ".onnx")
+        opsets = [helper.make_opsetid("", opset)] + [
+            helper.make_opsetid(domain, version) for domain, version in domains]
+        onnx.save(helper.make_model(graph, opset_imports=opsets), stem + ".onnx")
         subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".host.so"] + flags,
                        check=True)
         host = mte.load(stem + ".host.so")(**inputs)["last_hidden_state"]

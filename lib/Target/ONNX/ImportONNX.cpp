@@ -220,7 +220,7 @@ FailureOr<std::vector<char>> typedFieldBytes(const onnx::TensorProto &tensor,
     for (int32_t v : tensor.int32_data())
       append(static_cast<uint16_t>(v));
   } else if (elementType.isInteger(8) || elementType.isInteger(1) ||
-             isa<Float8E4M3FNType, Float8E5M2Type>(elementType)) {
+             transformer::isFp8Type(elementType)) {
     have = tensor.int32_data_size();
     for (int32_t v : tensor.int32_data())
       append(static_cast<uint8_t>(v));

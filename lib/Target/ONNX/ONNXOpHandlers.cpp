@@ -362,8 +362,6 @@ FailureOr<Value> reshapeTo(NodeImporter &n, Value value,
 // FP8 quantisation
 //===----------------------------------------------------------------------===//
 
-bool isFp8Type(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
-
 /// The per-tensor scale of a Q/DQ node (input 1) as the rank-0 f32 tensor
 /// the transformer ops take. Per-axis and blocked scales are refused.
 FailureOr<Value> importScale(NodeImporter &n) {

@@ -342,7 +342,7 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
         });
   }
   auto toFloat = dyn_cast<FloatType>(to);
-  if (!toFloat || isa<Float8E4M3FNType, Float8E5M2Type>(to))
+  if (!toFloat || isFp8Type(to))
     return {};
   const llvm::fltSemantics &semantics = toFloat.getFloatSemantics();
   if (isa<IntegerType>(from)) {

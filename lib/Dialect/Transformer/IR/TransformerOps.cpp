@@ -740,8 +740,8 @@ LogicalResult LinearOp::verify() {
   RankedTensorType weightType = getWeight().getType();
   RankedTensorType outputType = getOutput().getType();
   Type inElt = inputType.getElementType(), wElt = weightType.getElementType();
-  bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(inElt);
-  if (fp8 != isa<Float8E4M3FNType, Float8E5M2Type>(wElt) ||
+  bool fp8 = isFp8Type(inElt);
+  if (fp8 != isFp8Type(wElt) ||
       (!fp8 && inElt != wElt))
     return emitOpError("input element type ")
            << inElt << " and weight element type " << wElt

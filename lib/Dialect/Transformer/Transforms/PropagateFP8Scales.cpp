@@ -190,7 +190,7 @@ struct Fp8WeightKMajor : OpRewritePattern<LinearOp> {
     ElementsAttr weight;
     Type element = op.getWeight().getType().getElementType();
     if (op.getWeightLayout() != WeightLayout::KN ||
-        !isa<Float8E4M3FNType, Float8E5M2Type>(element) ||
+        !isFp8Type(element) ||
         !matchPattern(op.getWeight(), m_Constant(&weight)))
       return failure();
     ElementsAttr transposed = transposeBytes(weight);

@@ -31,6 +31,12 @@ inferBroadcastBinaryType(std::optional<mlir::Location> loc, mlir::Type lhs,
 /// std::nullopt when it is out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
+/// Whether `elementType` is one of the fp8 types the dialect takes
+/// (Transformer_Fp8: E4M3FN, E5M2).
+inline bool isFp8Type(mlir::Type elementType) {
+  return llvm::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(elementType);
+}
+
 } // namespace mte::transformer
 
 #define GET_OP_CLASSES
