@@ -77,6 +77,10 @@ def prepare_fixture(args, family, exporter, size="tiny"):
     # nothing), fused and unfused.
     if family in models.FP16_FAMILIES:
         precisions = precisions[:1]
+    # FP8 with --weights=external: the E4M3 codes, quantized at compile
+    # time, are embedded; the other parameters are read from NAME.data.
+    if family in ("gpt2", "llama") and size == "tiny":
+        precisions.append(("fp8", ".external.fp8", ["--weights=external"], fp8))
     for precision, suffix, extra, both in precisions:
         host_so = f"{stem}{suffix}.host.so"
         subprocess.run([args.compile, stem + ".onnx", "-o", host_so,
