@@ -40,6 +40,8 @@ LogicalResult defineRowKernel(func::FuncOp func, RowKernelAttr spec) {
     return defineAttentionSoftmaxKernel(func, spec);
   case RowKernelKind::Rotary:
     return defineRotaryKernel(func, spec);
+  case RowKernelKind::Amax:
+    return defineAmaxKernel(func, spec);
   case RowKernelKind::FlashAttention:
     break; // a call, not a kernel: see lowerFlashAttentionCalls
   }

@@ -362,6 +362,7 @@ LogicalResult defineNormKernel(func::FuncOp func, kernel::RowKernelAttr spec);
 LogicalResult defineAttentionSoftmaxKernel(func::FuncOp func,
                                            kernel::RowKernelAttr spec);
 LogicalResult defineRotaryKernel(func::FuncOp func, kernel::RowKernelAttr spec);
+LogicalResult defineAmaxKernel(func::FuncOp func, kernel::RowKernelAttr spec);
 
 /// Replaces every call of the fused-attention declaration `func` by a call
 /// of the runtime's mte_cuda_attention, then erases the declaration.

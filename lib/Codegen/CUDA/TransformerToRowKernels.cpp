@@ -278,6 +278,43 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
 }
 
 //===----------------------------------------------------------------------===//
+// FP8 scaling: amax
+//===----------------------------------------------------------------------===//
+
+/// Rows the amax kernel gives a tensor: the longest power-of-two row of at
+/// most 16384 elements that divides it (one read, few row maxima left).
+constexpr int64_t kMaxAmaxRow = 16384, kMinAmaxRow = 256;
+
+/// amax(x) of a large tensor becomes amax(row maxima of x): the row kernel
+/// reads x once; the reference lowering reduces the few maxima.
+void convertAmax(AmaxOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
+  RankedTensorType type = op.getInput().getType();
+  Type element = type.getElementType();
+  if (!type.hasStaticShape() || !isKernelFloat(element))
+    return;
+  int64_t count = type.getNumElements(), length = kMaxAmaxRow;
+  while (length >= kMinAmaxRow &&
+         (count % length != 0 || !mte::canBuildRowKernel(length, element)))
+    length /= 2;
+  if (length < kMinAmaxRow)
+    return;
+  int64_t rows = count / length;
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  Value input = reshapeTensor(b, loc, op.getInput(), {rows, length});
+  auto maximaType = RankedTensorType::get({rows}, b.getF32Type());
+  std::string name = "mte_row_amax_" + mangle({rows, length}, element);
+  Value maxima =
+      callKernel(b, loc, name, KernelSpec{RowKernelKind::Amax}.get(ctx), input,
+                 maximaType,
+                 {argumentType(input), MemRefType::get({rows}, b.getF32Type())},
+                 moduleBuilder, symbols)
+          .front();
+  op.getInputMutable().assign(maxima);
+}
+
+//===----------------------------------------------------------------------===//
 // Attention in one fused kernel
 //===----------------------------------------------------------------------===//
 
@@ -492,7 +529,10 @@ struct ConvertTransformerToRowKernelsPass
     SmallVector<AttentionOp> fused;
     SmallVector<RotaryEmbeddingOp> rotaries;
     SmallVector<SoftmaxOp> softmaxes;
+    SmallVector<AmaxOp> amaxes;
     module.walk([&](Operation *op) {
+      if (auto amax = dyn_cast<AmaxOp>(op))
+        amaxes.push_back(amax);
       if (isa<LayerNormOp, RMSNormOp>(op))
         norms.push_back(op);
       else if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op))
@@ -508,6 +548,8 @@ struct ConvertTransformerToRowKernelsPass
     });
     for (AttentionOp op : fused)
       convertToFlashAttention(op, moduleBuilder, symbols);
+    for (AmaxOp op : amaxes)
+      convertAmax(op, moduleBuilder, symbols);
     for (RotaryEmbeddingOp op : rotaries)
       convertRotary(op, moduleBuilder, symbols);
     for (SoftmaxOp op : softmaxes)

@@ -357,3 +357,24 @@ func.func private @softmax_too_long(memref<2x100000xf32>, f32, memref<2x100000xf
 
 // expected-error @below {{q and k must be 16-bit [B, S, H * D] buffers}}
 func.func private @mte_flash_attention_f32(memref<2x5x128xf32>, memref<2x5x64xf32>, memref<2x5x64xf32>, f32, memref<2x5x128xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1>}
+
+// -----
+
+// The amax kernel: a row's vectors loaded, |x| and maximumf (NaN
+// propagates) over lanes, threads (shuffles, then workgroup memory past a
+// warp), the row's first thread storing its maximum.
+// CHECK-LABEL: func.func private @mte_row_amax_6x16384xbf16(
+// CHECK: gpu.launch
+// CHECK: vector.load
+// CHECK: math.absf
+// CHECK: arith.maximumf
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<6xf32>
+func.func private @mte_row_amax_6x16384xbf16(memref<6x16384xbf16>, memref<6xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amax>}
+
+// -----
+
+// expected-error @below {{is not a valid amax kernel: needs (input [rows, length], f32 output [rows])}}
+func.func private @mte_row_amax_bad(memref<6x16384xbf16>, memref<6xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amax>}

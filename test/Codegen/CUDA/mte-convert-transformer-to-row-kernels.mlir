@@ -204,3 +204,20 @@ func.func @softmax(%x: tensor<2x3x1024xbf16>, %y: tensor<4x8xf32>) -> (tensor<2x
   %1 = transformer.softmax %y {axis = 0 : i64} : tensor<4x8xf32>
   return %0, %1 : tensor<2x3x1024xbf16>, tensor<4x8xf32>
 }
+
+// -----
+
+// FP8 scaling's amax of a large tensor: one read by the amax row kernel
+// ([rows, 16384]: each row's max |x|), then amax of the few row maxima. A
+// small tensor (under 256 elements) keeps the reference lowering.
+// CHECK-LABEL: func.func @amax
+// CHECK: %[[R:.*]] = tensor.expand_shape %{{.*}} output_shape [6, 16384] : tensor<98304xbf16> into tensor<6x16384xbf16>
+// CHECK: %[[M:.*]] = kernel.call @mte_row_amax_6x16384xbf16(%[[R]] : tensor<6x16384xbf16>) outs(%{{.*}} : tensor<6xf32>) -> tensor<6xf32>
+// CHECK: transformer.amax %[[M]] : tensor<6xf32> -> tensor<f32>
+// CHECK: transformer.amax %arg1 : tensor<4x32xf32> -> tensor<f32>
+// CHECK: func.func private @mte_row_amax_6x16384xbf16(memref<6x16384xbf16>, memref<6xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amax>}
+func.func @amax(%x: tensor<64x1536xbf16>, %small: tensor<4x32xf32>) -> (tensor<f32>, tensor<f32>) {
+  %0 = transformer.amax %x : tensor<64x1536xbf16> -> tensor<f32>
+  %1 = transformer.amax %small : tensor<4x32xf32> -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+}

@@ -64,6 +64,8 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   case RowKernelKind::FlashAttention:
     takes.heads = takes.kvHeads = takes.causal = takes.maskShape = true;
     break;
+  case RowKernelKind::Amax:
+    break;
   }
   StringRef name = stringifyRowKernelKind(kind);
   struct Parameter {

@@ -44,6 +44,7 @@ def Kernel_RowKernelKind : I32EnumAttr<"RowKernelKind",
     I32EnumAttrCase<"Rotary", 2, "rotary">,
     I32EnumAttrCase<"AttentionSoftmax", 3, "attention_softmax">,
     I32EnumAttrCase<"FlashAttention", 4, "flash_attention">,
+    I32EnumAttrCase<"Amax", 5, "amax">,
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mte::kernel";
@@ -66,7 +67,8 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
       `mask_shape` (the additive or boolean mask's shape, rank <= 4);
     * `flash_attention`: `heads` and `kv_heads` (> 0, `kv_heads` dividing
       `heads`), `causal`, `mask_shape` (`[B | 1, Skv]`: the key bias of a
-      padding mask, rank 2).
+      padding mask, rank 2);
+    * `amax`: nothing (each row's max |x|, of a [rows, length] input).
 
     ```mlir
     #kernel.row_kernel<kind = attention_softmax, heads = 4, queries = 16, causal = true>
