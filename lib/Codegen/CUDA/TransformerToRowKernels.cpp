@@ -283,35 +283,43 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
 
 /// Rows the amax kernel gives a tensor: the longest power-of-two row of at
 /// most 16384 elements that divides it (one read, few row maxima left).
-constexpr int64_t kMaxAmaxRow = 16384, kMinAmaxRow = 256;
+constexpr int64_t kMaxAmaxRow = 16384, kMinAmaxRow = 32;
 
-/// amax(x) of a large tensor becomes amax(row maxima of x): the row kernel
-/// reads x once; the reference lowering reduces the few maxima.
+/// amax(x) becomes amax of row maxima of row maxima ... of x: each pass
+/// one read by the amax row kernel, until at most kMinAmaxRow values are
+/// left for the reference lowering (whose last level runs in one thread).
 void convertAmax(AmaxOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   RankedTensorType type = op.getInput().getType();
-  Type element = type.getElementType();
-  if (!type.hasStaticShape() || !isKernelFloat(element))
+  if (!type.hasStaticShape() || !isKernelFloat(type.getElementType()))
     return;
-  int64_t count = type.getNumElements(), length = kMaxAmaxRow;
-  while (length >= kMinAmaxRow &&
-         (count % length != 0 || !mte::canBuildRowKernel(length, element)))
-    length /= 2;
-  if (length < kMinAmaxRow)
-    return;
-  int64_t rows = count / length;
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   OpBuilder b(op);
-  Value input = reshapeTensor(b, loc, op.getInput(), {rows, length});
-  auto maximaType = RankedTensorType::get({rows}, b.getF32Type());
-  std::string name = "mte_row_amax_" + mangle({rows, length}, element);
-  Value maxima =
-      callKernel(b, loc, name, KernelSpec{RowKernelKind::Amax}.get(ctx), input,
+  Value values = op.getInput();
+  for (;;) {
+    auto valuesType = cast<RankedTensorType>(values.getType());
+    Type element = valuesType.getElementType();
+    int64_t count = valuesType.getNumElements(), length = kMaxAmaxRow;
+    if (count <= kMinAmaxRow)
+      break;
+    while (length >= kMinAmaxRow &&
+           (count % length != 0 || !mte::canBuildRowKernel(length, element)))
+      length /= 2;
+    if (length < kMinAmaxRow)
+      break;
+    int64_t rows = count / length;
+    Value input = reshapeTensor(b, loc, values, {rows, length});
+    auto maximaType = RankedTensorType::get({rows}, b.getF32Type());
+    std::string name = "mte_row_amax_" + mangle({rows, length}, element);
+    values = callKernel(
+                 b, loc, name, KernelSpec{RowKernelKind::Amax}.get(ctx), input,
                  maximaType,
                  {argumentType(input), MemRefType::get({rows}, b.getF32Type())},
                  moduleBuilder, symbols)
-          .front();
-  op.getInputMutable().assign(maxima);
+                 .front();
+  }
+  if (values != op.getInput())
+    op.getInputMutable().assign(values);
 }
 
 //===----------------------------------------------------------------------===//
