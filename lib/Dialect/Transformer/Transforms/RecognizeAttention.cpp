@@ -23,6 +23,7 @@
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 
+#include "mlir/Dialect/Traits.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -388,23 +389,20 @@ Value unbroadcast(PatternRewriter &rewriter, Value v, ArrayRef<int64_t> shape) {
   if (!op || !isPointwise(op))
     return v; // at its smallest, of the same or a lower rank (it broadcasts)
   SmallVector<Value> operands;
-  // The result: the broadcast of the new operands' shapes (right-aligned,
-  // so of their highest rank).
+  // The result: the numpy broadcast of the new operands' shapes.
   SmallVector<int64_t> result;
   for (Value operand : op->getOperands()) {
-    int64_t rank = shape.size();
-    SmallVector<int64_t> s = unbroadcastShape(operand, rank);
-    Value smaller = unbroadcast(rewriter, operand, s);
+    Value smaller =
+        unbroadcast(rewriter, operand, unbroadcastShape(operand, shape.size()));
     if (!smaller)
       return {};
     operands.push_back(smaller);
-    ArrayRef<int64_t> own = cast<RankedTensorType>(smaller.getType()).getShape();
-    if (own.size() > result.size())
-      result.insert(result.begin(), own.size() - result.size(), 1);
-    for (auto [d, size] : llvm::enumerate(own)) {
-      int64_t &r = result[result.size() - own.size() + d];
-      r = std::max(r, size);
-    }
+    SmallVector<int64_t> broadcast;
+    if (!OpTrait::util::getBroadcastedShape(
+            result, cast<RankedTensorType>(smaller.getType()).getShape(),
+            broadcast))
+      return {};
+    result = std::move(broadcast);
   }
   OperationState state(
       op->getLoc(), op->getName(), operands,
