@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 7
+#define MTE_MODEL_ABI_VERSION 8
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -84,6 +84,35 @@ typedef struct mte_index_check {
   const int64_t *bounds;
 } mte_index_check;
 
+/* What a model state holds (mte_state_info), which decides the values
+ * mte_model_set_state accepts. */
+typedef enum mte_state_kind {
+  /* FP8 delayed scaling's amax history, f32 [L, T]: row 0 the current
+   * slot (zeroed after each run), rows 1.. the earlier runs' amaxes of the
+   * T quantised tensors. Values are >= 0 or NaN. */
+  MTE_STATE_FP8_AMAX_HISTORY = 1,
+  /* FP8 delayed scaling's scales, f32 [T]: the multiplier each quantised
+   * tensor is scaled by before its cast (TransformerEngine's `scale`;
+   * 1/scale dequantises). 0 means not measured yet: that tensor uses this
+   * run's amax (current scaling). Values are finite and >= 0. */
+  MTE_STATE_FP8_SCALE = 2,
+} mte_state_kind;
+
+/* A tensor the model carries from one run to the next. The runtime owns
+ * two buffers of it per open model: run reads the current one (`state`)
+ * and writes the next value into the other (`next_state`); after a run
+ * that succeeded the two swap, unless the state is frozen. */
+typedef struct mte_state_info {
+  mte_tensor_info tensor;
+  int32_t kind; /* mte_state_kind */
+  /* The value a model opens with, tensor-sized; NULL: all zeros. */
+  const void *initial;
+  /* What each index of the last dimension holds (for FP8 state: the
+   * quantised tensors, "<ONNX node>.input"), or none. */
+  uint32_t num_labels;
+  const char *const *labels;
+} mte_state_info;
+
 typedef struct mte_model_abi {
   uint32_t abi_version; /* MTE_MODEL_ABI_VERSION */
   const char *target;   /* "host" or "cuda" */
@@ -108,17 +137,23 @@ typedef struct mte_model_abi {
    * is not 0. */
   uint32_t num_index_checks;
   const mte_index_check *index_checks;
+  /* The model's states, in the order `run` takes them. */
+  uint32_t num_states;
+  const mte_state_info *states;
   /* Runs the model once. inputs[i] and outputs[i] point to dense,
    * row-major buffers of the described types and shapes, owned by the
    * caller; outputs are overwritten. For a CUDA model they are device
    * buffers, weights[i] the device copy of weight i, `arena` the device
    * buffer of arena_bytes (null when that is 0), and the work is enqueued
    * on the stream the runtime set (mte_cuda_set_stream) and finished when
-   * run returns. Returns 0 on success and a non-zero value when the model
-   * could not run. Safe to call from one thread at a time per loaded
-   * model. */
+   * run returns. state[i] holds state i's current value, which run reads,
+   * and next_state[i] a different buffer of the same size, which run
+   * overwrites with its next value (device buffers for CUDA models).
+   * Returns 0 on success and a non-zero value when the model could not
+   * run. Safe to call from one thread at a time per loaded model. */
   int32_t (*run)(void *const *inputs, void *const *outputs,
-                 void *const *weights, void *arena, int64_t *index_status);
+                 void *const *weights, void *arena, int64_t *index_status,
+                 void *const *state, void *const *next_state);
 } mte_model_abi;
 
 /* Exported by every model.so. */

@@ -42,7 +42,7 @@ extern "C" {
 /*===-- Versions ----------------------------------------------------------===*/
 
 #define MTE_RUNTIME_VERSION_MAJOR 0
-#define MTE_RUNTIME_VERSION_MINOR 4
+#define MTE_RUNTIME_VERSION_MINOR 5
 #define MTE_RUNTIME_VERSION_PATCH 0
 
 /* Returns the version of the loaded runtime library as "MAJOR.MINOR.PATCH".
@@ -204,6 +204,66 @@ MTE_RUNTIME_API mte_status mte_model_find_input(const mte_model *model,
 MTE_RUNTIME_API mte_status mte_model_find_output(const mte_model *model,
                                                  const char *name,
                                                  size_t *index);
+
+/*===-- Model state -------------------------------------------------------===*/
+
+/* A model may carry state from one run to the next: FP8 delayed scaling's
+ * amax history and scales (mte-compile --fp8-recipe=delayed; docs/fp8.md),
+ * which each run updates. Each open handle has its own copy, starting at
+ * the values compiled into the model. The functions below take the model's
+ * run lock; reading waits for the runs enqueued before (mte_model_run_device
+ * included), setting applies to the runs after. */
+
+/* Returns the number of states of `model` (0 for NULL). */
+MTE_RUNTIME_API size_t mte_model_num_states(const mte_model *model);
+
+/* Returns the name, element type and shape of state `index` ("fp8.scale",
+ * ...), or NULL when `index` is out of range; valid until close. */
+MTE_RUNTIME_API const mte_tensor_info *mte_model_state(const mte_model *model,
+                                                       size_t index);
+
+/* Returns the mte_state_kind of state `index` (ModelABI.h), or 0. */
+MTE_RUNTIME_API int32_t mte_model_state_kind(const mte_model *model,
+                                             size_t index);
+
+/* Returns the number of labels of state `index` (one per index of its last
+ * dimension: for FP8 state the quantised tensors), or 0. */
+MTE_RUNTIME_API size_t mte_model_state_num_labels(const mte_model *model,
+                                                  size_t index);
+
+/* Returns label `label` of state `index`, or NULL; valid until close. */
+MTE_RUNTIME_API const char *mte_model_state_label(const mte_model *model,
+                                                  size_t index, size_t label);
+
+/* Stores in `*index` the position of the state called `name`, like
+ * mte_model_find_input. */
+MTE_RUNTIME_API mte_status mte_model_find_state(const mte_model *model,
+                                                const char *name,
+                                                size_t *index);
+
+/* Copies the current value of state `index` into `data`, a host buffer of
+ * `num_bytes`, which must be the state's size. */
+MTE_RUNTIME_API mte_status mte_model_get_state(mte_model *model, size_t index,
+                                               void *data, size_t num_bytes);
+
+/* Sets the current value of state `index` from `data` (`num_bytes`, the
+ * state's size). The values must be what the state's kind admits (an FP8
+ * scale finite and >= 0, an amax >= 0 or NaN); otherwise nothing changes
+ * and MTE_ERROR_INVALID_ARGUMENT names the first offending value's label. */
+MTE_RUNTIME_API mte_status mte_model_set_state(mte_model *model, size_t index,
+                                               const void *data,
+                                               size_t num_bytes);
+
+/* Sets every state back to the value compiled into the model. */
+MTE_RUNTIME_API mte_status mte_model_reset_state(mte_model *model);
+
+/* With `frozen` non-zero, runs read the states but no longer update them
+ * (a deployment calibrates, then freezes); zero resumes the updates. */
+MTE_RUNTIME_API mte_status mte_model_freeze_state(mte_model *model,
+                                                  int frozen);
+
+/* Returns whether the states of `model` are frozen (0 for NULL). */
+MTE_RUNTIME_API int mte_model_state_frozen(const mte_model *model);
 
 /*===-- Running -----------------------------------------------------------===*/
 

@@ -94,9 +94,14 @@ LogicalResult writeText(StringRef path,
 /// LLVM has no use for them.
 void dropSignatureAttributes(func::FuncOp forward) {
   MLIRContext *context = forward.getContext();
-  for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i)
-    forward.removeArgAttr(i, "transformer.name");
-  for (StringRef name : {"transformer.name", "transformer.index_status"})
+  using mte::transformer::TransformerDialect;
+  for (StringRef name : {StringRef("transformer.name"),
+                         StringRef(TransformerDialect::getStateAttrName())})
+    for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i)
+      forward.removeArgAttr(i, StringAttr::get(context, name));
+  for (StringRef name : {StringRef("transformer.name"),
+                         StringRef("transformer.index_status"),
+                         StringRef(TransformerDialect::getNextStateAttrName())})
     for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
       forward.removeResultAttr(i, StringAttr::get(context, name));
   forward->removeAttr("transformer.index_checks");
@@ -166,6 +171,24 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
   }
   if (options.fp8MinMacs < 0)
     return "--fp8-min-macs must not be negative";
+  if (options.fp8Recipe != "current" && options.fp8Recipe != "delayed")
+    return "--fp8-recipe=" + options.fp8Recipe +
+           ": expected current or delayed";
+  if (options.amaxAlgorithm != "max" && options.amaxAlgorithm != "most_recent")
+    return "--amax-algo=" + options.amaxAlgorithm +
+           ": expected max or most_recent";
+  bool delayed = options.fp8Recipe == "delayed";
+  if (delayed && options.precision != Precision::FP8)
+    return "--fp8-recipe=delayed needs --precision=fp8";
+  bool delayedOptions = options.fp8Margin != 0 || options.amaxHistory != 1024 ||
+                        options.amaxAlgorithm != "max";
+  if (delayedOptions && !delayed)
+    return "--fp8-margin, --amax-history and --amax-algo set delayed "
+           "scaling: they need --fp8-recipe=delayed";
+  if (options.amaxHistory < 1 || options.amaxHistory > (1 << 16))
+    return "--amax-history must be in [1, 65536]";
+  if (options.fp8Margin < 0 || options.fp8Margin > 64)
+    return "--fp8-margin must be in [0, 64]";
   return {};
 }
 
@@ -183,6 +206,10 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
                           : options.precision == Precision::FP16 ? "f16"
                                                                  : "fp8";
     precision.fp8MinMacs = options.fp8MinMacs;
+    precision.fp8Recipe = options.fp8Recipe;
+    precision.fp8Margin = options.fp8Margin;
+    precision.amaxHistory = options.amaxHistory;
+    precision.amaxAlgorithm = options.amaxAlgorithm;
     buildPrecisionPipeline(pm, precision);
   }
 }

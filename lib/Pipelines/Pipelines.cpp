@@ -73,6 +73,14 @@ void mte::buildPrecisionPipeline(OpPassManager &pm,
   if (fp8) {
     transformer::InsertFP8CastsOptions casts;
     casts.minMacs = options.fp8MinMacs;
+    casts.recipe = options.fp8Recipe == "delayed"
+                       ? transformer::Fp8Recipe::Delayed
+                       : transformer::Fp8Recipe::Current;
+    casts.margin = options.fp8Margin;
+    casts.historyLength = options.amaxHistory;
+    casts.amaxAlgorithm = options.amaxAlgorithm == "most_recent"
+                              ? transformer::AmaxAlgorithm::MostRecent
+                              : transformer::AmaxAlgorithm::Max;
     funcPm.addPass(transformer::createInsertFP8Casts(casts));
     funcPm.addPass(transformer::createPropagateFP8Scales());
   }
@@ -100,6 +108,7 @@ static void buildBufferization(OpPassManager &pm) {
   // extract_slice(empty) into a smaller empty) writes into the slice of the
   // result instead of a buffer of its own copied there.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(mte::createReadOnlyArguments());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

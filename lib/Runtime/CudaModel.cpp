@@ -6,6 +6,7 @@
 #include "ExternalWeights.h"
 #include "IndexChecks.h"
 #include "Model.h"
+#include "ModelState.h"
 #include "Status.h"
 
 #include <cstdlib>
@@ -21,7 +22,8 @@ CudaModel::~CudaModel() {
   std::string ignored;
   if (device)
     device->makeCurrent(ignored);
-  mte::cuda::destroyGraph(graph);
+  for (void *graph : graphs)
+    mte::cuda::destroyGraph(graph);
   mte::cuda::destroyStream(stream);
   mte::cuda::release(arena);
   for (auto [slot, event] : pendingIndexStatus)
@@ -29,7 +31,8 @@ CudaModel::~CudaModel() {
   mte::cuda::release(deviceIndexStatus);
   for (int64_t *slot : indexStatusSlots)
     mte::cuda::releaseHost(slot);
-  for (auto *list : {&deviceWeights, &deviceInputs, &deviceOutputs})
+  for (auto *list : {&deviceWeights, &deviceInputs, &deviceOutputs,
+                     &deviceState[0], &deviceState[1]})
     for (void *pointer : *list)
       mte::cuda::release(pointer);
 }
@@ -101,6 +104,23 @@ mte_status CudaModel::open() {
         return status;
       buffers->push_back(device);
     }
+  std::vector<char> initial;
+  for (const StateDesc &state : model.states) {
+    for (int buffer = 0; buffer < 2; ++buffer) {
+      void *device = nullptr;
+      if (mte_status status = allocate(state.tensor.numBytes,
+                                       "state '" + state.tensor.name + "'",
+                                       device))
+        return status;
+      deviceState[buffer].push_back(device);
+    }
+    initial.resize(state.tensor.numBytes);
+    copyInitialState(state, initial.data());
+    if (!mte::cuda::copyToDevice(deviceState[model.currentState].back(),
+                                 initial.data(), initial.size(), error))
+      return fail(MTE_ERROR_DEVICE, "'%s': cannot upload state '%s': %s", path,
+                  state.tensor.name.c_str(), error.c_str());
+  }
   if (abi->num_index_checks) {
     size_t bytes = indexStatusBytes(abi);
     if (mte_status status =
@@ -142,10 +162,14 @@ mte_status CudaModel::checkPendingIndexStatus(size_t keep) {
 
 int32_t CudaModel::enqueueForward() {
   mte::cuda::setStream(stream);
+  unsigned current = model.currentState;
+  void *&graph = graphs[current];
   auto forward = [&] {
     return model.abi->run(deviceInputs.data(), deviceOutputs.data(),
                           deviceWeights.data(), arena,
-                          static_cast<int64_t *>(deviceIndexStatus));
+                          static_cast<int64_t *>(deviceIndexStatus),
+                          deviceState[current].data(),
+                          deviceState[current ^ 1].data());
   };
   int32_t result = 0;
   // A graph's stream-ordered allocations happen at launch: its failure is
@@ -158,7 +182,7 @@ int32_t CudaModel::enqueueForward() {
   };
   if (graph) {
     launchGraph();
-  } else if (useGraph && runs > 0) {
+  } else if (useGraph && runs > current) {
     // Capture once; if the forward cannot be captured, run it eagerly from
     // now on (the outputs of this run are computed either way).
     std::string captureError;
@@ -259,6 +283,7 @@ mte_status CudaModel::run(const void *const *inputs, void *const *outputs) {
   if (indexStatus)
     if (mte_status status = checkIndexStatus(path, model.abi, indexStatus))
       return status;
+  advanceState(model);
   for (size_t i = 0; i < model.outputs.size(); ++i)
     if (!mte::cuda::copyToHost(outputs[i], deviceOutputs[i],
                                model.outputs[i].numBytes, error))
@@ -310,5 +335,29 @@ mte_status CudaModel::runDevice(const void *const *inputs, void *const *outputs,
   if (!ok)
     return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run on the GPU: %s", path,
                 error.c_str());
+  // The forward is enqueued: the runs after it read what it writes.
+  advanceState(model);
+  return succeed();
+}
+
+mte_status CudaModel::copyState(size_t index, void *to, const void *from,
+                                bool upload) {
+  RunScope scope(*model.runLock, *device);
+  if (mte_status status = makeDeviceCurrent())
+    return status;
+  const StateDesc &state = model.states[index];
+  void *current = deviceState[model.currentState][index];
+  std::string error;
+  // The model's stream holds every run enqueued so far, runDevice's too.
+  mte::cuda::setStream(stream);
+  bool ok = mte::cuda::synchronize(error) &&
+            (upload ? mte::cuda::copyToDevice(current, from,
+                                              state.tensor.numBytes, error)
+                    : mte::cuda::copyToHost(to, current, state.tensor.numBytes,
+                                            error));
+  if (!ok)
+    return fail(MTE_ERROR_DEVICE, "'%s': cannot %s state '%s': %s",
+                model.path.c_str(), upload ? "write" : "read",
+                state.tensor.name.c_str(), error.c_str());
   return succeed();
 }

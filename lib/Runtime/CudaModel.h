@@ -30,7 +30,7 @@ class CudaModel {
 public:
   /// The GPU side of `model`, whose description is loaded; empty until
   /// open().
-  explicit CudaModel(const mte_model &model) : model(model) {}
+  explicit CudaModel(mte_model &model) : model(model) {}
   CudaModel(const CudaModel &) = delete;
   CudaModel &operator=(const CudaModel &) = delete;
   /// Frees the device buffers, the stream and the graph, in the device's
@@ -51,7 +51,23 @@ public:
   mte_status runDevice(const void *const *inputs, void *const *outputs,
                        void *stream);
 
+  /// Copies the current value of state `index` to the host buffer `data`,
+  /// once the runs enqueued before have finished. Takes the library's lock.
+  mte_status getState(size_t index, void *data) {
+    return copyState(index, data, nullptr, /*upload=*/false);
+  }
+
+  /// Makes `data` (host memory, already checked) the current value of
+  /// state `index`, for the runs enqueued after. Takes the library's lock.
+  mte_status setState(size_t index, const void *data) {
+    return copyState(index, nullptr, data, /*upload=*/true);
+  }
+
 private:
+  /// getState (`to`) or setState (`from`, with `upload`), once the runs
+  /// enqueued before have finished.
+  mte_status copyState(size_t index, void *to, const void *from, bool upload);
+
   /// Makes the model's device current on this thread for a run; a failure
   /// is MTE_ERROR_DEVICE.
   mte_status makeDeviceCurrent();
@@ -72,7 +88,7 @@ private:
   /// failure MTE_ERROR_DEVICE.
   mte_status allocate(uint64_t bytes, const std::string &what, void *&device);
 
-  const mte_model &model;
+  mte_model &model;
   /// The device everything below lives on; null until open() finds it.
   mte::cuda::Device *device = nullptr;
   /// Device copies of the weights, and device buffers the host-buffer API
@@ -81,10 +97,14 @@ private:
   /// The activation arena: allocated once, so its address, which the
   /// captured graph holds, never changes.
   void *arena = nullptr;
+  /// The two device buffers of every state (mte_model::currentState says
+  /// which one is current).
+  std::vector<void *> deviceState[2];
   /// The model's stream, and the forward captured as a CUDA graph on the
-  /// second run (the first one warms up cuBLASLt's plans), replayed after.
+  /// second run (the first one warms up cuBLASLt's plans), replayed after:
+  /// one graph per current state buffer, which the graph reads.
   void *stream = nullptr;
-  void *graph = nullptr;
+  void *graphs[2] = {nullptr, nullptr};
   bool useGraph = true;
   uint64_t runs = 0;
   /// The statuses of the model's index checks (ModelABI.h), 3 per check:

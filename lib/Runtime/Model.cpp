@@ -4,6 +4,7 @@
 
 #include "DType.h"
 #include "IndexChecks.h"
+#include "ModelState.h"
 #include "Status.h"
 
 #include <cstring>
@@ -71,12 +72,20 @@ mte_status mte::runtime::runModel(mte_model &model, const void *const *inputs,
     std::lock_guard<std::mutex> guard(*model.runLock);
     // The model reads inputs and never writes them (ModelABI.h takes them
     // as void *const * for symmetry with outputs).
+    std::vector<void *> state, next;
+    for (size_t i = 0; i < model.states.size(); ++i) {
+      state.push_back(model.hostState[model.currentState][i].data());
+      next.push_back(model.hostState[model.currentState ^ 1][i].data());
+    }
     result = model.abi->run(const_cast<void *const *>(inputs), outputs, nullptr,
-                            nullptr, model.hostIndexStatus.data());
-    if (result == 0)
+                            nullptr, model.hostIndexStatus.data(),
+                            state.data(), next.data());
+    if (result == 0) {
       if (mte_status status = checkIndexStatus(model.path.c_str(), model.abi,
                                                model.hostIndexStatus.data()))
         return status;
+      advanceState(model);
+    }
   }
   if (result != 0)
     return fail(MTE_ERROR_RUN_FAILED,

@@ -32,6 +32,15 @@ struct TensorDesc {
   mte_tensor_info info = {};
 };
 
+/// A model state (mte_state_info): its description, kind and labels, and
+/// the initial value in the library (null: zeros).
+struct StateDesc {
+  TensorDesc tensor;
+  int32_t kind = 0;
+  std::vector<std::string> labels;
+  const void *initial = nullptr;
+};
+
 } // namespace mte::runtime
 
 struct mte_model {
@@ -46,6 +55,13 @@ struct mte_model {
   std::shared_ptr<std::mutex> runLock;
   std::vector<mte::runtime::TensorDesc> inputs;
   std::vector<mte::runtime::TensorDesc> outputs;
+  std::vector<mte::runtime::StateDesc> states;
+  /// Which of the two buffers of every state holds its current value (the
+  /// other receives the next one), and whether runs keep it there.
+  unsigned currentState = 0;
+  bool stateFrozen = false;
+  /// Host models: the two buffers of each state.
+  std::vector<std::vector<char>> hostState[2];
   /// Host models: the statuses the forward writes for the model's index
   /// checks, 3 per check (ModelABI.h).
   std::vector<int64_t> hostIndexStatus;
@@ -55,6 +71,13 @@ struct mte_model {
 };
 
 namespace mte::runtime {
+
+/// Copies and checks the `count` descriptions at `infos`, of the model's
+/// inputs, outputs or states (`kind`). Reports a malformed table as
+/// MTE_ERROR_NOT_A_MODEL.
+mte_status readTensorTable(const char *path, const char *kind,
+                           const mte_tensor_info *infos, uint32_t count,
+                           std::vector<TensorDesc> &descs);
 
 /// Returns the index of the description called `name`, or -1.
 ptrdiff_t findTensor(const std::vector<TensorDesc> &descs, const char *name);

@@ -7,6 +7,7 @@
 #include "ElfCheck.h"
 #include "IndexChecks.h"
 #include "Model.h"
+#include "ModelState.h"
 #include "Status.h"
 
 #include <cerrno>
@@ -99,12 +100,10 @@ static std::string loaderPath(const std::string &path) {
   return path.find('/') == std::string::npos ? "./" + path : path;
 }
 
-/// Copies and checks the `count` descriptions at `infos`, of the model's
-/// inputs or outputs (`kind`). Reports a malformed table as
-/// MTE_ERROR_NOT_A_MODEL.
-static mte_status readTensorTable(const char *path, const char *kind,
-                                  const mte_tensor_info *infos, uint32_t count,
-                                  std::vector<TensorDesc> &descs) {
+mte_status mte::runtime::readTensorTable(const char *path, const char *kind,
+                                         const mte_tensor_info *infos,
+                                         uint32_t count,
+                                         std::vector<TensorDesc> &descs) {
   if (count && !infos)
     return fail(MTE_ERROR_NOT_A_MODEL,
                 "'%s' has a malformed model table: %u %ss but no %s array",
@@ -227,6 +226,8 @@ mte_status mte::runtime::loadModel(mte_model &model) {
     return status;
   if (mte_status status = readIndexChecks(path, abi))
     return status;
+  if (mte_status status = readStateTable(path, abi, model.states))
+    return status;
   model.abi = abi;
   model.target = abi->target;
   if (model.target == "host" && model.device != 0)
@@ -249,6 +250,7 @@ mte_status mte::runtime::loadModel(mte_model &model) {
                 abi->target);
   } else {
     model.hostIndexStatus.resize(3 * abi->num_index_checks);
+    initHostState(model);
   }
   return succeed();
 }

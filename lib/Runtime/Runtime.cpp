@@ -14,12 +14,14 @@
 #include "DType.h"
 #include "Model.h"
 #include "ModelLoader.h"
+#include "ModelState.h"
 #include "Status.h"
 
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -175,6 +177,145 @@ mte_status mte_model_find_input(const mte_model *model, const char *name,
 mte_status mte_model_find_output(const mte_model *model, const char *name,
                                  size_t *index) {
   return findByName(model, "output", name, index);
+}
+
+//===----------------------------------------------------------------------===//
+// Model state
+//===----------------------------------------------------------------------===//
+
+size_t mte_model_num_states(const mte_model *model) {
+  return model ? model->states.size() : 0;
+}
+
+const mte_tensor_info *mte_model_state(const mte_model *model, size_t index) {
+  if (!model || index >= model->states.size())
+    return nullptr;
+  return &model->states[index].tensor.info;
+}
+
+int32_t mte_model_state_kind(const mte_model *model, size_t index) {
+  if (!model || index >= model->states.size())
+    return 0;
+  return model->states[index].kind;
+}
+
+size_t mte_model_state_num_labels(const mte_model *model, size_t index) {
+  if (!model || index >= model->states.size())
+    return 0;
+  return model->states[index].labels.size();
+}
+
+const char *mte_model_state_label(const mte_model *model, size_t index,
+                                  size_t label) {
+  if (!model || index >= model->states.size() ||
+      label >= model->states[index].labels.size())
+    return nullptr;
+  return model->states[index].labels[label].c_str();
+}
+
+mte_status mte_model_find_state(const mte_model *model, const char *name,
+                                size_t *index) {
+  if (!model || !name || !index)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_model_find_state: %s is null",
+                !model ? "model" : !name ? "name" : "index");
+  std::string known;
+  for (size_t i = 0; i < model->states.size(); ++i) {
+    const std::string &candidate = model->states[i].tensor.name;
+    if (candidate == name) {
+      *index = i;
+      return succeed();
+    }
+    known += (known.empty() ? "'" : ", '") + candidate + "'";
+  }
+  return fail(MTE_ERROR_UNKNOWN_NAME, "'%s' has no state named '%s' (states: %s)",
+              model->path.c_str(), name, known.empty() ? "none" : known.c_str());
+}
+
+/// Checks the arguments of a state access (`function` names it).
+static mte_status checkStateAccess(const char *function,
+                                   const mte_model *model, size_t index,
+                                   const void *data, size_t numBytes) {
+  if (!model)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "%s: model is null", function);
+  if (index >= model->states.size())
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "%s: '%s' has %zu states, no state %zu", function,
+                model->path.c_str(), model->states.size(), index);
+  const TensorDesc &tensor = model->states[index].tensor;
+  if (!data)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "%s: the buffer is null",
+                function);
+  if (numBytes != tensor.numBytes)
+    return fail(MTE_ERROR_SHAPE_MISMATCH,
+                "'%s': state '%s' (%s %s) has %zu bytes, given %zu",
+                model->path.c_str(), tensor.name.c_str(),
+                formatDType(tensor.dtype).c_str(),
+                formatShape(tensor.info.rank, tensor.info.shape).c_str(),
+                tensor.numBytes, numBytes);
+  return MTE_OK;
+}
+
+mte_status mte_model_get_state(mte_model *model, size_t index, void *data,
+                               size_t num_bytes) {
+  if (mte_status status = checkStateAccess("mte_model_get_state", model,
+                                           index, data, num_bytes))
+    return status;
+  if (model->cuda)
+    return model->cuda->getState(index, data);
+  std::lock_guard<std::mutex> guard(*model->runLock);
+  std::memcpy(data, model->hostState[model->currentState][index].data(),
+              num_bytes);
+  return succeed();
+}
+
+mte_status mte_model_set_state(mte_model *model, size_t index,
+                               const void *data, size_t num_bytes) {
+  if (mte_status status = checkStateAccess("mte_model_set_state", model,
+                                           index, data, num_bytes))
+    return status;
+  if (mte_status status =
+          checkStateValue(*model, model->states[index], data))
+    return status;
+  if (model->cuda)
+    return model->cuda->setState(index, data);
+  std::lock_guard<std::mutex> guard(*model->runLock);
+  std::memcpy(model->hostState[model->currentState][index].data(), data,
+              num_bytes);
+  return succeed();
+}
+
+mte_status mte_model_reset_state(mte_model *model) {
+  if (!model)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "mte_model_reset_state: model is null");
+  std::vector<char> initial;
+  for (size_t i = 0; i < model->states.size(); ++i) {
+    const StateDesc &state = model->states[i];
+    initial.resize(state.tensor.numBytes);
+    copyInitialState(state, initial.data());
+    if (model->cuda) {
+      if (mte_status status = model->cuda->setState(i, initial.data()))
+        return status;
+      continue;
+    }
+    std::lock_guard<std::mutex> guard(*model->runLock);
+    std::memcpy(model->hostState[model->currentState][i].data(),
+                initial.data(), initial.size());
+  }
+  return succeed();
+}
+
+mte_status mte_model_freeze_state(mte_model *model, int frozen) {
+  if (!model)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "mte_model_freeze_state: model is null");
+  std::lock_guard<std::mutex> guard(*model->runLock);
+  model->stateFrozen = frozen != 0;
+  return succeed();
+}
+
+int mte_model_state_frozen(const mte_model *model) {
+  return model && model->stateFrozen ? 1 : 0;
 }
 
 //===----------------------------------------------------------------------===//

@@ -168,6 +168,17 @@ def _runtime():
             [c_model, c_size, ctypes.POINTER(ctypes.c_void_p), c_size,
              ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p],
         ),
+        "mte_model_num_states": (c_size, [c_model]),
+        "mte_model_state": (ctypes.POINTER(_TensorInfo), [c_model, c_size]),
+        "mte_model_state_num_labels": (c_size, [c_model, c_size]),
+        "mte_model_state_label": (ctypes.c_char_p, [c_model, c_size, c_size]),
+        "mte_model_get_state": (
+            ctypes.c_int, [c_model, c_size, ctypes.c_void_p, c_size]),
+        "mte_model_set_state": (
+            ctypes.c_int, [c_model, c_size, ctypes.c_void_p, c_size]),
+        "mte_model_reset_state": (ctypes.c_int, [c_model]),
+        "mte_model_freeze_state": (ctypes.c_int, [c_model, ctypes.c_int]),
+        "mte_model_state_frozen": (ctypes.c_int, [c_model]),
         "mte_model_run_tensors": (
             ctypes.c_int,
             [c_model, c_size, ctypes.POINTER(_Tensor), c_size, ctypes.POINTER(_Tensor)],
@@ -264,6 +275,12 @@ class Model:
 
     ``device`` is the CUDA device a CUDA model runs on (None: the runtime's
     default, device 0); host models take only 0.
+
+    ``states`` describes what the model carries from run to run (FP8
+    delayed scaling's ``fp8.amax_history`` and ``fp8.scale``);
+    ``get_state``, ``set_state``, ``reset_state`` and ``freeze_state`` read
+    and write it, ``state_labels`` names its columns (the quantised
+    tensors).
     """
 
     def __init__(self, path, device=None):
@@ -288,6 +305,17 @@ class Model:
             for i in range(lib.mte_model_num_outputs(handle))
         )
         self._inputs_by_name = {info.name: info for info in self.inputs}
+        self.states = tuple(
+            _tensor_info(lib.mte_model_state(handle, i).contents)
+            for i in range(lib.mte_model_num_states(handle))
+        )
+        self._state_labels = {
+            info.name: tuple(
+                lib.mte_model_state_label(handle, i, j).decode("utf-8")
+                for j in range(lib.mte_model_state_num_labels(handle, i))
+            )
+            for i, info in enumerate(self.states)
+        }
 
     def close(self):
         """Unloads the model once the calls in progress on other threads
@@ -353,6 +381,73 @@ class Model:
             _check(self._lib, self._lib.mte_model_run_device(
                 handle, len(inputs), c_inputs, len(outputs), c_outputs,
                 ctypes.c_void_p(stream or None)))
+        finally:
+            self._release()
+
+    def _state_index(self, name):
+        for index, info in enumerate(self.states):
+            if info.name == name:
+                return index, info
+        known = ", ".join(f"'{info.name}'" for info in self.states) or "none"
+        raise Error(f"'{self.path}' has no state named '{name}' (states: {known})")
+
+    def state_labels(self, name):
+        """What each index of state `name`'s last dimension holds."""
+        self._state_index(name)
+        return self._state_labels[name]
+
+    def get_state(self, name):
+        """The current value of state `name`, as a new numpy array (after
+        the runs enqueued before have finished)."""
+        index, info = self._state_index(name)
+        array = np.empty(info.shape, dtype=info.numpy_dtype)
+        handle = self._acquire()
+        try:
+            _check(self._lib, self._lib.mte_model_get_state(
+                handle, index, array.ctypes.data, array.nbytes))
+        finally:
+            self._release()
+        return array
+
+    def set_state(self, name, value):
+        """Sets state `name` to `value` (an array of its type and shape) for
+        the runs after; the runtime checks the values (an FP8 scale finite
+        and >= 0, an amax >= 0 or NaN)."""
+        index, info = self._state_index(name)
+        array = _contiguous(value)
+        if array.dtype != info.numpy_dtype or array.shape != info.shape:
+            raise Error(
+                f"state '{name}' is {info.dtype}{list(info.shape)}, given "
+                f"{array.dtype}{list(array.shape)}"
+            )
+        handle = self._acquire()
+        try:
+            _check(self._lib, self._lib.mte_model_set_state(
+                handle, index, array.ctypes.data, array.nbytes))
+        finally:
+            self._release()
+
+    def reset_state(self):
+        """Sets every state back to the values compiled into the model."""
+        handle = self._acquire()
+        try:
+            _check(self._lib, self._lib.mte_model_reset_state(handle))
+        finally:
+            self._release()
+
+    def freeze_state(self, frozen=True):
+        """Stops (or, with False, resumes) the state updates of runs."""
+        handle = self._acquire()
+        try:
+            _check(self._lib, self._lib.mte_model_freeze_state(handle, int(frozen)))
+        finally:
+            self._release()
+
+    @property
+    def state_frozen(self):
+        handle = self._acquire()
+        try:
+            return bool(self._lib.mte_model_state_frozen(handle))
         finally:
             self._release()
 

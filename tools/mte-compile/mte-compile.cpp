@@ -53,6 +53,28 @@ cl::opt<int64_t> fp8MinMacs(
     cl::desc("With --precision=fp8: the fewest multiply-adds (M * N * K) a "
              "GEMM needs to run in FP8 (default 2^30)"),
     cl::init(int64_t(1) << 30), cl::cat(compilerOptions));
+cl::opt<std::string> fp8Recipe(
+    "fp8-recipe",
+    cl::desc("With --precision=fp8: current (default; each activation's "
+             "scale from this run's amax) or delayed (TransformerEngine's "
+             "delayed scaling: scales from an amax history the model keeps "
+             "as state between runs)"),
+    cl::init("current"), cl::cat(compilerOptions));
+cl::opt<int64_t> fp8Margin(
+    "fp8-margin",
+    cl::desc("With --fp8-recipe=delayed: scale = (448 / amax) / 2^margin "
+             "(default 0)"),
+    cl::init(0), cl::cat(compilerOptions));
+cl::opt<int64_t> amaxHistory(
+    "amax-history",
+    cl::desc("With --fp8-recipe=delayed: the runs the amax history keeps "
+             "(default 1024)"),
+    cl::init(1024), cl::cat(compilerOptions));
+cl::opt<std::string> amaxAlgo(
+    "amax-algo",
+    cl::desc("With --fp8-recipe=delayed: max (default; the largest amax of "
+             "the history) or most_recent"),
+    cl::init("max"), cl::cat(compilerOptions));
 cl::opt<std::string> weights(
     "weights",
     cl::desc("embed (default): weights in model.so; external (with "
@@ -131,6 +153,10 @@ std::string readOptions(CompilerOptions &options) {
       weights == "external" ? WeightStorage::External : WeightStorage::Embedded;
   options.precision = precision;
   options.fp8MinMacs = fp8MinMacs;
+  options.fp8Recipe = fp8Recipe;
+  options.fp8Margin = fp8Margin;
+  options.amaxHistory = amaxHistory;
+  options.amaxAlgorithm = amaxAlgo;
   options.indexCheck = indexCheck;
   options.output = emit;
   options.fusion = fusion;

@@ -221,6 +221,53 @@ static bool parseDescr(const std::string &descr, int32_t &dtype,
   return false;
 }
 
+bool mte::run::parseNpy(const std::string &bytes, Tensor &tensor,
+                        std::string &error) {
+  auto fail = [&](const std::string &reason) {
+    error = reason;
+    return false;
+  };
+  uint64_t size = bytes.size();
+  const auto *data = reinterpret_cast<const unsigned char *>(bytes.data());
+  if (size < kMagicSize + 2 || std::memcmp(data, kMagic, kMagicSize) != 0)
+    return fail("not a .npy file");
+  unsigned major = data[kMagicSize], minor = data[kMagicSize + 1];
+  if (major < 1 || major > 3 || minor != 0)
+    return fail("unsupported .npy format version " + std::to_string(major) +
+                "." + std::to_string(minor));
+  size_t lengthSize = major == 1 ? 2 : 4;
+  uint64_t lengthOffset = kMagicSize + 2;
+  if (size < lengthOffset + lengthSize)
+    return fail("truncated header");
+  uint64_t headerLength = 0;
+  for (size_t i = 0; i < lengthSize; ++i)
+    headerLength |= uint64_t(data[lengthOffset + i]) << (8 * i);
+  uint64_t dataOffset = lengthOffset + lengthSize + headerLength;
+  if (dataOffset > size)
+    return fail("truncated header");
+  std::string headerText = bytes.substr(lengthOffset + lengthSize, headerLength);
+
+  Header header;
+  std::string reason;
+  if (!HeaderParser(headerText).parse(header, reason))
+    return fail(reason);
+  int32_t dtype;
+  if (!parseDescr(header.descr, dtype, reason))
+    return fail(reason);
+  if (header.fortranOrder)
+    return fail("Fortran-ordered arrays are not supported; save "
+                "numpy.ascontiguousarray(array)");
+  if (!tensor.allocate(dtype, header.shape, reason))
+    return fail(reason);
+  uint64_t dataSize = size - dataOffset;
+  if (dataSize != tensor.numBytes())
+    return fail("holds " + std::to_string(dataSize) + " bytes of data, but " +
+                dtypeName(dtype) + " " + formatShape(header.shape) + " takes " +
+                std::to_string(tensor.numBytes()));
+  std::memcpy(tensor.data(), data + dataOffset, dataSize);
+  return true;
+}
+
 bool mte::run::readNpy(const std::string &path, Tensor &tensor,
                        std::string &error) {
   auto fail = [&](const std::string &reason) {
@@ -237,56 +284,16 @@ bool mte::run::readNpy(const std::string &path, Tensor &tensor,
     return fail(std::strerror(errno));
   if (S_ISDIR(status.st_mode))
     return fail("is a directory");
-  uint64_t fileSize = static_cast<uint64_t>(status.st_size);
-
-  unsigned char prefix[kMagicSize + 2];
-  if (std::fread(prefix, 1, sizeof(prefix), file.get()) != sizeof(prefix) ||
-      std::memcmp(prefix, kMagic, kMagicSize) != 0)
-    return fail("not a .npy file");
-  unsigned major = prefix[kMagicSize], minor = prefix[kMagicSize + 1];
-  if (major < 1 || major > 3 || minor != 0)
-    return fail("unsupported .npy format version " + std::to_string(major) +
-                "." + std::to_string(minor));
-  unsigned char lengthBytes[4] = {};
-  size_t lengthSize = major == 1 ? 2 : 4;
-  if (std::fread(lengthBytes, 1, lengthSize, file.get()) != lengthSize)
-    return fail("truncated header");
-  uint64_t headerLength = lengthBytes[0] | lengthBytes[1] << 8 |
-                          uint64_t(lengthBytes[2]) << 16 |
-                          uint64_t(lengthBytes[3]) << 24;
-  uint64_t dataOffset = sizeof(prefix) + lengthSize + headerLength;
-  if (dataOffset > fileSize)
-    return fail("truncated header");
-  std::string headerText(headerLength, '\0');
-  if (std::fread(headerText.data(), 1, headerLength, file.get()) !=
-      headerLength)
-    return fail("truncated header");
-
-  Header header;
-  std::string reason;
-  if (!HeaderParser(headerText).parse(header, reason))
-    return fail(reason);
-  int32_t dtype;
-  if (!parseDescr(header.descr, dtype, reason))
-    return fail(reason);
-  if (header.fortranOrder)
-    return fail("Fortran-ordered arrays are not supported; save "
-                "numpy.ascontiguousarray(array)");
-  if (!tensor.allocate(dtype, header.shape, reason))
-    return fail(reason);
-  uint64_t dataSize = fileSize - dataOffset;
-  if (dataSize != tensor.numBytes())
-    return fail("holds " + std::to_string(dataSize) + " bytes of data, but " +
-                dtypeName(dtype) + " " + formatShape(header.shape) + " takes " +
-                std::to_string(tensor.numBytes()));
-  if (std::fread(tensor.data(), 1, tensor.numBytes(), file.get()) !=
-      tensor.numBytes())
+  std::string bytes(static_cast<size_t>(status.st_size), '\0');
+  if (std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
     return fail(std::string("read error: ") + std::strerror(errno));
+  std::string reason;
+  if (!parseNpy(bytes, tensor, reason))
+    return fail(reason);
   return true;
 }
 
-bool mte::run::writeNpy(const std::string &path, const TensorView &tensor,
-                        std::string &error) {
+std::string mte::run::formatNpy(const TensorView &tensor) {
   const NpyType *npyType = nullptr;
   for (const NpyType &type : kNpyTypes)
     if (type.dtype == tensor.dtype)
@@ -313,23 +320,26 @@ bool mte::run::writeNpy(const std::string &path, const TensorView &tensor,
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
 
-  std::string prefix(kMagic, kMagicSize);
-  prefix += static_cast<char>(lengthSize == 2 ? 1 : 2);
-  prefix += '\0';
+  std::string bytes(kMagic, kMagicSize);
+  bytes += static_cast<char>(lengthSize == 2 ? 1 : 2);
+  bytes += '\0';
   for (size_t i = 0; i < lengthSize; ++i)
-    prefix += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    bytes += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  bytes += header;
+  size_t dataSize = numElements(tensor.shape) * npyType->size;
+  bytes.append(static_cast<const char *>(tensor.data), dataSize);
+  return bytes;
+}
 
+bool mte::run::writeFile(const std::string &path, const std::string &bytes,
+                         std::string &error) {
   File file(std::fopen(path.c_str(), "wb"));
   if (!file) {
     error = "cannot write '" + path + "': " + std::strerror(errno);
     return false;
   }
-  size_t dataSize = numElements(tensor.shape) * npyType->size;
-  bool written = std::fwrite(prefix.data(), 1, prefix.size(), file.get()) ==
-                     prefix.size() &&
-                 std::fwrite(header.data(), 1, header.size(), file.get()) ==
-                     header.size() &&
-                 std::fwrite(tensor.data, 1, dataSize, file.get()) == dataSize;
+  bool written =
+      std::fwrite(bytes.data(), 1, bytes.size(), file.get()) == bytes.size();
   if (std::fclose(file.release()) != 0)
     written = false;
   if (!written) {
@@ -337,4 +347,9 @@ bool mte::run::writeNpy(const std::string &path, const TensorView &tensor,
     return false;
   }
   return true;
+}
+
+bool mte::run::writeNpy(const std::string &path, const TensorView &tensor,
+                        std::string &error) {
+  return writeFile(path, formatNpy(tensor), error);
 }

@@ -22,6 +22,18 @@ namespace mte::run {
 /// big-endian, object, structured or another unsupported dtype.
 bool readNpy(const std::string &path, Tensor &tensor, std::string &error);
 
+/// Parses `bytes`, the contents of a .npy file, into `tensor`, like readNpy;
+/// `error` does not name a file.
+bool parseNpy(const std::string &bytes, Tensor &tensor, std::string &error);
+
+/// The .npy file (version 1.0, or 2.0 when the header needs it) holding
+/// `tensor`, of an element type numpy has (not bf16 or f8).
+std::string formatNpy(const TensorView &tensor);
+
+/// Writes `bytes` to `path`; false and `error` when it cannot.
+bool writeFile(const std::string &path, const std::string &bytes,
+               std::string &error);
+
 /// Writes `tensor`, of an element type numpy has (not bf16 or f8), to `path`
 /// as a version 1.0 .npy file (2.0 when the header needs it). Returns false
 /// and sets `error` when the file cannot be written.

@@ -2,18 +2,22 @@
 //
 //   mte-run model.so [--input NAME=FILE.npy ...] [--output-dir DIR]
 //           [--save-inputs DIR] [--seed S] [--int-range LO:HI]
-//           [--bench N [--warmup N]]
+//           [--bench N [--warmup N]] [--fp8-state FILE.npz]
+//           [--save-fp8-state FILE.npz] [--freeze-fp8-state]
 //
 // Runs a model compiled by mte-compile through libmte_runtime. Inputs come
 // from .npy files or, when not given, from seeded random data; each output
 // is summarised and, with --output-dir, written to DIR/<name>.npy. With
 // --bench the model runs N more times and the median and 90th percentile
-// latencies are printed. Every error prints one message and exits with
+// latencies are printed. A model's FP8 scaling state (fp8.amax_history,
+// fp8.scale) can be read from and saved to .npz files. Every error prints
+// one message and exits with
 // status 1. docs/runtime.md describes the options.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Npy.h"
+#include "Npz.h"
 #include "Tensor.h"
 
 #include "mte-c/Runtime.h"
@@ -45,6 +49,9 @@ struct Options {
   uint64_t benchRuns = 0;
   uint64_t warmupRuns = 1;
   bool warmupGiven = false;
+  /// --fp8-state, --save-fp8-state, --freeze-fp8-state.
+  std::string stateFile, saveStateFile;
+  bool freezeState = false;
 };
 
 /// Closes a model on destruction.
@@ -87,6 +94,12 @@ static const char kUsage[] =
     "  --bench N               time N more runs; print median and p90\n"
     "  --warmup N              untimed runs before the timed ones (default "
     "1)\n"
+    "  --fp8-state FILE.npz    start from the model state in FILE (FP8\n"
+    "                          delayed scaling's fp8.amax_history and\n"
+    "                          fp8.scale, as --save-fp8-state writes it)\n"
+    "  --save-fp8-state FILE.npz\n"
+    "                          write the model state after the runs\n"
+    "  --freeze-fp8-state      runs do not update the model state\n"
     "  -h, --help              print this help\n"
     "  --version               print the runtime and model ABI versions\n";
 
@@ -137,6 +150,10 @@ static bool parseOptions(int argc, char **argv, Options &options,
       exitEarly = true;
       return true;
     }
+    if (arg == "--freeze-fp8-state") {
+      options.freezeState = true;
+      continue;
+    }
     if (arg.size() < 2 || arg[0] != '-') {
       if (!options.modelPath.empty()) {
         error = "more than one model given ('" + options.modelPath + "' and '" +
@@ -154,7 +171,8 @@ static bool parseOptions(int argc, char **argv, Options &options,
       name = arg.substr(0, equals);
     static const char *const kValueOptions[] = {
         "-i",     "--input", "-o",          "--output-dir", "--save-inputs",
-        "--seed", "--bench", "--int-range", "--warmup"};
+        "--seed", "--bench", "--int-range", "--warmup", "--fp8-state",
+        "--save-fp8-state"};
     if (std::none_of(std::begin(kValueOptions), std::end(kValueOptions),
                      [&](const char *known) { return name == known; })) {
       error = "unknown option '" + name + "' (see mte-run --help)";
@@ -197,6 +215,10 @@ static bool parseOptions(int argc, char **argv, Options &options,
     } else if (name == "--bench") {
       if (!parseUnsigned(value, options.benchRuns) || options.benchRuns == 0)
         return invalid("a positive integer");
+    } else if (name == "--fp8-state") {
+      options.stateFile = value;
+    } else if (name == "--save-fp8-state") {
+      options.saveStateFile = value;
     } else if (name == "--warmup") {
       if (!parseUnsigned(value, options.warmupRuns))
         return invalid("an unsigned integer");
@@ -404,6 +426,125 @@ static bool reportOutputs(const std::vector<mte_tensor> &outputs,
   return true;
 }
 
+/// The labels of state `index`, as the ".labels" member of a state file
+/// holds them: joined by newlines, as bytes.
+static std::string stateLabels(mte_model *model, size_t index) {
+  std::string labels;
+  for (size_t i = 0, e = mte_model_state_num_labels(model, index); i < e; ++i)
+    labels += (i ? "\n" : "") + std::string(mte_model_state_label(model, index, i));
+  return labels;
+}
+
+/// Sets every state of `model` from the .npz file at `path` (--fp8-state):
+/// the file must hold each state, of its type and shape, and no other
+/// array but the states' labels, which must be the model's.
+static bool loadState(mte_model *model, const std::string &path,
+                      std::string &error) {
+  std::vector<std::pair<std::string, Tensor>> arrays;
+  if (!readNpz(path, arrays, error))
+    return false;
+  size_t numStates = mte_model_num_states(model);
+  if (numStates == 0) {
+    error = "--fp8-state: '" + std::string(mte_model_path(model)) +
+            "' has no state (compile it with --fp8-recipe=delayed)";
+    return false;
+  }
+  std::vector<bool> given(numStates);
+  for (auto &[key, tensor] : arrays) {
+    std::string name = key;
+    bool labels = name.size() > 7 &&
+                  name.compare(name.size() - 7, 7, ".labels") == 0;
+    if (labels)
+      name.resize(name.size() - 7);
+    size_t index;
+    if (mte_model_find_state(model, name.c_str(), &index) != MTE_OK) {
+      error = "'" + path + "' holds '" + key + "': " + mte_last_error();
+      return false;
+    }
+    const mte_tensor_info &info = *mte_model_state(model, index);
+    if (labels) {
+      std::string saved(static_cast<const char *>(tensor.data()),
+                        tensor.numBytes());
+      std::string expected = stateLabels(model, index);
+      if (saved != expected) {
+        auto list = [](std::string text) {
+          for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos;)
+            text.replace(at, 1, "', '");
+          return "'" + text + "'";
+        };
+        error = "'" + path + "' was saved from a model whose state '" + name +
+                "' is of the tensors " + list(saved) + ", but '" +
+                mte_model_path(model) + "' quantises " + list(expected);
+        return false;
+      }
+      continue;
+    }
+    std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+    if (tensor.dtype() != info.dtype || tensor.shape() != shape) {
+      error = "'" + path + "': state '" + name + "' is " +
+              dtypeName(tensor.dtype()) + " " + formatShape(tensor.shape()) +
+              ", but '" + mte_model_path(model) + "' has " +
+              dtypeName(info.dtype) + " " + formatShape(shape);
+      return false;
+    }
+    if (mte_model_set_state(model, index, tensor.data(), tensor.numBytes()) !=
+        MTE_OK) {
+      error = "'" + path + "': " + mte_last_error();
+      return false;
+    }
+    given[index] = true;
+  }
+  for (size_t i = 0; i < numStates; ++i)
+    if (!given[i]) {
+      error = "'" + path + "' has no state '" +
+              mte_model_state(model, i)->name + "'";
+      return false;
+    }
+  std::printf("state: %zu tensor%s from '%s'\n", numStates,
+              numStates == 1 ? "" : "s", path.c_str());
+  return true;
+}
+
+/// Writes every state of `model`, and its labels, to `path`
+/// (--save-fp8-state).
+static bool saveState(mte_model *model, const std::string &path,
+                      std::string &error) {
+  size_t numStates = mte_model_num_states(model);
+  if (numStates == 0) {
+    error = "--save-fp8-state: '" + std::string(mte_model_path(model)) +
+            "' has no state (compile it with --fp8-recipe=delayed)";
+    return false;
+  }
+  std::vector<Tensor> values(numStates);
+  std::vector<std::string> labels(numStates);
+  std::vector<std::pair<std::string, TensorView>> arrays;
+  for (size_t i = 0; i < numStates; ++i) {
+    const mte_tensor_info &info = *mte_model_state(model, i);
+    if (!values[i].allocate(info.dtype,
+                            std::vector<int64_t>(info.shape,
+                                                 info.shape + info.rank),
+                            error))
+      return false;
+    if (mte_model_get_state(model, i, values[i].data(),
+                            values[i].numBytes()) != MTE_OK) {
+      error = mte_last_error();
+      return false;
+    }
+    arrays.emplace_back(info.name, values[i].view());
+    labels[i] = stateLabels(model, i);
+    if (!labels[i].empty())
+      arrays.emplace_back(
+          std::string(info.name) + ".labels",
+          TensorView{MTE_DTYPE_U8, {static_cast<int64_t>(labels[i].size())},
+                     labels[i].data()});
+  }
+  if (!writeNpz(path, arrays, error))
+    return false;
+  std::printf("state: %zu tensor%s written to '%s'\n", numStates,
+              numStates == 1 ? "" : "s", path.c_str());
+  return true;
+}
+
 /// Formats a latency in nanoseconds in the unit `unitNanos` names.
 static std::string formatLatency(double nanos, double unitNanos,
                                  const char *unit) {
@@ -481,6 +622,12 @@ int main(int argc, char **argv) {
               numInputs == 1 ? "" : "s", numOutputs,
               numOutputs == 1 ? "" : "s");
 
+  if (!options.stateFile.empty() &&
+      !loadState(opened, options.stateFile, error))
+    return fail(error);
+  if (options.freezeState && mte_model_freeze_state(opened, 1) != MTE_OK)
+    return fail(mte_last_error());
+
   std::vector<Tensor> inputs;
   if (!prepareInputs(opened, options, inputs, error))
     return fail(error);
@@ -507,6 +654,9 @@ int main(int argc, char **argv) {
   if (options.benchRuns &&
       !benchmark(opened, inputs, outputs.tensors, options.warmupRuns,
                  options.benchRuns, error))
+    return fail(error);
+  if (!options.saveStateFile.empty() &&
+      !saveState(opened, options.saveStateFile, error))
     return fail(error);
   return 0;
 }

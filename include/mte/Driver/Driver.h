@@ -78,6 +78,12 @@ struct CompilerOptions {
   /// With Precision::FP8: the fewest multiply-adds (M * N * K) a GEMM needs
   /// to run in FP8.
   int64_t fp8MinMacs = int64_t(1) << 30;
+  /// With Precision::FP8: how activations are scaled, and delayed scaling's
+  /// margin, amax history length and amax algorithm (docs/fp8.md).
+  std::string fp8Recipe = "current";
+  int64_t fp8Margin = 0;
+  int64_t amaxHistory = 1024;
+  std::string amaxAlgorithm = "max";
   /// Static shapes of graph inputs.
   ONNXImportOptions import;
 };

@@ -47,12 +47,29 @@ struct PrecisionPipelineOptions
       llvm::cl::desc("With fp8: the fewest multiply-adds a GEMM needs to run "
                      "in FP8 (mte-insert-fp8-casts' min-macs)"),
       llvm::cl::init(int64_t(1) << 30)};
+  Option<std::string> fp8Recipe{
+      *this, "fp8-recipe",
+      llvm::cl::desc("With fp8: current or delayed activation scaling "
+                     "(mte-insert-fp8-casts' recipe)"),
+      llvm::cl::init("current")};
+  Option<int64_t> fp8Margin{
+      *this, "fp8-margin",
+      llvm::cl::desc("With the delayed recipe: the margin of the scales"),
+      llvm::cl::init(0)};
+  Option<int64_t> amaxHistory{
+      *this, "amax-history",
+      llvm::cl::desc("With the delayed recipe: the amax history's length"),
+      llvm::cl::init(1024)};
+  Option<std::string> amaxAlgorithm{
+      *this, "amax-algo",
+      llvm::cl::desc("With the delayed recipe: max or most_recent"),
+      llvm::cl::init("max")};
 };
 
 /// Converts f32 weights and activations to the options' precision (bf16 or
 /// f16) with mte-convert-precision, then lets norms write their GEMMs'
 /// input type. fp8 is bf16 whose large, aligned linears run as E4M3 GEMMs
-/// (mte-insert-fp8-casts, current scaling; docs/fp8.md).
+/// (mte-insert-fp8-casts, current or delayed scaling; docs/fp8.md).
 void buildPrecisionPipeline(mlir::OpPassManager &pm,
                             const PrecisionPipelineOptions &options);
 

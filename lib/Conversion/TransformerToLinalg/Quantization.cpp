@@ -1,12 +1,14 @@
 //===- Quantization.cpp - fp8 ops to linalg ---------------------------------===//
 //
-// The fp8 ops: quantize and dequantize with a per-tensor scale, and amax.
+// The fp8 ops: quantize and dequantize with a per-tensor scale, amax, and
+// delayed scaling's update of the amax history and scales.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 
+#include <cfloat>
 #include <cmath>
 
 using namespace mlir;
@@ -125,10 +127,78 @@ struct DequantizePattern : OpRewritePattern<DequantizeOp> {
   }
 };
 
+
+/// `value` [R, C] with the rows [offset, offset + count) of `rows` written
+/// at row `at`.
+Value insertRows(OpBuilder &b, Location loc, Value rows, int64_t offset,
+                 int64_t count, Value into, int64_t at) {
+  int64_t columns = cast<RankedTensorType>(rows.getType()).getDimSize(1);
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(count),
+                                     b.getIndexAttr(columns)};
+  Value part = tensor::ExtractSliceOp::create(
+      b, loc, rows, {b.getIndexAttr(offset), b.getIndexAttr(0)}, sizes,
+      strides);
+  return tensor::InsertSliceOp::create(
+      b, loc, part, into, {b.getIndexAttr(at), b.getIndexAttr(0)}, sizes,
+      strides);
+}
+
+/// fp8_scale_update as the op defines it: the history with this run's
+/// amaxes in row 0, its column maxima (or that row), the next scales from
+/// them, and the history rolled into a fresh tensor (never in place: the
+/// state it reads and the one it writes are different buffers).
+struct Fp8ScaleUpdatePattern : OpRewritePattern<Fp8ScaleUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Fp8ScaleUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType historyType = op.getHistory().getType();
+    int64_t length = historyType.getDimSize(0);
+    int64_t tensors = historyType.getDimSize(1);
+    Type f32 = rewriter.getF32Type();
+    Value current = reshapeTensor(rewriter, loc, op.getAmax(), {1, tensors});
+    Value history = insertRows(rewriter, loc, current, 0, 1, op.getHistory(),
+                               /*at=*/0);
+    Value window = op.getAlgorithm() == AmaxAlgorithm::Max
+                       ? columnMax(rewriter, loc, history, f32, /*abs=*/false)
+                       : op.getAmax();
+
+    Value next = filledTensor(rewriter, loc, {length, tensors}, f32, 0);
+    if (length > 2)
+      next = insertRows(rewriter, loc, history, 2, length - 2, next, 1);
+    if (length > 1)
+      next = insertRows(rewriter, loc, current, 0, 1, next, length - 1);
+
+    double scaledMax = std::ldexp(
+        double(op.getFp8Max().convertToFloat()), -int(op.getMarginAttr().getInt()));
+    Value scale = elementwise(
+        rewriter, loc, op.getNextScale().getType(),
+        ValueRange{window, op.getScale()},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value amax = a[0];
+          Value usable = arith::AndIOp::create(
+              b, l,
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, amax,
+                                    constantOf(b, l, f32, 0)),
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, amax,
+                                    constantOf(b, l, f32, INFINITY)));
+          Value quotient = arith::DivFOp::create(
+              b, l, constantOf(b, l, f32, scaledMax), amax);
+          Value largest = constantOf(b, l, f32, FLT_MAX);
+          quotient = arith::MinimumFOp::create(b, l, quotient, largest);
+          return arith::SelectOp::create(b, l, usable, quotient, a[1]);
+        });
+    rewriter.replaceOp(op, {next, scale});
+    return success();
+  }
+};
+
 } // namespace
 
 void mte::populateTransformerQuantizationToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AmaxPattern, QuantizePattern, DequantizePattern>(
+  patterns.add<AmaxPattern, QuantizePattern, DequantizePattern,
+               Fp8ScaleUpdatePattern>(
       patterns.getContext());
 }

@@ -943,3 +943,62 @@ func.func @linear_rank0(%x: tensor<f32>, %w: tensor<4x1xf32>) {
   %0 = transformer.linear %x, %w layout <kn> : (tensor<f32>, tensor<4x1xf32>) -> tensor<1xf32>
   return
 }
+
+// -----
+
+func.func @fp8_scale_update_tensors(%h: tensor<4x3xf32>, %a: tensor<2xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{amax must hold one value per tensor (3), not 2}}
+  %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 4.480000e+02 : f32, margin = 0 : i64} : (tensor<4x3xf32>, tensor<2xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @fp8_scale_update_max(%h: tensor<4x3xf32>, %a: tensor<3xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{fp8_max must be positive and finite, not 0}}
+  %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 0.0 : f32, margin = 0 : i64} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @fp8_scale_update_margin(%h: tensor<4x3xf32>, %a: tensor<3xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{margin must be in [0, 64], not -1}}
+  %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 448.0 : f32, margin = -1 : i64} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op state 'fp8.scale' is argument 0 of type 'tensor<2xf32>' but its initial value has type 'tensor<3xf32>'}}
+func.func @state_type(%s: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<0.0> : tensor<3xf32>, labels = []>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{model state 'fp8.scale' has 1 labels for a last dimension of 2}}
+func.func @state_labels(%s: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<0.0> : tensor<2xf32>, labels = ["a"]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{FP8 state 'fp8.amax_history' (fp8_amax_history) must have rank 2}}
+func.func @state_rank(%s: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.amax_history", kind = <fp8_amax_history>, initial = dense<0.0> : tensor<2xf32>, labels = []>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0 is the next value of state 'fp8.scale', which no argument is}}
+func.func @next_state_unknown(%s: tensor<2xf32>) -> (tensor<2xf32> {transformer.next_state = "fp8.scale"}) {
+  return %s : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0, the next value of state 'fp8.scale', has type 'tensor<3xf32>', not the state's 'tensor<2xf32>'}}
+func.func @next_state_type(%s: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<0.0> : tensor<2xf32>, labels = []>}, %t: tensor<3xf32>) -> (tensor<3xf32> {transformer.next_state = "fp8.scale"}) {
+  return %t : tensor<3xf32>
+}

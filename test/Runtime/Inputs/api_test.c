@@ -207,11 +207,60 @@ static void testFailingRun(const char *path) {
   mte_model_close(model);
 }
 
+/* The model state API on `path`, a model carrying fp8.scale [2] that each
+ * run doubles, and its errors. */
+static void testState(const char *path, mte_model *stateless) {
+  mte_model *model;
+  size_t index = 99;
+  float value[2], bad[2] = {1.0f, -2.0f}, set[2] = {0.0f, 5.0f};
+  EXPECT(mte_model_open(path, &model) == MTE_OK);
+  printf("%zu states, %zu labels: %s %s, kind %d\n",
+         mte_model_num_states(model), mte_model_state_num_labels(model, 0),
+         mte_model_state_label(model, 0, 0), mte_model_state_label(model, 0, 1),
+         mte_model_state_kind(model, 0));
+  printInfo("state", mte_model_state(model, 0));
+  EXPECT(mte_model_state(model, 1) == NULL && mte_model_state_kind(model, 1) == 0);
+  EXPECT(mte_model_state_label(model, 0, 2) == NULL);
+  EXPECT(mte_model_num_states(stateless) == 0 && mte_model_num_states(NULL) == 0);
+  EXPECT(mte_model_find_state(model, "fp8.scale", &index) == MTE_OK && index == 0);
+  report("find_state nope", mte_model_find_state(model, "nope", &index));
+  report("find_state stateless", mte_model_find_state(stateless, "fp8.scale", &index));
+  report("find_state null name", mte_model_find_state(model, NULL, &index));
+
+  EXPECT(mte_model_get_state(model, 0, value, sizeof(value)) == MTE_OK);
+  printf("initial %g %g\n", value[0], value[1]);
+  runAndCheck(model);
+  runAndCheck(model);
+  EXPECT(mte_model_get_state(model, 0, value, sizeof(value)) == MTE_OK);
+  printf("after two runs %g %g\n", value[0], value[1]);
+  EXPECT(mte_model_freeze_state(model, 1) == MTE_OK && mte_model_state_frozen(model));
+  runAndCheck(model);
+  EXPECT(mte_model_get_state(model, 0, value, sizeof(value)) == MTE_OK);
+  printf("frozen run %g %g\n", value[0], value[1]);
+  EXPECT(mte_model_freeze_state(model, 0) == MTE_OK && !mte_model_state_frozen(model));
+  EXPECT(mte_model_set_state(model, 0, set, sizeof(set)) == MTE_OK);
+  runAndCheck(model);
+  EXPECT(mte_model_get_state(model, 0, value, sizeof(value)) == MTE_OK);
+  printf("set, then run %g %g\n", value[0], value[1]);
+  report("set_state negative", mte_model_set_state(model, 0, bad, sizeof(bad)));
+  report("set_state size", mte_model_set_state(model, 0, set, 4));
+  report("get_state index", mte_model_get_state(model, 1, value, sizeof(value)));
+  report("get_state null buffer", mte_model_get_state(model, 0, NULL, 8));
+  report("set_state null model", mte_model_set_state(NULL, 0, set, 8));
+  EXPECT(mte_model_reset_state(model) == MTE_OK);
+  EXPECT(mte_model_get_state(model, 0, value, sizeof(value)) == MTE_OK);
+  printf("reset %g %g\n", value[0], value[1]);
+  report("reset null model", mte_model_reset_state(NULL));
+  report("freeze null model", mte_model_freeze_state(NULL, 1));
+  mte_model_close(model);
+}
+
 int main(int argc, char **argv) {
   mte_model *model = (mte_model *)&argc;
   mte_model *again;
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s test_model.so failing_model.so\n", argv[0]);
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s test_model.so failing_model.so state_model.so\n",
+            argv[0]);
     return 2;
   }
   testHelpers();
@@ -226,6 +275,7 @@ int main(int argc, char **argv) {
   testMetadata(model);
   testRun(model);
   testRunTensors(model);
+  testState(argv[3], model);
 
   /* A second handle on the same library runs independently of the first
    * and outlives it. */

@@ -38,7 +38,10 @@ enum { kMaxModels = 16 };
 static void *modelInput[kMaxModels], *firstArena[kMaxModels];
 
 static int32_t run(void *const *in, void *const *out, void *const *weights,
-                   void *arena, int64_t *index_status) {
+                   void *arena, int64_t *index_status,
+                   void *const *state, void *const *next_state) {
+  (void)state;
+  (void)next_state;
   (void)index_status;
   (void)out;
   (void)weights;
@@ -60,7 +63,7 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
 
 static const mte_model_abi abi = {
     MTE_MODEL_ABI_VERSION, "cuda", "sm_70", 1,   1, 0, inputs, outputs, NULL,
-    MTE_TEST_ARENA_BYTES,  0, NULL, run,
+    MTE_TEST_ARENA_BYTES,  0, NULL, 0, NULL, run,
 };
 
 const mte_model_abi *mte_model_get_abi(void) { return &abi; }

@@ -45,7 +45,10 @@ static const mte_weight_info weights[] = {
     {weight, sizeof(weight), MTE_DTYPE_U8, 0, 0, NULL}};
 
 static int32_t run(void *const *in, void *const *out, void *const *w,
-                   void *arena, int64_t *index_status) {
+                   void *arena, int64_t *index_status,
+                   void *const *state, void *const *next_state) {
+  (void)state;
+  (void)next_state;
   void *stream = mgpuStreamCreate();
   void *params[1] = {NULL};
   uint64_t x = (uint64_t)(uintptr_t)in[0], y = (uint64_t)(uintptr_t)out[0];
@@ -75,6 +78,8 @@ static const mte_model_abi abi = {
     outputs,
     weights,
     4096,
+    0,
+    NULL,
     0,
     NULL,
     run,

@@ -45,7 +45,10 @@ static const unsigned byteCounts[kNumTensors] = {
     N,     N,     N,     N,     2 * N, 4 * N, 8 * N, 0};
 
 static int32_t run(void *const *in, void *const *out, void *const *weights,
-                   void *arena, int64_t *index_status) {
+                   void *arena, int64_t *index_status,
+                   void *const *state, void *const *next_state) {
+  (void)state;
+  (void)next_state;
   (void)weights;
   (void)arena;
   (void)index_status;
@@ -65,6 +68,8 @@ static const mte_model_abi abi = {
     outputs,
     NULL,
     0,
+    0,
+    NULL,
     0,
     NULL,
     run,

@@ -21,7 +21,10 @@ static const mte_tensor_info outputs[] = {
 enum { kNumOutputs = sizeof(outputs) / sizeof(outputs[0]) };
 
 static int32_t run(void *const *in, void *const *out, void *const *weights,
-                   void *arena, int64_t *index_status) {
+                   void *arena, int64_t *index_status,
+                   void *const *state, void *const *next_state) {
+  (void)state;
+  (void)next_state;
   (void)weights;
   (void)arena;
   (void)index_status;
@@ -32,7 +35,7 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
 
 static const mte_model_abi abi = {
     MTE_MODEL_ABI_VERSION, "host", 0, 1, kNumOutputs, 0, inputs, outputs, 0, 0,
-    0,           0, run,
+    0,           0, 0, 0, run,
 };
 
 const mte_model_abi *mte_model_get_abi(void) { return &abi; }

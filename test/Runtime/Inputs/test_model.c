@@ -8,6 +8,8 @@
 |* Defines build the broken variants the error tests load:                    *|
 |*   MTE_TEST_ABI_VERSION=N   report model ABI version N                      *|
 |*   MTE_TEST_RUN_FAILS       make run return 3                               *|
+|*   MTE_TEST_STATE           carry state fp8.scale f32 [2] (labels a.input,  *|
+|*                            b.input; initial 1, 2), each run doubling it    *|
 |*   MTE_TEST_<DEFECT>        one defect of the table (see below)             *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
@@ -65,8 +67,33 @@ static const mte_tensor_info outputs[] = {
     {"stats/total", MTE_DTYPE_F64, 0, NULL},
 };
 
+#if defined(MTE_TEST_STATE) || defined(MTE_TEST_STATE_BAD_KIND) ||           \
+    defined(MTE_TEST_STATE_NO_LABELS)
+#define MTE_TEST_HAS_STATE 1
+static const int64_t scaleShape[] = {2};
+static const char *const scaleLabels[] = {"a.input", "b.input"};
+static const float scaleInitial[] = {1.0f, 2.0f};
+static const mte_state_info states[] = {
+    {{"fp8.scale", MTE_DTYPE_F32, 1, scaleShape},
+#ifdef MTE_TEST_STATE_BAD_KIND
+     9,
+#else
+     MTE_STATE_FP8_SCALE,
+#endif
+     scaleInitial, 2,
+#ifdef MTE_TEST_STATE_NO_LABELS
+     NULL},
+#else
+     scaleLabels},
+#endif
+};
+#endif
+
 static int32_t run(void *const *in, void *const *out, void *const *weights,
-                   void *arena, int64_t *index_status) {
+                   void *arena, int64_t *index_status,
+                   void *const *state, void *const *next_state) {
+  (void)state;
+  (void)next_state;
   const float *x = (const float *)in[0];
   const int64_t *ids = (const int64_t *)in[1];
   float *sum = (float *)out[0];
@@ -86,6 +113,10 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
   }
   for (i = 0; i < 2; ++i)
     twice[i] = ids[i] * 2;
+#ifdef MTE_TEST_HAS_STATE
+  for (i = 0; i < 2; ++i)
+    ((float *)next_state[0])[i] = 2.0f * ((const float *)state[0])[i];
+#endif
   return 0;
 }
 
@@ -110,6 +141,13 @@ static const mte_model_abi abi = {
     0,
     0,
     NULL,
+#ifdef MTE_TEST_HAS_STATE
+    1,
+    states,
+#else
+    0,
+    NULL,
+#endif
 #ifdef MTE_TEST_NO_RUN
     NULL,
 #else

@@ -17,6 +17,20 @@ def DistinctResults : Pass<"mte-distinct-results", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ReadOnlyArguments : Pass<"mte-read-only-arguments", "::mlir::ModuleOp"> {
+  let summary = "Mark the tensor arguments of public functions read-only";
+  let description = [{
+    A model reads its inputs, its states and (on CUDA) its weights, and
+    never writes them: the caller owns the input buffers, a state's
+    current value must survive a frozen run, and weights are shared by
+    every run. One-shot bufferization may otherwise write into a function
+    argument's buffer in place (an insert_slice into an input, a scatter
+    into its data); this pass sets `bufferization.writable = false` on
+    every tensor argument of every public function, so that such an op
+    writes into a copy.
+  }];
+}
+
 def ConvertMemRefCopyToLinalg : Pass<"mte-convert-memref-copy-to-linalg"> {
   let summary = "Rewrite memref.copy as linalg.copy";
   let description = [{

@@ -57,19 +57,35 @@ struct ModelIndexCheck {
   llvm::SmallVector<int64_t> bounds;
 };
 
+/// A tensor the model carries between runs (a `#transformer.model_state`
+/// argument and its `transformer.next_state` result).
+struct ModelState {
+  std::string name;
+  /// The mte_state_kind enumerator.
+  std::string kind;
+  mlir::Type elementType;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<std::string> labels;
+  /// The initial value's bytes; empty when it is all zeros.
+  std::vector<char> initial;
+};
+
 struct ModelSignature {
   std::string entryPoint; // symbol of the lowered forward function
   std::string target = "host";
   std::string gpuArch; // "sm_90a", ... for CUDA models
   std::vector<ModelTensor> inputs, outputs;
-  /// Passed between the inputs and the outputs, in this order.
+  /// Model state: the current values passed after the inputs, the next
+  /// ones after the outputs, in this order.
+  std::vector<ModelState> states;
+  /// Passed between the states and the outputs, in this order.
   std::vector<ModelWeight> weights;
   /// The activation arena (CUDA models), passed after the outputs when not
   /// empty.
   uint64_t arenaBytes = 0;
   /// The entry function's index checks (mte-check-indices); when there are
-  /// any, their status table is the last result, passed after the outputs
-  /// and before the arena.
+  /// any, their status table is the last result, passed after the next
+  /// states and before the arena.
   std::vector<ModelIndexCheck> indexChecks;
 };
 

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -50,4 +51,83 @@ IndexCheckAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "index-check bound " << bound
                          << " admits no index";
   return success();
+}
+
+LogicalResult
+ModelStateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       StringAttr name, StateKindAttr kind,
+                       ElementsAttr initial, ArrayAttr labels) {
+  if (!name || name.getValue().empty())
+    return emitError() << "a model state needs a name";
+  auto type = dyn_cast<RankedTensorType>(initial.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() == 0)
+    return emitError() << "model state '" << name.getValue()
+                       << "' needs a statically shaped initial value of "
+                          "rank 1 or more";
+  if (!llvm::all_of(labels, [](Attribute a) { return isa<StringAttr>(a); }))
+    return emitError() << "model state '" << name.getValue()
+                       << "' has a label that is not a string";
+  if (!labels.empty() &&
+      static_cast<int64_t>(labels.size()) != type.getShape().back())
+    return emitError() << "model state '" << name.getValue() << "' has "
+                       << labels.size() << " labels for a last dimension of "
+                       << type.getShape().back();
+  if (!type.getElementType().isF32())
+    return emitError() << "FP8 state '" << name.getValue()
+                       << "' must be f32, not " << type.getElementType();
+  bool history = kind.getValue() == StateKind::Fp8AmaxHistory;
+  if (type.getRank() != (history ? 2 : 1))
+    return emitError() << "FP8 state '" << name.getValue() << "' ("
+                       << stringifyStateKind(kind.getValue())
+                       << ") must have rank " << (history ? 2 : 1);
+  return success();
+}
+
+/// `transformer.state` on an argument of a function-like op.
+LogicalResult TransformerDialect::verifyRegionArgAttribute(
+    Operation *op, unsigned regionIndex, unsigned argIndex,
+    NamedAttribute attribute) {
+  if (attribute.getName() != getStateAttrName())
+    return success();
+  auto state = dyn_cast<ModelStateAttr>(attribute.getValue());
+  if (!state)
+    return op->emitOpError() << getStateAttrName() << " on argument "
+                             << argIndex << " must be a "
+                             << "#transformer.model_state";
+  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  if (type != state.getInitial().getType())
+    return op->emitOpError() << "state '" << state.getName().getValue()
+                             << "' is argument " << argIndex << " of type "
+                             << type << " but its initial value has type "
+                             << state.getInitial().getType();
+  return success();
+}
+
+/// `transformer.next_state` on a result of a function-like op: it names a
+/// state argument of the same type.
+LogicalResult TransformerDialect::verifyRegionResultAttribute(
+    Operation *op, unsigned regionIndex, unsigned resultIndex,
+    NamedAttribute attribute) {
+  if (attribute.getName() != getNextStateAttrName())
+    return success();
+  auto name = dyn_cast<StringAttr>(attribute.getValue());
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!name || !function)
+    return op->emitOpError() << getNextStateAttrName()
+                             << " must be a string on a function result";
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
+    auto state = function.getArgAttrOfType<ModelStateAttr>(i, getStateAttrName());
+    if (!state || state.getName() != name)
+      continue;
+    if (function.getResultTypes()[resultIndex] != function.getArgumentTypes()[i])
+      return op->emitOpError()
+             << "result " << resultIndex << ", the next value of state '"
+             << name.getValue() << "', has type "
+             << function.getResultTypes()[resultIndex] << ", not the state's "
+             << function.getArgumentTypes()[i];
+    return success();
+  }
+  return op->emitOpError() << "result " << resultIndex
+                           << " is the next value of state '"
+                           << name.getValue() << "', which no argument is";
 }

@@ -18,6 +18,8 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 #include "mte/Support/CheckedShape.h"
 
 using namespace mlir;
@@ -905,3 +907,27 @@ LogicalResult RotaryEmbeddingOp::verify() {
 
 #define GET_OP_CLASSES
 #include "mte/Dialect/Transformer/IR/TransformerOps.cpp.inc"
+
+LogicalResult Fp8ScaleUpdateOp::verify() {
+  ArrayRef<int64_t> history = getHistory().getType().getShape();
+  int64_t tensors = history[1];
+  if (history[0] < 1)
+    return emitOpError("the amax history needs at least one row");
+  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{
+                                "amax", getAmax().getType()},
+                            {"scale", getScale().getType()},
+                            {"next_scale", getNextScale().getType()}})
+    if (type.getDimSize(0) != tensors)
+      return emitOpError() << name << " must hold one value per tensor ("
+                           << tensors << "), not " << type.getDimSize(0);
+  if (getNextHistory().getType() != getHistory().getType())
+    return emitOpError("next_history must have the history's type");
+  float fp8Max = getFp8Max().convertToFloat();
+  if (!(fp8Max > 0) || !std::isfinite(fp8Max))
+    return emitOpError("fp8_max must be positive and finite, not ")
+           << fp8Max;
+  int64_t margin = getMarginAttr().getInt();
+  if (margin < 0 || margin > 64)
+    return emitOpError("margin must be in [0, 64], not ") << margin;
+  return success();
+}

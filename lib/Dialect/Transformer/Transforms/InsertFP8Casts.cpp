@@ -3,8 +3,10 @@
 // Quantizes the operands of the linears where FP8 pays: the weight once, at
 // compile time, with a per-tensor scale from its amax; the input on every
 // run, with current scaling (TransformerEngine's Float8CurrentScaling: the
-// scale from this run's amax). The linear then reads E4M3 with both scales
-// and writes its float output type as before.
+// scale from this run's amax) or delayed scaling (TE's DelayedScaling: the
+// scale from an amax history the model carries as state from run to run).
+// The linear then reads E4M3 with both scales and writes its float output
+// type as before.
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,12 +129,12 @@ Value scalarF32(OpBuilder &b, Location loc, float value) {
                                    DenseElementsAttr::get(type, value));
 }
 
-/// `input`'s current scaling factor: amax / 448, or 1 when the amax is 0,
-/// infinite or NaN (TransformerEngine's rule: such a tensor keeps scale 1).
-Value currentScale(OpBuilder &b, Location loc, Value input) {
+/// The dequantisation factor current scaling derives from `amax`: amax /
+/// 448, or 1 when the amax is 0, infinite or NaN (TransformerEngine's rule:
+/// such a tensor keeps scale 1).
+Value currentScale(OpBuilder &b, Location loc, Value amax) {
   auto scalar = RankedTensorType::get({}, b.getF32Type());
   auto flag = RankedTensorType::get({}, b.getI1Type());
-  Value amax = AmaxOp::create(b, loc, scalar, input);
   Value scale = DivOp::create(b, loc, scalar, amax, scalarF32(b, loc, kE4M3Max));
   Value positive =
       CompareOp::create(b, loc, flag, ComparePredicate::GT, amax,
@@ -145,15 +147,123 @@ Value currentScale(OpBuilder &b, Location loc, Value input) {
                          scalarF32(b, loc, 1.0f));
 }
 
+/// The dequantisation factor delayed scaling gives tensor `index`:
+/// `1 / scales[index]`, TE's scale_inv, or current scaling from `amax`
+/// while that scale is 0 (never measured: the initial state).
+Value delayedScale(OpBuilder &b, Location loc, Value scales, int64_t index,
+                   Value amax) {
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  auto one = RankedTensorType::get({1}, b.getF32Type());
+  Value slot = SliceOp::create(b, loc, one, scales,
+                               b.getDenseI64ArrayAttr({index}),
+                               b.getDenseI64ArrayAttr({1}),
+                               b.getDenseI64ArrayAttr({1}));
+  Value scale = ReshapeOp::create(b, loc, scalar, slot);
+  Value inverse = DivOp::create(b, loc, scalar, scalarF32(b, loc, 1.0f), scale);
+  Value measured = CompareOp::create(
+      b, loc, RankedTensorType::get({}, b.getI1Type()), ComparePredicate::GT,
+      scale, scalarF32(b, loc, 0.0f));
+  return WhereOp::create(b, loc, scalar, measured, inverse,
+                         currentScale(b, loc, amax));
+}
+
+/// The ONNX node a linear came from, for the state's labels.
+std::string nodeName(Location loc, size_t index) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name.empty() ? "linear" + std::to_string(index) : name;
+}
+
+/// A linear that runs in FP8, with its weight quantized.
+struct Candidate {
+  LinearOp op;
+  QuantizedWeight weight;
+};
+
+/// The state arguments delayed scaling adds to the function.
+struct DelayedState {
+  BlockArgument history, scales;
+};
+
 struct InsertFP8CastsPass
     : mte::transformer::impl::InsertFP8CastsBase<InsertFP8CastsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<LinearOp> linears;
-    getOperation().walk([&](LinearOp op) { linears.push_back(op); });
-    for (LinearOp op : linears)
-      quantize(op);
+    func::FuncOp func = getOperation();
+    bool delayed = recipe == Fp8Recipe::Delayed;
+    if (delayed && (historyLength < 1 || historyLength > (1 << 16))) {
+      func.emitError("amax-history must be in [1, 65536], not ")
+          << historyLength;
+      return signalPassFailure();
+    }
+    if (delayed && (margin < 0 || margin > 64)) {
+      func.emitError("margin must be in [0, 64], not ") << margin;
+      return signalPassFailure();
+    }
+    SmallVector<Candidate> candidates;
+    func.walk([&](LinearOp op) {
+      if (std::optional<QuantizedWeight> weight = select(op))
+        candidates.push_back({op, *weight});
+    });
+    if (candidates.empty())
+      return;
+    std::optional<DelayedState> state;
+    if (delayed) {
+      if (!func.isPublic() || func.isDeclaration()) {
+        func.emitError("delayed FP8 scaling adds model state to @")
+            << func.getSymName()
+            << ", which must be a public function with a body";
+        return signalPassFailure();
+      }
+      state = addState(func, candidates);
+    }
+    SmallVector<Value> amaxes;
+    for (auto [index, candidate] : llvm::enumerate(candidates)) {
+      LinearOp op = candidate.op;
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value amax = AmaxOp::create(
+          b, loc, RankedTensorType::get({}, b.getF32Type()), op.getInput());
+      amaxes.push_back(amax);
+      Value inputScale =
+          state ? delayedScale(b, loc, state->scales, index, amax)
+                : currentScale(b, loc, amax);
+      rewrite(op, candidate.weight, inputScale);
+    }
+    if (state)
+      addUpdate(func, *state, amaxes);
+  }
+
+  /// The quantized weight when `op` runs in FP8; otherwise nothing, and a
+  /// linear of a float type the encoder reads says why it stays.
+  std::optional<QuantizedWeight> select(LinearOp op) {
+    Type element = op.getInput().getType().getElementType();
+    if (!isa<Float32Type, BFloat16Type>(element) ||
+        op.getWeight().getType().getElementType() != element)
+      return std::nullopt; // fp8 already, or a type the encoder does not read
+    ElementsAttr weight;
+    std::optional<Fp8Skip> reason = skipReason(op, weight);
+    std::optional<QuantizedWeight> quantized;
+    if (!reason) {
+      quantized = quantizeWeight(weight,
+                                 op.getWeightLayout() == WeightLayout::KN,
+                                 resourceName(weight));
+      if (!quantized)
+        reason = Fp8Skip::DynamicWeight;
+    }
+    if (reason) {
+      op->setAttr(TransformerDialect::getFp8SkippedAttrName(),
+                  Fp8SkipAttr::get(op.getContext(), *reason));
+      ++numSkipped;
+    }
+    return quantized;
   }
 
   /// Why `op` stays in its float type, or nothing when FP8 pays.
@@ -174,37 +284,18 @@ struct InsertFP8CastsPass
     return std::nullopt;
   }
 
-  void quantize(LinearOp op) {
-    Type element = op.getInput().getType().getElementType();
-    if (!isa<Float32Type, BFloat16Type>(element) ||
-        op.getWeight().getType().getElementType() != element)
-      return; // fp8 already, or a type the weight encoder does not read
-    ElementsAttr weight;
-    if (std::optional<Fp8Skip> reason = skipReason(op, weight)) {
-      op->setAttr(TransformerDialect::getFp8SkippedAttrName(),
-                  Fp8SkipAttr::get(op.getContext(), *reason));
-      ++numSkipped;
-      return;
-    }
-    bool kn = op.getWeightLayout() == WeightLayout::KN;
-    std::optional<QuantizedWeight> quantized =
-        quantizeWeight(weight, kn, resourceName(weight));
-    if (!quantized) {
-      op->setAttr(TransformerDialect::getFp8SkippedAttrName(),
-                  Fp8SkipAttr::get(op.getContext(), Fp8Skip::DynamicWeight));
-      ++numSkipped;
-      return;
-    }
+  /// Replaces `op` by the FP8 linear of its input quantized with
+  /// `inputScale` and `weight`.
+  void rewrite(LinearOp op, const QuantizedWeight &weight, Value inputScale) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    Value inputScale = currentScale(b, loc, op.getInput());
     auto codesType = op.getInput().getType().clone(
         Float8E4M3FNType::get(op.getContext()));
     Value codes =
         QuantizeOp::create(b, loc, codesType, op.getInput(), inputScale);
     Value weightCodes = arith::ConstantOp::create(
-        b, op.getWeight().getLoc(), cast<TypedAttr>(quantized->codes));
-    Value weightScale = scalarF32(b, loc, quantized->scale);
+        b, op.getWeight().getLoc(), cast<TypedAttr>(weight.codes));
+    Value weightScale = scalarF32(b, loc, weight.scale);
     auto fp8 = LinearOp::create(
         b, loc, op.getType(), codes, weightCodes, op.getBias(),
         op.getResidual(), inputScale, weightScale,
@@ -213,6 +304,74 @@ struct InsertFP8CastsPass
     op.replaceAllUsesWith(fp8.getOutput());
     op.erase();
     ++numFp8;
+  }
+
+  /// Appends `fp8.amax_history` [L, T] (zeros) and `fp8.scale` [T] (zeros:
+  /// not measured yet) to the function's arguments, as model state labelled
+  /// with the linears' ONNX nodes.
+  DelayedState addState(func::FuncOp func, ArrayRef<Candidate> candidates) {
+    MLIRContext *ctx = func.getContext();
+    Builder b(ctx);
+    int64_t count = candidates.size();
+    SmallVector<Attribute> labels;
+    for (auto [index, candidate] : llvm::enumerate(candidates))
+      labels.push_back(b.getStringAttr(
+          nodeName(candidate.op->getLoc(), index) + ".input"));
+    ArrayAttr labelArray = b.getArrayAttr(labels);
+    auto add = [&](StringRef name, StateKind kind,
+                   ArrayRef<int64_t> shape) -> BlockArgument {
+      auto type = RankedTensorType::get(shape, b.getF32Type());
+      auto attr = ModelStateAttr::get(
+          ctx, b.getStringAttr(name), StateKindAttr::get(ctx, kind),
+          cast<ElementsAttr>(DenseElementsAttr::get(type, 0.0f)), labelArray);
+      unsigned index = func.getNumArguments();
+      (void)func.insertArgument(
+          index, type,
+          b.getDictionaryAttr(
+              b.getNamedAttr(TransformerDialect::getStateAttrName(), attr)),
+          func.getLoc());
+      return func.getArgument(index);
+    };
+    BlockArgument history = add("fp8.amax_history", StateKind::Fp8AmaxHistory,
+                                {historyLength, count});
+    BlockArgument scales = add("fp8.scale", StateKind::Fp8Scale, {count});
+    return {history, scales};
+  }
+
+  /// The scale update before the return, its results the states' next
+  /// values (ahead of an index-status result, which stays last).
+  void addUpdate(func::FuncOp func, DelayedState state, ValueRange amaxes) {
+    Operation *terminator = func.getBody().back().getTerminator();
+    OpBuilder b(terminator);
+    Location loc = func.getLoc();
+    auto one = RankedTensorType::get({1}, b.getF32Type());
+    SmallVector<Value> rows;
+    for (Value amax : amaxes)
+      rows.push_back(ReshapeOp::create(b, amax.getLoc(), one, amax));
+    Value current =
+        rows.size() == 1
+            ? rows.front()
+            : ConcatOp::create(b, loc, rows, b.getI64IntegerAttr(0))
+                  .getResult();
+    auto update = Fp8ScaleUpdateOp::create(
+        b, loc, state.history.getType(), state.scales.getType(), state.history,
+        current, state.scales, b.getF32FloatAttr(kE4M3Max),
+        b.getI64IntegerAttr(margin),
+        AmaxAlgorithmAttr::get(b.getContext(), amaxAlgorithm));
+    unsigned position = func.getNumResults();
+    if (position && func.getResultAttr(position - 1, "transformer.index_status"))
+      --position;
+    Value nextValues[] = {update.getNextHistory(), update.getNextScale()};
+    StringRef names[] = {"fp8.amax_history", "fp8.scale"};
+    for (auto [offset, next, name] : llvm::enumerate(nextValues, names)) {
+      unsigned index = position + offset;
+      (void)func.insertResult(
+          index, next.getType(),
+          b.getDictionaryAttr(b.getNamedAttr(
+              TransformerDialect::getNextStateAttrName(),
+              b.getStringAttr(name))));
+      terminator->insertOperands(index, next);
+    }
   }
 };
 } // namespace

@@ -90,6 +90,61 @@ def Transformer_Fp8Skip : I32EnumAttr<"Fp8Skip",
 def Transformer_Fp8SkipAttr
     : Transformer_EnumAttr<Transformer_Fp8Skip, "fp8_skip">;
 
+def Transformer_AmaxAlgorithm : I32EnumAttr<"AmaxAlgorithm",
+    "how delayed scaling reads a tensor's amax history", [
+    I32EnumAttrCase<"Max", 0, "max">,
+    I32EnumAttrCase<"MostRecent", 1, "most_recent">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+/// TransformerEngine's `amax_compute_algo`: the largest amax of the window,
+/// or this run's.
+def Transformer_AmaxAlgorithmAttr
+    : Transformer_EnumAttr<Transformer_AmaxAlgorithm, "amax_algorithm">;
+
+/// How mte-insert-fp8-casts scales activations (mte-compile --fp8-recipe).
+def Transformer_Fp8Recipe : I32EnumAttr<"Fp8Recipe",
+    "how FP8 activations get their scales", [
+    I32EnumAttrCase<"Current", 0, "current">,
+    I32EnumAttrCase<"Delayed", 1, "delayed">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+
+def Transformer_StateKind : I32EnumAttr<"StateKind",
+    "what a model state holds", [
+    I32EnumAttrCase<"Fp8AmaxHistory", 0, "fp8_amax_history">,
+    I32EnumAttrCase<"Fp8Scale", 1, "fp8_scale">,
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mte::transformer";
+}
+def Transformer_StateKindAttr
+    : Transformer_EnumAttr<Transformer_StateKind, "state_kind">;
+
+def Transformer_ModelStateAttr : AttrDef<Transformer_Dialect, "ModelState"> {
+  let mnemonic = "model_state";
+  let summary = "a tensor the model carries from one run to the next";
+  let description = [{
+    On an argument of an entry function (`transformer.state`): the argument
+    is model state, not a graph input. The runtime owns it, starts it at
+    `initial`, passes it to every run and replaces it with the function
+    result marked `transformer.next_state = "<name>"` after each run (unless
+    the state is frozen); `mte_model_get_state` / `set_state` read and write
+    it by `name`. `labels` names what each index of the last dimension holds
+    (for FP8 state: the quantised tensors); `kind` says what the values are,
+    which the runtime checks when they are set.
+  }];
+  let parameters = (ins "::mlir::StringAttr":$name,
+                        "::mte::transformer::StateKindAttr":$kind,
+                        "::mlir::ElementsAttr":$initial,
+                        "::mlir::ArrayAttr":$labels);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Transformer_IndexCheckAttr
     : AttrDef<Transformer_Dialect, "IndexCheck"> {
   let mnemonic = "index_check";

@@ -26,7 +26,8 @@ def Transformer_Dialect : Dialect {
       `rotary_embedding`, `gelu`, `silu`, `swiglu`) that the recognition
       passes form from decomposed primitive chains, and that the fusion passes
       grow further (norm + linear, bias + activation epilogues, residuals).
-    * **FP8** operations (`quantize`, `dequantize`, `amax`).
+    * **FP8** operations (`quantize`, `dequantize`, `amax`,
+      `fp8_scale_update`).
 
     All tensors are ranked; after import, shapes are static. Element types are
     the builtin ones (`f32`, `f16`, `bf16`, `f8E4M3FN`, `f8E5M2`, `i64`, `i32`,
@@ -35,11 +36,23 @@ def Transformer_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The discardable attribute (an Fp8SkipAttr) on a linear that
     /// mte-insert-fp8-casts kept in its float type.
     static constexpr ::llvm::StringLiteral getFp8SkippedAttrName() {
       return "transformer.fp8_skipped";
+    }
+    /// On an entry function's argument: the ModelStateAttr that makes it
+    /// model state.
+    static constexpr ::llvm::StringLiteral getStateAttrName() {
+      return "transformer.state";
+    }
+    /// On an entry function's result: the name (a StringAttr) of the state
+    /// argument whose next value it is.
+    static constexpr ::llvm::StringLiteral getNextStateAttrName() {
+      return "transformer.next_state";
     }
     /// How `--weights=external` rebuilds weights (WeightProvenance.h).
     WeightProvenance &getWeightProvenance() { return *weightProvenance; }

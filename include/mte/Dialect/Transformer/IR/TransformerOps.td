@@ -882,11 +882,43 @@ def Transformer_AmaxOp : Transformer_Op<"amax", [Pure]> {
   let summary = "the largest absolute value of a tensor, as f32";
   let description = [{
     `max(|input|)` over all elements, as a rank-0 f32 tensor; NaN propagates.
-    Delayed scaling records it into the amax history.
+    Delayed scaling records it into the amax history
+    (`transformer.fp8_scale_update`).
   }];
   let arguments = (ins Transformer_FloatTensor:$input);
   let results = (outs Transformer_ScalarF32:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Transformer_Fp8ScaleUpdateOp : Transformer_Op<"fp8_scale_update",
+    [Pure]> {
+  let summary = "delayed scaling: record this run's amaxes, next scales";
+  let description = [{
+    TransformerEngine's delayed-scaling update for `T` quantised tensors at
+    once. `history` is `[L, T]`, row 0 the current slot; `amax` `[T]` this
+    run's amaxes; `scale` `[T]` the scales (multipliers, TE's `scale`) this
+    run used. With `h` the history whose row 0 is `amax`:
+
+    * the window's amax is `max` over the rows of `h` (`max`, NaN
+      propagating) or `h[0]` (`most_recent`);
+    * `next_scale = (fp8_max / 2^margin) / window` when the window's amax is
+      finite and positive (an infinite quotient becomes the largest f32),
+      else `scale` (TE keeps the previous scale);
+    * `next_history` is `h` rolled by one towards row 0, with row 0 zeroed:
+      `next[L-1] = h[0]`, `next[i] = h[i+1]` for `0 < i < L-1`, `next[0] =
+      0` (TE's `roll(-1)` and reset).
+  }];
+  let arguments = (ins 2DTensorOf<[F32]>:$history,
+                       1DTensorOf<[F32]>:$amax,
+                       1DTensorOf<[F32]>:$scale,
+                       F32Attr:$fp8_max,
+                       I64Attr:$margin,
+                       Transformer_AmaxAlgorithmAttr:$algorithm);
+  let results = (outs 2DTensorOf<[F32]>:$next_history,
+                      1DTensorOf<[F32]>:$next_scale);
+  let assemblyFormat = "$history `,` $amax `,` $scale attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 #endif // MTE_DIALECT_TRANSFORMER_IR_TRANSFORMEROPS_TD

@@ -3,6 +3,8 @@
 #ifndef MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_H
 #define MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_H
 
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 

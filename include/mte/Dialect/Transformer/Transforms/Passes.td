@@ -311,9 +311,19 @@ def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
     * the weight is quantized at compile time to E4M3 with one scale,
       `amax(W) / 448` (1 when the amax is 0 or not finite), rounding to
       nearest even and saturating, and stored `[N, K]`;
-    * the input is quantized on every run with current scaling: `amax(x)`
-      (`transformer.amax`), scale `amax / 448`, or 1 when the amax is 0,
-      infinite or NaN (TransformerEngine's Float8CurrentScaling);
+    * the input is quantized on every run. With `recipe=current`, current
+      scaling: `amax(x)` (`transformer.amax`), scale `amax / 448`, or 1
+      when the amax is 0, infinite or NaN (TransformerEngine's
+      Float8CurrentScaling). With `recipe=delayed`, delayed scaling
+      (TransformerEngine's DelayedScaling): the function gains two model
+      states, `fp8.amax_history` `[amax-history, T]` and `fp8.scale` `[T]`
+      for its T quantised inputs (arguments marked `transformer.state`,
+      their next values results marked `transformer.next_state`); each
+      input is quantized with `1 / fp8.scale[t]`, or with current scaling
+      while that scale is 0 (not measured yet: the initial state), and one
+      `transformer.fp8_scale_update` records every amax of the run and
+      computes the next scales with `margin` and `amax-algorithm`. The
+      function must be public and not called (its signature changes);
     * the linear reads both with their scales (`input_scale`,
       `weight_scale`) and writes its output type as before.
 
@@ -323,7 +333,28 @@ def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", "int64_t(1) << 30",
-           "The fewest multiply-adds (M * N * K) a GEMM needs to run in FP8">
+           "The fewest multiply-adds (M * N * K) a GEMM needs to run in FP8">,
+    Option<"recipe", "recipe", "::mte::transformer::Fp8Recipe",
+           "::mte::transformer::Fp8Recipe::Current",
+           "How activations get their scales",
+           [{::llvm::cl::values(
+             clEnumValN(::mte::transformer::Fp8Recipe::Current, "current",
+                        "from this run's amax"),
+             clEnumValN(::mte::transformer::Fp8Recipe::Delayed, "delayed",
+                        "from the amax history of earlier runs"))}]>,
+    Option<"historyLength", "amax-history", "int64_t", "1024",
+           "Delayed scaling: the rows of the amax history">,
+    Option<"margin", "margin", "int64_t", "0",
+           "Delayed scaling: the scale is (448 / amax) / 2^margin">,
+    Option<"amaxAlgorithm", "amax-algorithm",
+           "::mte::transformer::AmaxAlgorithm",
+           "::mte::transformer::AmaxAlgorithm::Max",
+           "Delayed scaling: which amax of the history sets the scale",
+           [{::llvm::cl::values(
+             clEnumValN(::mte::transformer::AmaxAlgorithm::Max, "max",
+                        "the largest of the window"),
+             clEnumValN(::mte::transformer::AmaxAlgorithm::MostRecent,
+                        "most_recent", "this run's"))}]>
   ];
   let statistics = [
     Statistic<"numFp8", "fp8_gemm", "Linears now run in FP8">,
