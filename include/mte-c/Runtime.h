@@ -286,9 +286,11 @@ MTE_RUNTIME_API mte_status mte_model_run(mte_model *model, size_t num_inputs,
  * for the legacy default stream. The run is ordered after the work already enqueued on `stream`,
  * and work the caller enqueues on `stream` afterwards is ordered after the
  * run; the call returns once the run is enqueued, without waiting for it.
- * The inputs are copied into the model's own buffers and the outputs out of
- * them on the device, so the captured CUDA graph stays valid whatever
- * pointers are passed. Host models: MTE_ERROR_INVALID_ARGUMENT. Errors the
+ * The forward reads the inputs and writes the outputs where they are (no
+ * copies); the runtime captures it as a CUDA graph per set of buffer
+ * addresses and replays that graph when the same addresses come again (the
+ * 8 sets used last are kept). An output that overlaps an input is allowed:
+ * the inputs are then copied into the model's own buffers first. Host models: MTE_ERROR_INVALID_ARGUMENT. Errors the
  * GPU reports while the run executes surface on the stream (and in the
  * next call). An out-of-range index, which the synchronous runs report as
  * MTE_ERROR_INVALID_INPUT when they return, is known only once the run

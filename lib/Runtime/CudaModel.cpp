@@ -22,7 +22,7 @@ CudaModel::~CudaModel() {
   std::string ignored;
   if (device)
     device->makeCurrent(ignored);
-  for (void *graph : graphs)
+  for (auto &[key, graph] : graphs)
     mte::cuda::destroyGraph(graph);
   mte::cuda::destroyStream(stream);
   mte::cuda::release(arena);
@@ -160,13 +160,30 @@ mte_status CudaModel::checkPendingIndexStatus(size_t keep) {
   return MTE_OK;
 }
 
-int32_t CudaModel::enqueueForward() {
+void *&CudaModel::graphFor(const GraphKey &key) {
+  for (auto it = graphs.begin(); it != graphs.end(); ++it)
+    if (it->first == key) {
+      graphs.splice(graphs.begin(), graphs, it);
+      return graphs.front().second;
+    }
+  if (graphs.size() == kMaxGraphs) {
+    mte::cuda::destroyGraph(graphs.back().second);
+    graphs.pop_back();
+  }
+  graphs.emplace_front(key, nullptr);
+  return graphs.front().second;
+}
+
+int32_t CudaModel::enqueueForward(void *const *inputs, void *const *outputs) {
   mte::cuda::setStream(stream);
   unsigned current = model.currentState;
-  void *&graph = graphs[current];
+  GraphKey key(inputs, inputs + model.inputs.size());
+  key.insert(key.end(), outputs, outputs + model.outputs.size());
+  key.push_back(deviceState[current].empty() ? nullptr
+                                             : deviceState[current].front());
+  void *&graph = graphFor(key);
   auto forward = [&] {
-    return model.abi->run(deviceInputs.data(), deviceOutputs.data(),
-                          deviceWeights.data(), arena,
+    return model.abi->run(inputs, outputs, deviceWeights.data(), arena,
                           static_cast<int64_t *>(deviceIndexStatus),
                           deviceState[current].data(),
                           deviceState[current ^ 1].data());
@@ -182,7 +199,7 @@ int32_t CudaModel::enqueueForward() {
   };
   if (graph) {
     launchGraph();
-  } else if (useGraph && runs > current) {
+  } else if (useGraph && runs > 0) {
     // Capture once; if the forward cannot be captured, run it eagerly from
     // now on (the outputs of this run are computed either way).
     std::string captureError;
@@ -261,7 +278,7 @@ mte_status CudaModel::run(const void *const *inputs, void *const *outputs) {
                                  model.inputs[i].numBytes, error))
       return fail(MTE_ERROR_DEVICE, "'%s': input '%s': %s", path,
                   model.inputs[i].name.c_str(), error.c_str());
-  int32_t result = enqueueForward();
+  int32_t result = enqueueForward(deviceInputs.data(), deviceOutputs.data());
   if (mte_status status = checkForward(path, result, error)) {
     // Let what the failed forward enqueued before it failed finish before
     // the caller reuses the model.
@@ -305,15 +322,27 @@ mte_status CudaModel::runDevice(const void *const *inputs, void *const *outputs,
     return status;
   // The caller's stream -> the model's stream -> the caller's stream.
   bool ok = mte::cuda::orderStreams(callerStream, stream, error);
-  for (size_t i = 0; ok && i < model.inputs.size(); ++i)
+  // The forward reads and writes the caller's buffers, unless an output
+  // overlaps an input (the forward may write it before it has read the
+  // input): then the inputs go through the model's own buffers.
+  bool staged = false;
+  for (size_t i = 0; i < model.outputs.size(); ++i)
+    for (size_t j = 0; j < model.inputs.size(); ++j) {
+      auto out = reinterpret_cast<uintptr_t>(outputs[i]);
+      auto in = reinterpret_cast<uintptr_t>(inputs[j]);
+      staged |= out < in + model.inputs[j].numBytes &&
+                in < out + model.outputs[i].numBytes;
+    }
+  for (size_t i = 0; ok && staged && i < model.inputs.size(); ++i)
     ok = mte::cuda::copyOnDevice(deviceInputs[i], inputs[i],
                                  model.inputs[i].numBytes, stream, error);
-  int32_t result = ok ? enqueueForward() : 0;
+  int32_t result =
+      ok ? enqueueForward(staged ? deviceInputs.data()
+                                 : const_cast<void *const *>(inputs),
+                          outputs)
+         : 0;
   if (mte_status status = checkForward(path, result, error))
     return status;
-  for (size_t i = 0; ok && i < model.outputs.size(); ++i)
-    ok = mte::cuda::copyOnDevice(outputs[i], deviceOutputs[i],
-                                 model.outputs[i].numBytes, stream, error);
   if (ok && !indexStatusSlots.empty()) {
     // Slot 0 is the synchronous runs'; take one no pending run holds.
     int64_t *slot = nullptr;

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,11 +73,22 @@ private:
   /// is MTE_ERROR_DEVICE.
   mte_status makeDeviceCurrent();
 
-  /// Enqueues the forward on the model's stream, over its staging buffers:
-  /// eagerly on the first run, captured as a CUDA graph on the second (if
-  /// capture works), replayed after. Returns the run function's result; a
-  /// driver failure is recorded (mte::cuda::takeError).
-  int32_t enqueueForward();
+  /// Enqueues the forward on the model's stream, over `inputs` and
+  /// `outputs` (device buffers: the staging ones, or runDevice's caller's):
+  /// eagerly on the first run, after that captured as a CUDA graph for
+  /// these buffers and the current state (if capture works) and replayed
+  /// whenever they come again. Returns the run function's result; a driver
+  /// failure is recorded (mte::cuda::takeError).
+  int32_t enqueueForward(void *const *inputs, void *const *outputs);
+
+  /// The buffers a captured forward holds: the inputs, the outputs and the
+  /// current state buffer.
+  using GraphKey = std::vector<void *>;
+
+  /// The graph slot for `key`, most recently used first; a new key takes
+  /// an empty slot, evicting the least recently used graph beyond
+  /// kMaxGraphs.
+  void *&graphFor(const GraphKey &key);
 
   /// Reports the index statuses of earlier runDevice runs, oldest first,
   /// that the GPU has finished; waits for those still in flight, or
@@ -100,11 +112,12 @@ private:
   /// The two device buffers of every state (mte_model::currentState says
   /// which one is current).
   std::vector<void *> deviceState[2];
-  /// The model's stream, and the forward captured as a CUDA graph on the
-  /// second run (the first one warms up cuBLASLt's plans), replayed after:
-  /// one graph per current state buffer, which the graph reads.
+  /// The model's stream, and the forward captured as CUDA graphs from the
+  /// second run on (the first one warms up cuBLASLt's plans): one for each
+  /// set of buffers it ran on (GraphKey), the kMaxGraphs most recent.
+  static constexpr size_t kMaxGraphs = 8;
   void *stream = nullptr;
-  void *graphs[2] = {nullptr, nullptr};
+  std::list<std::pair<GraphKey, void *>> graphs;
   bool useGraph = true;
   uint64_t runs = 0;
   /// The statuses of the model's index checks (ModelABI.h), 3 per check:

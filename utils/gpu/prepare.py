@@ -206,6 +206,54 @@ def prepare_one_op_models(args):
         print(f"prepared {name}", flush=True)
 
 
+DELAYED_FLAGS = ["--precision=fp8", "--fp8-min-macs=0", "--fp8-recipe=delayed",
+                 "--amax-history=4"]
+
+
+def prepare_delayed_models(args):
+    """Delayed FP8 scaling (--fp8-recipe=delayed, a history of 4): the
+    two-layer MLP of host_fp8_delayed.py and the GPT-2 and Llama fixtures as
+    NAME.delayed.so (not .cuda.so: each run changes the next, so check.py
+    runs them as a sequence), with the steps' inputs and the host backend's
+    outputs and states after each step in NAME.delayed.npz."""
+    import host_fp8_delayed
+    rng = np.random.default_rng(41)
+    mlp = os.path.join(args.outdir, "mlp_delayed.onnx")
+    host_fp8_delayed.write_onnx(mlp)
+    shape = host_fp8_delayed.M, host_fp8_delayed.K
+    cases = [("mlp_delayed", mlp,
+              [{"x": (rng.standard_normal(shape) * m).astype(np.float32)}
+               for m in [1.0, 40.0, 0.02, 0.0, 600.0, 3.0]], [])]
+    for fixture in ["gpt2_dynamo", "llama_dynamo"]:
+        stem = os.path.join(args.outdir, fixture)
+        ids = np.load(stem + ".npz")["input_ids"]
+        steps = [{"input_ids": ids}] + [
+            {"input_ids": rng.permutation(ids.ravel()).reshape(ids.shape)}
+            for _ in range(4)]
+        cases.append((fixture, stem + ".onnx", steps,
+                      [f"--input-shape=input_ids={'x'.join(map(str, ids.shape))}"]))
+    for name, onnx_path, steps, shapes in cases:
+        stem = os.path.join(args.outdir, name + ".delayed")
+        subprocess.run([args.compile, onnx_path, "-o", stem + ".host.so"]
+                       + DELAYED_FLAGS + shapes, check=True)
+        host = mte.load(stem + ".host.so")
+        record = {}
+        for step, feeds in enumerate(steps):
+            output = next(iter(host(**feeds).values()))
+            record[f"output_{step}"] = output
+            for key, value in feeds.items():
+                record[f"input_{step}_{key}"] = value
+            for info in host.states:
+                record[f"state_{step}_{info.name}"] = host.get_state(info.name)
+        host.close()
+        os.remove(stem + ".host.so")
+        subprocess.run([args.compile, onnx_path, "-o", stem + ".so",
+                        "--target=cuda", f"--gpu={args.gpu}"]
+                       + DELAYED_FLAGS + shapes, check=True)
+        np.savez(stem + ".npz", steps=len(steps), **record)
+        print(f"prepared {name}.delayed", flush=True)
+
+
 def prepare_index_check_model(args):
     """An embedding lookup of ids [2, 6] into a [50, 8] table, for CUDA,
     as gather_ids.idx.so (not a .cuda.so: check.py runs it by itself,
@@ -346,6 +394,7 @@ def main():
               "wb") as f:
         f.write(data)
     prepare_index_check_model(args)
+    prepare_delayed_models(args)
     # A model for another architecture: opening it must fail with a message.
     subprocess.run([args.compile, os.path.join(args.outdir, "gpt2_dynamo.onnx"),
                     "-o", os.path.join(args.outdir, "wrong_arch.so"),
