@@ -206,10 +206,13 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
                           : options.precision == Precision::FP16 ? "f16"
                                                                  : "fp8";
     precision.fp8MinMacs = options.fp8MinMacs;
-    precision.fp8Recipe = options.fp8Recipe;
+    // validateOptions has checked both spellings.
+    precision.fp8Recipe =
+        *transformer::symbolizeFp8Recipe(options.fp8Recipe);
     precision.fp8Margin = options.fp8Margin;
     precision.amaxHistory = options.amaxHistory;
-    precision.amaxAlgorithm = options.amaxAlgorithm;
+    precision.amaxAlgorithm =
+        *transformer::symbolizeAmaxAlgorithm(options.amaxAlgorithm);
     buildPrecisionPipeline(pm, precision);
   }
 }

@@ -73,14 +73,10 @@ void mte::buildPrecisionPipeline(OpPassManager &pm,
   if (fp8) {
     transformer::InsertFP8CastsOptions casts;
     casts.minMacs = options.fp8MinMacs;
-    casts.recipe = options.fp8Recipe == "delayed"
-                       ? transformer::Fp8Recipe::Delayed
-                       : transformer::Fp8Recipe::Current;
+    casts.recipe = options.fp8Recipe;
     casts.margin = options.fp8Margin;
     casts.historyLength = options.amaxHistory;
-    casts.amaxAlgorithm = options.amaxAlgorithm == "most_recent"
-                              ? transformer::AmaxAlgorithm::MostRecent
-                              : transformer::AmaxAlgorithm::Max;
+    casts.amaxAlgorithm = options.amaxAlgorithm;
     funcPm.addPass(transformer::createInsertFP8Casts(casts));
     funcPm.addPass(transformer::createPropagateFP8Scales());
   }

@@ -230,3 +230,54 @@ func.func @check_indices(%i: tensor<5x2xi32>) -> (tensor<5x2xi32>, tensor<3xi64>
   %safe, %status = transformer.check_indices %i {bounds = array<i64: 3, 4>} : tensor<5x2xi32>
   return %safe, %status : tensor<5x2xi32>, tensor<3xi64>
 }
+
+// -----
+
+// Delayed scaling's update: this run's amaxes become row 0 of the history,
+// the window's amax is its column maximum, the next scale (448 / 2^1) /
+// amax where that is finite and positive (capped at the largest f32),
+// else the old scale; the next history is a fresh tensor of zeros with
+// rows 2.. at 1.. and this run's amaxes in the last row.
+// CHECK-LABEL: func @fp8_scale_update
+// CHECK-SAME: (%[[H:.*]]: tensor<4x3xf32>, %[[A:.*]]: tensor<3xf32>, %[[S:.*]]: tensor<3xf32>)
+// CHECK: %[[ROW:.*]] = tensor.expand_shape %[[A]] {{\[\[}}0, 1]] output_shape [1, 3]
+// CHECK: %[[AMAXES:.*]] = tensor.extract_slice %[[ROW]][0, 0] [1, 3] [1, 1]
+// CHECK: %[[CUR:.*]] = tensor.insert_slice %[[AMAXES]] into %[[H]][0, 0] [1, 3] [1, 1]
+// CHECK: %[[WINDOW:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[CUR]] : tensor<4x3xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<4x3xf32>
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[CUR]][2, 0] [2, 3] [1, 1]
+// CHECK: %[[MOVED:.*]] = tensor.insert_slice %[[OLD]] into %[[ZEROS]][1, 0] [2, 3] [1, 1]
+// CHECK: %[[NEWEST:.*]] = tensor.extract_slice %[[ROW]][0, 0] [1, 3] [1, 1]
+// CHECK: %[[NEXT:.*]] = tensor.insert_slice %[[NEWEST]] into %[[MOVED]][3, 0] [1, 3] [1, 1]
+// CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} ins(%[[WINDOW]], %[[S]] : tensor<3xf32>, tensor<3xf32>)
+// CHECK: ^bb0(%[[AMAX:.*]]: f32, %[[PREV:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// CHECK: %[[FINITE:.*]] = arith.cmpf olt, %[[AMAX]], %[[INF]]
+// CHECK: %[[POSITIVE:.*]] = arith.cmpf ogt, %[[AMAX]]
+// CHECK: %[[USABLE:.*]] = arith.andi %[[POSITIVE]], %[[FINITE]]
+// CHECK: %[[SCALED_MAX:.*]] = arith.constant 2.240000e+02 : f32
+// CHECK: %[[Q:.*]] = arith.divf %[[SCALED_MAX]], %[[AMAX]]
+// CHECK: %[[LARGEST:.*]] = arith.constant 3.40282347E+38 : f32
+// CHECK: %[[CAPPED:.*]] = arith.minimumf %[[Q]], %[[LARGEST]]
+// CHECK: arith.select %[[USABLE]], %[[CAPPED]], %[[PREV]]
+// CHECK: return %[[NEXT]], %[[SCALE]]
+func.func @fp8_scale_update(%h: tensor<4x3xf32>, %a: tensor<3xf32>, %s: tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>) {
+  %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 4.480000e+02 : f32, margin = 1 : i64} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+  return %nh, %ns : tensor<4x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// most_recent: the scale comes from this run's amaxes, no reduction; a
+// history of one row is all zeros next.
+// CHECK-LABEL: func @fp8_scale_update_most_recent
+// CHECK-SAME: (%[[H:.*]]: tensor<1x2xf32>, %[[A:.*]]: tensor<2xf32>, %[[S:.*]]: tensor<2xf32>)
+// CHECK-NOT: "reduction"
+// CHECK: %[[ZEROS:.*]] = linalg.fill
+// CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[S]] : tensor<2xf32>, tensor<2xf32>)
+// CHECK: return %[[ZEROS]], %[[SCALE]]
+func.func @fp8_scale_update_most_recent(%h: tensor<1x2xf32>, %a: tensor<2xf32>, %s: tensor<2xf32>) -> (tensor<1x2xf32>, tensor<2xf32>) {
+  %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<most_recent>, fp8_max = 4.480000e+02 : f32, margin = 0 : i64} : (tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<1x2xf32>, tensor<2xf32>)
+  return %nh, %ns : tensor<1x2xf32>, tensor<2xf32>
+}

@@ -43,15 +43,21 @@ def bf16(x):
     return rounded.astype(np.uint32).view(np.float32)
 
 
-def scale_of(x):
-    amax = np.float32(np.abs(x).max())
+def scale_of_amax(amax):
+    """Current scaling's dequantisation factor for an amax."""
     ok = np.isfinite(amax) and amax > 0
     return np.float32(amax / np.float32(448.0)) if ok else np.float32(1.0)
 
 
-def fp8_linear(x, w, b):
-    """x [M, K] bf16 values, w [N, K] bf16 values, b [N]: float64 result."""
-    sx, sw = scale_of(x), scale_of(w)
+def scale_of(x):
+    return scale_of_amax(np.float32(np.abs(x).max()))
+
+
+def fp8_linear(x, w, b, sx=None):
+    """x [M, K] bf16 values, w [N, K] bf16 values, b [N]: float64 result;
+    x is quantised with `sx`, or with current scaling when None."""
+    sx = scale_of(x) if sx is None else sx
+    sw = scale_of(w)
     xq = ref.decode_e4m3(ref.quantize(x, sx))
     wq = ref.decode_e4m3(ref.quantize(w, sw))
     scale = np.float64(np.float32(sx * sw))

@@ -121,6 +121,7 @@ def main():
     failures += check_external_errors(mte, directory)
     failures += check_arena(mte, directory)
     failures += check_run_device(mte, directory)
+    failures += check_run_device_buffers(mte, directory)
     failures += check_index_errors(mte, directory)
     failures += check_delayed(mte, directory)
     failures += check_node_tests(mte, os.path.join(directory, "node"))
@@ -286,6 +287,51 @@ def check_run_device(mte, directory):
             print(f"{'PASS' if ok else 'FAIL'} run_device run {run}: "
                   f"{'same as' if ok else 'differs from'} mte_model_run")
             failures += not ok
+    return failures
+
+
+def check_run_device_buffers(mte, directory):
+    """run_device on the caller's buffers: an output that is also the input
+    (the inputs then go through the model's own buffers), and more sets of
+    buffers than the runtime keeps graphs for (8), each set twice: every
+    run gives the host-buffer API's output."""
+    try:
+        import torch
+    except ImportError:
+        print("SKIP run_device buffers: no torch")
+        return 0
+    name = "mlp_emulated.fp8"
+    data = np.load(os.path.join(directory, name + ".npz"))
+    model = mte.load(os.path.join(directory, name + ".cuda.so"))
+    x = data["x"]
+    want = model(x=x)["last_hidden_state"]
+    stream = torch.cuda.Stream()
+    failures = 0
+    with torch.cuda.stream(stream):
+        inout = torch.from_numpy(x).cuda()
+        model.run_device([inout.data_ptr()], [inout.data_ptr()],
+                         stream.cuda_stream)
+        same = np.array_equal(inout.cpu().numpy(), want)
+        print(f"{'PASS' if same else 'FAIL'} run_device with the output in "
+              f"the input's buffer: {'same as' if same else 'differs from'} "
+              f"mte_model_run")
+        failures += not same
+        x_dev = torch.from_numpy(x).cuda()
+        outs = [torch.full(want.shape, float("nan"), device="cuda")
+                for _ in range(10)]
+        results = []
+        for _ in range(2):
+            for out in outs:
+                out.fill_(float("nan"))
+                model.run_device([x_dev.data_ptr()], [out.data_ptr()],
+                                 stream.cuda_stream)
+                results.append(out.cpu().numpy())
+        same = all(np.array_equal(r, want) for r in results)
+        print(f"{'PASS' if same else 'FAIL'} run_device over 10 output "
+              f"buffers twice (graphs captured, evicted, captured again): "
+              f"{sum(np.array_equal(r, want) for r in results)} of 20 runs "
+              f"as mte_model_run")
+        failures += not same
     return failures
 
 

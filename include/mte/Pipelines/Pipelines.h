@@ -8,6 +8,8 @@
 #ifndef MTE_PIPELINES_PIPELINES_H
 #define MTE_PIPELINES_PIPELINES_H
 
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -47,11 +49,16 @@ struct PrecisionPipelineOptions
       llvm::cl::desc("With fp8: the fewest multiply-adds a GEMM needs to run "
                      "in FP8 (mte-insert-fp8-casts' min-macs)"),
       llvm::cl::init(int64_t(1) << 30)};
-  Option<std::string> fp8Recipe{
+  Option<transformer::Fp8Recipe> fp8Recipe{
       *this, "fp8-recipe",
-      llvm::cl::desc("With fp8: current or delayed activation scaling "
+      llvm::cl::desc("With fp8: how activations are scaled "
                      "(mte-insert-fp8-casts' recipe)"),
-      llvm::cl::init("current")};
+      llvm::cl::init(transformer::Fp8Recipe::Current),
+      llvm::cl::values(
+          clEnumValN(transformer::Fp8Recipe::Current, "current",
+                     "from this run's amax"),
+          clEnumValN(transformer::Fp8Recipe::Delayed, "delayed",
+                     "from the amax history of earlier runs"))};
   Option<int64_t> fp8Margin{
       *this, "fp8-margin",
       llvm::cl::desc("With the delayed recipe: the margin of the scales"),
@@ -60,10 +67,16 @@ struct PrecisionPipelineOptions
       *this, "amax-history",
       llvm::cl::desc("With the delayed recipe: the amax history's length"),
       llvm::cl::init(1024)};
-  Option<std::string> amaxAlgorithm{
+  Option<transformer::AmaxAlgorithm> amaxAlgorithm{
       *this, "amax-algo",
-      llvm::cl::desc("With the delayed recipe: max or most_recent"),
-      llvm::cl::init("max")};
+      llvm::cl::desc("With the delayed recipe: which amax of the history "
+                     "sets the scale"),
+      llvm::cl::init(transformer::AmaxAlgorithm::Max),
+      llvm::cl::values(
+          clEnumValN(transformer::AmaxAlgorithm::Max, "max",
+                     "the largest of the window"),
+          clEnumValN(transformer::AmaxAlgorithm::MostRecent, "most_recent",
+                     "this run's"))};
 };
 
 /// Converts f32 weights and activations to the options' precision (bf16 or
