@@ -69,6 +69,45 @@ mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v, uint64_t out,
                    int32_t causal, int32_t dtype, uint64_t keyBias,
                    int64_t keyBiasBatchStride);
 
+/* Collectives of sharded models (mte-compile --tp). A sharded model runs
+ * as one rank of the device grid it was compiled for (mte_model_abi's
+ * grid_shape); each collective runs over the ranks that share every grid
+ * coordinate except those of the axes in `gridAxes` (a bit mask: bit i is
+ * axis i), ordered by their linear index. Every rank of such a group makes
+ * the same calls in the same order (SPMD). Buffers hold dense elements of
+ * `dtype` (an mte_dtype): host addresses for host models, device
+ * addresses for CUDA models. A reduction of f16 or bf16 accumulates in f32
+ * over the ranks in order and rounds once, so every rank gets the same
+ * bits. The functions return nothing: a failure is recorded and reported
+ * by the run that made the call (Runtime.h). */
+typedef enum mte_reduce_op {
+  MTE_REDUCE_SUM = 0,
+  MTE_REDUCE_MAX = 1,
+  MTE_REDUCE_MIN = 2,
+} mte_reduce_op;
+
+/* This rank's linear index in the model's grid; 0 for an unsharded model. */
+MTE_KERNEL_API int64_t mte_comm_rank(void);
+
+/* recv[i] = op over the group's ranks of send[i], for i < count. `send`
+ * and `recv` may be the same buffer. */
+MTE_KERNEL_API void mte_comm_all_reduce(uint64_t send, uint64_t recv,
+                                        int64_t count, int32_t dtype,
+                                        int32_t op, int32_t gridAxes);
+
+/* recv = the group's `sendCount`-element send buffers one after another,
+ * in rank order (recv holds group size * sendCount elements). */
+MTE_KERNEL_API void mte_comm_all_gather(uint64_t send, uint64_t recv,
+                                        int64_t sendCount, int32_t dtype,
+                                        int32_t gridAxes);
+
+/* The all-reduce of `send` (group size * recvCount elements), of which
+ * the rank with group index g keeps elements [g * recvCount, (g + 1) *
+ * recvCount) in recv. */
+MTE_KERNEL_API void mte_comm_reduce_scatter(uint64_t send, uint64_t recv,
+                                            int64_t recvCount, int32_t dtype,
+                                            int32_t op, int32_t gridAxes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 8
+#define MTE_MODEL_ABI_VERSION 9
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -140,6 +140,13 @@ typedef struct mte_model_abi {
   /* The model's states, in the order `run` takes them. */
   uint32_t num_states;
   const mte_state_info *states;
+  /* The device grid a sharded model was compiled for (mte-compile --tp):
+   * num_grid_axes extents, row-major, so a rank's grid coordinates are its
+   * linear index (mte_comm_rank) in that order. Each rank opens the same
+   * library and runs its part; the model's collectives (KernelABI.h) name
+   * grid axes. 0 axes: an unsharded model. */
+  uint32_t num_grid_axes;
+  const int64_t *grid_shape;
   /* Runs the model once. inputs[i] and outputs[i] point to dense,
    * row-major buffers of the described types and shapes, owned by the
    * caller; outputs are overwritten. For a CUDA model they are device

@@ -42,7 +42,7 @@ extern "C" {
 /*===-- Versions ----------------------------------------------------------===*/
 
 #define MTE_RUNTIME_VERSION_MAJOR 0
-#define MTE_RUNTIME_VERSION_MINOR 5
+#define MTE_RUNTIME_VERSION_MINOR 6
 #define MTE_RUNTIME_VERSION_PATCH 0
 
 /* Returns the version of the loaded runtime library as "MAJOR.MINOR.PATCH".
@@ -58,10 +58,13 @@ MTE_RUNTIME_API uint32_t mte_runtime_model_abi_version(void);
 typedef enum mte_status {
   MTE_OK = 0,
   /* A null pointer, a count that does not match the model, an input given
-   * twice or not at all. */
+   * twice or not at all, a rank outside its world, a sharded model opened
+   * in a world other than its grid. */
   MTE_ERROR_INVALID_ARGUMENT = 1,
   /* The model file, or the file of its external weights, does not exist or
-   * cannot be read, or the weights differ from the compiled ones. */
+   * cannot be read, or the weights differ from the compiled ones; or the
+   * ranks of a sharded model could not meet: the shared memory of their
+   * communicator failed, or not every rank joined in time. */
   MTE_ERROR_IO = 2,
   /* The dynamic loader rejected the file: not a shared library for this
    * machine, or one of its dependencies is missing. */
@@ -77,14 +80,16 @@ typedef enum mte_status {
   MTE_ERROR_DTYPE_MISMATCH = 7,
   /* A tensor's shape differs from the model's. */
   MTE_ERROR_SHAPE_MISMATCH = 8,
-  /* The model's run function reported a failure. */
+  /* The model's run function reported a failure, or a collective of a
+   * sharded model failed (another rank failed, exited or timed out). */
   MTE_ERROR_RUN_FAILED = 9,
   /* An output buffer, or device memory for a CUDA model (weights, staging
    * buffers, activation arena, allocations during a run), could not be
    * allocated. */
   MTE_ERROR_OUT_OF_MEMORY = 10,
   /* A CUDA model cannot use the GPU: no driver, no device, an architecture
-   * the model was not compiled for, or a device memory failure. */
+   * the model was not compiled for, or a device memory failure; or it is
+   * sharded (collectives of CUDA models, over NCCL, are not built yet). */
   MTE_ERROR_DEVICE = 11,
   /* An input's values are invalid for the model: an index (a token id, a
    * position) outside the range of the table a Gather or Scatter reads.
@@ -155,7 +160,35 @@ typedef struct mte_open_options {
    * on it is open), opening the same file on another device is
    * MTE_ERROR_DEVICE (open a copy of the file). */
   int32_t device;
+  /* Added in 0.6.0 (struct_size 24 on 64-bit machines). A sharded model
+   * (mte-compile --tp; mte_model_num_grid_axes > 0) runs as one rank of
+   * the grid it was compiled for, one process per rank: `world_size` must
+   * be the grid's size and `rank` this process's rank, 0 <= rank <
+   * world_size. A world_size of 0 (or less; MTE_WORLD_SIZE_DEFAULT) takes
+   * both from the launcher's environment: RANK and WORLD_SIZE (torchrun),
+   * else OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE (Open MPI), else
+   * PMI_RANK and PMI_SIZE (MPICH, Intel MPI), else rank 0 of 1; `rank` must
+   * then be 0 or MTE_RANK_DEFAULT. A positive world_size with
+   * MTE_RANK_DEFAULT takes only the rank from there. An unsharded model
+   * takes any world (each rank is an independent replica). */
+  int32_t rank;
+  int32_t world_size;
+  /* The name the ranks of one sharded model meet under, the same string
+   * in every rank (a job id), or NULL: $MTE_COMM_ID, else
+   * "$MASTER_ADDR:$MASTER_PORT" (torchrun), else one derived from the
+   * parent process, which the ranks a launcher starts on one machine
+   * share. Opening a sharded model on more than one rank blocks until
+   * every rank has opened it (at most $MTE_COMM_TIMEOUT seconds, default
+   * 60: then MTE_ERROR_IO); the k-th open of a sharded model under one
+   * name in a process meets the k-th open of every other rank. */
+  const char *comm_id;
 } mte_open_options;
+
+/* The rank of mte_open_options that means "the launcher's" (above). */
+#define MTE_RANK_DEFAULT (-1)
+
+/* The world_size of mte_open_options that means "the launcher's". */
+#define MTE_WORLD_SIZE_DEFAULT 0
 
 /* mte_model_open with options; NULL `options` means the defaults. */
 MTE_RUNTIME_API mte_status mte_model_open_with_options(
@@ -175,6 +208,23 @@ MTE_RUNTIME_API const char *mte_model_path(const mte_model *model);
 /* Returns the target the model was compiled for ("host" or "cuda"). Valid
  * until close. */
 MTE_RUNTIME_API const char *mte_model_target(const mte_model *model);
+
+/* Returns this process's rank in the world `model` was opened in (0 when
+ * it was opened alone), for a sharded model its linear index in the grid. */
+MTE_RUNTIME_API int32_t mte_model_rank(const mte_model *model);
+
+/* Returns the number of ranks `model` was opened with (1 when alone). */
+MTE_RUNTIME_API int32_t mte_model_world_size(const mte_model *model);
+
+/* Returns the number of axes of the device grid a sharded model was
+ * compiled for; 0 for an unsharded model. */
+MTE_RUNTIME_API size_t mte_model_num_grid_axes(const mte_model *model);
+
+/* Returns the extent of axis `axis` of the model's grid (row-major: the
+ * last axis varies fastest with the rank), or 0 when `axis` is out of
+ * range. */
+MTE_RUNTIME_API int64_t mte_model_grid_axis(const mte_model *model,
+                                            size_t axis);
 
 /* Returns the number of graph inputs of `model`. */
 MTE_RUNTIME_API size_t mte_model_num_inputs(const mte_model *model);

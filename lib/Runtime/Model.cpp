@@ -2,6 +2,7 @@
 
 #include "Model.h"
 
+#include "Collectives.h"
 #include "DType.h"
 #include "IndexChecks.h"
 #include "ModelState.h"
@@ -68,6 +69,7 @@ mte_status mte::runtime::runModel(mte_model &model, const void *const *inputs,
   if (model.cuda)
     return model.cuda->run(inputs, outputs);
   int32_t result;
+  std::string collectiveError;
   {
     std::lock_guard<std::mutex> guard(*model.runLock);
     // The model reads inputs and never writes them (ModelABI.h takes them
@@ -77,16 +79,24 @@ mte_status mte::runtime::runModel(mte_model &model, const void *const *inputs,
       state.push_back(model.hostState[model.currentState][i].data());
       next.push_back(model.hostState[model.currentState ^ 1][i].data());
     }
+    // The model's collectives (Collectives.h) act for it during the run.
+    CollectiveScope collectives(model);
     result = model.abi->run(const_cast<void *const *>(inputs), outputs, nullptr,
                             nullptr, model.hostIndexStatus.data(),
                             state.data(), next.data());
-    if (result == 0) {
+    collectiveError = std::move(collectives.error);
+    if (result == 0 && collectiveError.empty()) {
       if (mte_status status = checkIndexStatus(model.path.c_str(), model.abi,
                                                model.hostIndexStatus.data()))
         return status;
       advanceState(model);
     }
   }
+  // A failed collective explains a failed run, and makes outputs wrong
+  // when the run succeeds.
+  if (!collectiveError.empty())
+    return fail(MTE_ERROR_RUN_FAILED, "'%s' failed to run: %s",
+                model.path.c_str(), collectiveError.c_str());
   if (result != 0)
     return fail(MTE_ERROR_RUN_FAILED,
                 "'%s' failed to run: its run function returned %d",

@@ -9,6 +9,7 @@
 #define MTE_LIB_RUNTIME_MODEL_H
 
 #include "CudaModel.h"
+#include "HostCommunicator.h"
 
 #include "mte-c/Runtime.h"
 
@@ -68,6 +69,17 @@ struct mte_model {
   /// CUDA models: the model's device buffers, stream and graph; null for
   /// host models.
   std::unique_ptr<mte::runtime::CudaModel> cuda;
+  /// This process's rank among `worldSize` (mte_open_options), and the
+  /// name the ranks meet under (for a sharded model opened on several).
+  int32_t rank = 0;
+  int32_t worldSize = 1;
+  std::string commId;
+  /// The device grid of a sharded model (mte_model_abi::grid_shape); empty
+  /// for an unsharded one.
+  std::vector<int64_t> gridShape;
+  /// Sharded host models: the ranks' communicator, which the model's
+  /// collectives (KernelABI.h) use during its runs.
+  std::unique_ptr<mte::runtime::HostCommunicator> comm;
 };
 
 namespace mte::runtime {

@@ -2,6 +2,7 @@
 
 #include "ModelLoader.h"
 
+#include "CommOptions.h"
 #include "CudaDevice.h"
 #include "DType.h"
 #include "ElfCheck.h"
@@ -11,6 +12,7 @@
 #include "Status.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <map>
 
@@ -158,7 +160,92 @@ mte_status mte::runtime::readTensorTable(const char *path, const char *kind,
   return MTE_OK;
 }
 
-mte_status mte::runtime::loadModel(mte_model &model) {
+/// The most axes a model's device grid may have.
+static constexpr uint32_t kMaxGridAxes = 8;
+
+/// Copies and checks the device grid of the model at `path`; a malformed
+/// one is MTE_ERROR_NOT_A_MODEL.
+static mte_status readGrid(const char *path, const mte_model_abi *abi,
+                           std::vector<int64_t> &grid) {
+  if (abi->num_grid_axes > kMaxGridAxes)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: a grid of %u axes (at most "
+                "%u)",
+                path, abi->num_grid_axes, kMaxGridAxes);
+  if (abi->num_grid_axes && !abi->grid_shape)
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: %u grid axes but no grid "
+                "shape",
+                path, abi->num_grid_axes);
+  grid.assign(abi->grid_shape, abi->grid_shape + abi->num_grid_axes);
+  int64_t ranks = 1;
+  for (int64_t extent : grid) {
+    if (extent < 1)
+      return fail(MTE_ERROR_NOT_A_MODEL,
+                  "'%s' has a malformed model table: grid %s has an extent "
+                  "below 1",
+                  path,
+                  formatShape(abi->num_grid_axes, abi->grid_shape).c_str());
+    // A world size is an int32_t.
+    if (ranks > INT32_MAX / extent)
+      return fail(MTE_ERROR_NOT_A_MODEL,
+                  "'%s' has a malformed model table: grid %s has more than "
+                  "%d ranks",
+                  path,
+                  formatShape(abi->num_grid_axes, abi->grid_shape).c_str(),
+                  INT32_MAX);
+    ranks *= extent;
+  }
+  return MTE_OK;
+}
+
+/// A grid in messages: "2" or "2x2".
+static std::string formatGrid(const std::vector<int64_t> &grid) {
+  std::string text;
+  for (int64_t extent : grid)
+    text += (text.empty() ? "" : "x") + std::to_string(extent);
+  return text;
+}
+
+/// Checks that a sharded `model` is opened as one rank of its grid, and
+/// for a host model joins the ranks' communicator.
+static mte_status openRanks(mte_model &model, const RankPlacement &placement) {
+  const char *path = model.path.c_str();
+  int64_t ranks = 1;
+  for (int64_t extent : model.gridShape)
+    ranks *= extent;
+  bool sharded = !model.gridShape.empty();
+  if (sharded && ranks != model.worldSize)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "'%s' was compiled for %lld rank%s (a grid of %s); opened with "
+                "world size %d%s",
+                path, static_cast<long long>(ranks), ranks == 1 ? "" : "s",
+                formatGrid(model.gridShape).c_str(), model.worldSize,
+                placement.worldSource.c_str());
+  if (sharded && model.cuda)
+    return fail(MTE_ERROR_DEVICE,
+                "'%s' is a sharded CUDA model (a grid of %s): collectives of "
+                "CUDA models (NCCL) are not built yet",
+                path, formatGrid(model.gridShape).c_str());
+  if (model.cuda)
+    return MTE_OK;
+  CommLimits limits;
+  if (sharded && model.worldSize > 1)
+    if (mte_status status = readCommLimits(path, limits))
+      return status;
+  // Every host model gets a communicator: an unsharded one's (of one rank)
+  // serves collectives over no grid axes.
+  std::string error;
+  model.comm = HostCommunicator::join(model.commId, sharded ? model.rank : 0,
+                                      model.gridShape, limits, error);
+  if (!model.comm)
+    return fail(MTE_ERROR_IO, "'%s' (rank %d of %d): %s", path, model.rank,
+                model.worldSize, error.c_str());
+  return MTE_OK;
+}
+
+mte_status mte::runtime::loadModel(mte_model &model,
+                                   const RankPlacement &placement) {
   const char *path = model.path.c_str();
   // A CUDA model loads its kernels into the current device when its library
   // loads.
@@ -228,6 +315,8 @@ mte_status mte::runtime::loadModel(mte_model &model) {
     return status;
   if (mte_status status = readStateTable(path, abi, model.states))
     return status;
+  if (mte_status status = readGrid(path, abi, model.gridShape))
+    return status;
   model.abi = abi;
   model.target = abi->target;
   if (model.target == "host" && model.device != 0)
@@ -241,13 +330,16 @@ mte_status mte::runtime::loadModel(mte_model &model) {
                 "it cannot run on device %d in this process (open a copy of "
                 "the file instead)",
                 path, kernelDevice, model.device);
-  if (model.target == "cuda") {
-    model.cuda = std::make_unique<CudaModel>(model);
-    if (mte_status status = model.cuda->open())
-      return status;
-  } else if (model.target != "host") {
+  if (model.target != "cuda" && model.target != "host")
     return fail(MTE_ERROR_NOT_A_MODEL, "'%s' has unknown target '%s'", path,
                 abi->target);
+  if (model.target == "cuda")
+    model.cuda = std::make_unique<CudaModel>(model);
+  if (mte_status status = openRanks(model, placement))
+    return status;
+  if (model.cuda) {
+    if (mte_status status = model.cuda->open())
+      return status;
   } else {
     model.hostIndexStatus.resize(3 * abi->num_index_checks);
     initHostState(model);
@@ -265,6 +357,7 @@ void mte::runtime::unloadModel(mte_model *model) {
       // runs its destructors.
       std::lock_guard<std::mutex> guard(*model->runLock);
       model->cuda.reset();
+      model->comm.reset();
     }
     loadedLibraries().close(model->library, loaderPath(model->path),
                             model->runLock);

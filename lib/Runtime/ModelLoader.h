@@ -13,9 +13,13 @@
 
 namespace mte::runtime {
 
-/// Loads the library behind `model.path` and fills in `model`. On failure
-/// `model` holds what was set up so far, for unloadModel to release.
-mte_status loadModel(mte_model &model);
+struct RankPlacement;
+
+/// Loads the library behind `model.path` and fills in `model`, which holds
+/// its rank, world size and communicator id (resolved from `placement`); a
+/// sharded host model joins its ranks. On failure `model` holds what was
+/// set up so far, for unloadModel to release.
+mte_status loadModel(mte_model &model, const RankPlacement &placement);
 
 /// Releases `model` (which may be partly loaded) and closes its library,
 /// which the loader unloads once no handle uses it; waits for a run in

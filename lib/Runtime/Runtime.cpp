@@ -11,6 +11,7 @@
 
 #include "mte-c/Runtime.h"
 
+#include "CommOptions.h"
 #include "DType.h"
 #include "Model.h"
 #include "ModelLoader.h"
@@ -78,6 +79,9 @@ static mte_status openModel(const char *function, const char *path,
   if (!path)
     return fail(MTE_ERROR_INVALID_ARGUMENT, "%s: path is null", function);
   int32_t device = MTE_DEVICE_DEFAULT;
+  int32_t rank = MTE_RANK_DEFAULT;
+  int32_t worldSize = MTE_WORLD_SIZE_DEFAULT;
+  const char *commId = nullptr;
   if (options) {
     if (options->struct_size < kFirstOpenOptionsSize)
       return fail(MTE_ERROR_INVALID_ARGUMENT,
@@ -93,16 +97,42 @@ static mte_status openModel(const char *function, const char *path,
                   function, options->struct_size, sizeof(mte_open_options),
                   mte_runtime_version());
     device = options->device;
+    // Fields past struct_size keep their defaults.
+    auto given = [&](size_t offset, size_t size) {
+      return options->struct_size >= offset + size;
+    };
+    if (given(offsetof(mte_open_options, rank), sizeof(options->rank)))
+      rank = options->rank;
+    if (given(offsetof(mte_open_options, world_size),
+              sizeof(options->world_size)))
+      worldSize = options->world_size;
+    if (given(offsetof(mte_open_options, comm_id), sizeof(options->comm_id)))
+      commId = options->comm_id;
   }
   if (device < MTE_DEVICE_DEFAULT)
     return fail(MTE_ERROR_INVALID_ARGUMENT,
                 "%s: device %d is not a device ordinal (0, 1, ... or "
                 "MTE_DEVICE_DEFAULT, -1)",
                 function, device);
+  RankPlacement placement;
+  if (mte_status status = resolveRanks(function, rank, worldSize, placement))
+    return status;
+  if (placement.rank >= placement.worldSize)
+    return fail(MTE_ERROR_INVALID_ARGUMENT,
+                "'%s': rank %d%s is outside a world of %d rank%s%s", path,
+                placement.rank, placement.rankSource.c_str(),
+                placement.worldSize, placement.worldSize == 1 ? "" : "s",
+                placement.worldSource.c_str());
+  std::string resolvedCommId;
+  if (mte_status status = resolveCommId(function, commId, resolvedCommId))
+    return status;
   auto loaded = std::make_unique<mte_model>();
   loaded->path = path;
+  loaded->commId = std::move(resolvedCommId);
   loaded->device = device == MTE_DEVICE_DEFAULT ? 0 : device;
-  if (mte_status status = loadModel(*loaded)) {
+  loaded->rank = placement.rank;
+  loaded->worldSize = placement.worldSize;
+  if (mte_status status = loadModel(*loaded, placement)) {
     unloadModel(loaded.release());
     return status;
   }
@@ -131,6 +161,24 @@ const char *mte_model_path(const mte_model *model) {
 
 const char *mte_model_target(const mte_model *model) {
   return model ? model->target.c_str() : nullptr;
+}
+
+int32_t mte_model_rank(const mte_model *model) {
+  return model ? model->rank : 0;
+}
+
+int32_t mte_model_world_size(const mte_model *model) {
+  return model ? model->worldSize : 0;
+}
+
+size_t mte_model_num_grid_axes(const mte_model *model) {
+  return model ? model->gridShape.size() : 0;
+}
+
+int64_t mte_model_grid_axis(const mte_model *model, size_t axis) {
+  if (!model || axis >= model->gridShape.size())
+    return 0;
+  return model->gridShape[axis];
 }
 
 size_t mte_model_num_inputs(const mte_model *model) {

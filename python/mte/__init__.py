@@ -5,9 +5,11 @@
     model = mte.load(path)
     outputs = model(input_ids=ids)    # {output name: numpy array}
 
-``mte.load`` opens a model.so through libmte_runtime with ctypes;
-``mte.compile`` runs the mte-compile executable. Every failure raises
-``mte.Error`` with the runtime's or the compiler's message.
+``mte.load`` opens a model.so through libmte_runtime with ctypes (a
+sharded model as one rank: ``mte.load(path, rank=r, world_size=n)``, or
+the launcher's rank); ``mte.compile`` runs the mte-compile executable.
+Every failure raises ``mte.Error`` with the runtime's or the compiler's
+message.
 """
 
 from ._compile import compile

@@ -67,7 +67,19 @@ class _TensorInfo(ctypes.Structure):
 
 
 class _OpenOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("device", ctypes.c_int32)]
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("device", ctypes.c_int32),
+        ("rank", ctypes.c_int32),
+        ("world_size", ctypes.c_int32),
+        ("comm_id", ctypes.c_char_p),
+    ]
+
+
+# mte_open_options' "the runtime's choice" values (Runtime.h).
+_DEVICE_DEFAULT = -1
+_RANK_DEFAULT = -1
+_WORLD_SIZE_DEFAULT = 0
 
 
 class _Tensor(ctypes.Structure):
@@ -159,6 +171,10 @@ def _runtime():
         ),
         "mte_model_close": (None, [c_model]),
         "mte_model_target": (ctypes.c_char_p, [c_model]),
+        "mte_model_rank": (ctypes.c_int32, [c_model]),
+        "mte_model_world_size": (ctypes.c_int32, [c_model]),
+        "mte_model_num_grid_axes": (c_size, [c_model]),
+        "mte_model_grid_axis": (ctypes.c_int64, [c_model, c_size]),
         "mte_model_num_inputs": (c_size, [c_model]),
         "mte_model_num_outputs": (c_size, [c_model]),
         "mte_model_input": (ctypes.POINTER(_TensorInfo), [c_model, c_size]),
@@ -243,17 +259,32 @@ def _contiguous(value):
     return np.ascontiguousarray(array)
 
 
-def _open_options(device):
-    """The mte_open_options for `device`, or None for the defaults."""
-    if device is None:
-        return None
-    options = _OpenOptions(ctypes.sizeof(_OpenOptions))
+def _set_int32(options, field, value):
+    """Sets the int32 field `field` of `options` to `value`, checked."""
     try:
-        options.device = device
+        setattr(options, field, value)
     except TypeError:
-        raise Error(f"device must be an int, not {type(device).__name__}") from None
-    if options.device != device:
-        raise Error(f"device {device} is outside the range of int32")
+        raise Error(f"{field} must be an int, not {type(value).__name__}") from None
+    if getattr(options, field) != value:
+        raise Error(f"{field} {value} is outside the range of int32")
+
+
+def _open_options(device, rank, world_size, comm_id):
+    """The mte_open_options of these arguments, or None for the defaults."""
+    if device is None and rank is None and world_size is None and comm_id is None:
+        return None
+    if rank is not None and world_size is None:
+        raise Error(f"rank {rank} given without world_size")
+    options = _OpenOptions(ctypes.sizeof(_OpenOptions), _DEVICE_DEFAULT,
+                           _RANK_DEFAULT, _WORLD_SIZE_DEFAULT, None)
+    for field, value in (("device", device), ("rank", rank),
+                         ("world_size", world_size)):
+        if value is not None:
+            _set_int32(options, field, value)
+    if comm_id is not None:
+        if not isinstance(comm_id, str):
+            raise Error(f"comm_id must be a str, not {type(comm_id).__name__}")
+        options.comm_id = comm_id.encode("utf-8")
     return ctypes.byref(options)
 
 
@@ -276,6 +307,14 @@ class Model:
     ``device`` is the CUDA device a CUDA model runs on (None: the runtime's
     default, device 0); host models take only 0.
 
+    A sharded model (``grid``, the extents of the device grid it was
+    compiled for, is not empty) runs as rank ``rank`` of ``world_size``
+    processes, one per rank, which meet under ``comm_id``: None takes each
+    from the launcher's environment (torchrun's RANK and WORLD_SIZE, Open
+    MPI's, MPICH's; MTE_COMM_ID or MASTER_ADDR:MASTER_PORT), and opening
+    waits until every rank has opened the model. A rank needs a
+    world_size; a world_size without a rank takes the rank from there.
+
     ``states`` describes what the model carries from run to run (FP8
     delayed scaling's ``fp8.amax_history`` and ``fp8.scale``);
     ``get_state``, ``set_state``, ``reset_state`` and ``freeze_state`` read
@@ -283,7 +322,8 @@ class Model:
     tensors).
     """
 
-    def __init__(self, path, device=None):
+    def __init__(self, path, device=None, rank=None, world_size=None,
+                 comm_id=None):
         self._handle = None
         # Calls in progress, counted under the condition: close() waits for
         # none before it unloads, so no call uses a freed handle.
@@ -293,9 +333,17 @@ class Model:
         self.path = os.fspath(path)
         handle = ctypes.c_void_p()
         _check(lib, lib.mte_model_open_with_options(
-            os.fsencode(self.path), _open_options(device), ctypes.byref(handle)))
+            os.fsencode(self.path),
+            _open_options(device, rank, world_size, comm_id),
+            ctypes.byref(handle)))
         self._handle = handle
         self.target = lib.mte_model_target(handle).decode()
+        self.rank = lib.mte_model_rank(handle)
+        self.world_size = lib.mte_model_world_size(handle)
+        self.grid = tuple(
+            lib.mte_model_grid_axis(handle, axis)
+            for axis in range(lib.mte_model_num_grid_axes(handle))
+        )
         self.inputs = tuple(
             _tensor_info(lib.mte_model_input(handle, i).contents)
             for i in range(lib.mte_model_num_inputs(handle))
@@ -514,7 +562,9 @@ class Model:
         return code
 
 
-def load(path, device=None):
+def load(path, device=None, rank=None, world_size=None, comm_id=None):
     """Opens the model.so at `path` (a CUDA model on `device`, None for the
-    default) and returns a Model."""
-    return Model(path, device)
+    default; a sharded model as rank `rank` of `world_size`, meeting the
+    other ranks under `comm_id`, None for the launcher's) and returns a
+    Model."""
+    return Model(path, device, rank, world_size, comm_id)

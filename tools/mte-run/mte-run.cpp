@@ -4,15 +4,19 @@
 //           [--save-inputs DIR] [--seed S] [--int-range LO:HI]
 //           [--bench N [--warmup N]] [--fp8-state FILE.npz]
 //           [--save-fp8-state FILE.npz] [--freeze-fp8-state]
+//           [--world-size N]
 //
 // Runs a model compiled by mte-compile through libmte_runtime. Inputs come
 // from .npy files or, when not given, from seeded random data; each output
 // is summarised and, with --output-dir, written to DIR/<name>.npy. With
 // --bench the model runs N more times and the median and 90th percentile
 // latencies are printed. A model's FP8 scaling state (fp8.amax_history,
-// fp8.scale) can be read from and saved to .npz files. Every error prints
-// one message and exits with
-// status 1. docs/runtime.md describes the options.
+// fp8.scale) can be read from and saved to .npz files. A sharded model
+// runs as N ranks: --world-size N forks one process per rank, or a
+// launcher (torchrun, mpirun) starts them; rank 0 prints and writes what a
+// single run does, the others run the same inputs silently. Every error
+// prints one message (naming the rank of a world of several) and exits
+// with status 1. docs/runtime.md describes the options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,11 +31,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mte::run;
 
@@ -52,6 +63,17 @@ struct Options {
   /// --fp8-state, --save-fp8-state, --freeze-fp8-state.
   std::string stateFile, saveStateFile;
   bool freezeState = false;
+  /// --world-size: the ranks mte-run starts, 0 when not given (the
+  /// launcher's, or 1).
+  int32_t worldSize = 0;
+};
+
+/// The rank a process of --world-size runs as; a default one leaves the
+/// rank, the world size and the communicator to the environment.
+struct RankOptions {
+  int32_t rank = MTE_RANK_DEFAULT;
+  int32_t worldSize = MTE_WORLD_SIZE_DEFAULT;
+  std::string commId;
 };
 
 /// Closes a model on destruction.
@@ -100,14 +122,22 @@ static const char kUsage[] =
     "  --save-fp8-state FILE.npz\n"
     "                          write the model state after the runs\n"
     "  --freeze-fp8-state      runs do not update the model state\n"
+    "  --world-size N          run N ranks of a sharded model, one process\n"
+    "                          each (default: the ranks a launcher such as\n"
+    "                          torchrun or mpirun started, else 1); rank 0\n"
+    "                          prints and writes the outputs\n"
     "  -h, --help              print this help\n"
     "  --version               print the runtime and model ABI versions\n";
+
+/// "rank R: " in a process of a world of several ranks, once it is known.
+static std::string errorPrefix;
 
 /// Prints `message` as an error, after what stdout holds so far, and returns
 /// the exit status of a failure.
 static int fail(const std::string &message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "mte-run: error: %s\n", message.c_str());
+  std::fprintf(stderr, "mte-run: error: %s%s\n", errorPrefix.c_str(),
+               message.c_str());
   return 1;
 }
 
@@ -130,6 +160,9 @@ static bool parseSigned(const std::string &text, int64_t &value) {
   value = std::strtoll(text.c_str(), &end, 10);
   return errno == 0 && *end == '\0';
 }
+
+/// The most ranks --world-size starts (a host communicator's limit).
+static constexpr uint64_t kMaxWorldSize = 1024;
 
 /// Parses the command line into `options`. Returns false and sets `error`
 /// on a bad command line; sets `exitEarly` after printing --help or
@@ -170,9 +203,10 @@ static bool parseOptions(int argc, char **argv, Options &options,
     if (arg.compare(0, 2, "--") == 0 && equals != std::string::npos)
       name = arg.substr(0, equals);
     static const char *const kValueOptions[] = {
-        "-i",     "--input", "-o",          "--output-dir", "--save-inputs",
-        "--seed", "--bench", "--int-range", "--warmup", "--fp8-state",
-        "--save-fp8-state"};
+        "-i",           "--input",          "-o",
+        "--output-dir", "--save-inputs",    "--seed",
+        "--bench",      "--int-range",      "--warmup",
+        "--fp8-state",  "--save-fp8-state", "--world-size"};
     if (std::none_of(std::begin(kValueOptions), std::end(kValueOptions),
                      [&](const char *known) { return name == known; })) {
       error = "unknown option '" + name + "' (see mte-run --help)";
@@ -223,6 +257,12 @@ static bool parseOptions(int argc, char **argv, Options &options,
       if (!parseUnsigned(value, options.warmupRuns))
         return invalid("an unsigned integer");
       options.warmupGiven = true;
+    } else if (name == "--world-size") {
+      uint64_t worldSize;
+      if (!parseUnsigned(value, worldSize) || worldSize == 0 ||
+          worldSize > kMaxWorldSize)
+        return invalid("a number of ranks from 1 to 1024");
+      options.worldSize = static_cast<int32_t>(worldSize);
     }
   }
   if (options.modelPath.empty()) {
@@ -602,25 +642,61 @@ static bool benchmark(mte_model *model, const std::vector<Tensor> &inputs,
   return true;
 }
 
-int main(int argc, char **argv) {
-  Options options;
-  std::string error;
-  bool exitEarly;
-  if (!parseOptions(argc, argv, options, error, exitEarly))
-    return fail(error);
-  if (exitEarly)
-    return 0;
+/// Describes where a model runs among ranks, for its summary line: ",
+/// grid 2x2, rank 0 of 4" for a sharded model or one opened in a world of
+/// several ranks, "" otherwise.
+static std::string describeRanks(mte_model *model) {
+  size_t numAxes = mte_model_num_grid_axes(model);
+  int32_t worldSize = mte_model_world_size(model);
+  if (numAxes == 0 && worldSize == 1)
+    return "";
+  std::string grid;
+  for (size_t i = 0; i < numAxes; ++i)
+    grid += (i ? "x" : "") + std::to_string(mte_model_grid_axis(model, i));
+  return (numAxes ? ", grid " + grid : std::string()) + ", rank " +
+         std::to_string(mte_model_rank(model)) + " of " +
+         std::to_string(worldSize);
+}
 
+/// Makes everything this process prints to stdout vanish (ranks other
+/// than 0).
+static void silenceStdout() {
+  std::fflush(stdout);
+  int null = ::open("/dev/null", O_WRONLY);
+  if (null >= 0) {
+    ::dup2(null, STDOUT_FILENO);
+    ::close(null);
+  }
+}
+
+/// Opens the model as `ranks` says, runs it as the options say, and returns
+/// the exit status. Ranks other than 0 print nothing but errors and write
+/// no file.
+static int runRank(Options options, const RankOptions &ranks) {
+  std::string error;
+  mte_open_options openOptions = {
+      sizeof(mte_open_options), MTE_DEVICE_DEFAULT, ranks.rank, ranks.worldSize,
+      ranks.commId.empty() ? nullptr : ranks.commId.c_str()};
   mte_model *opened;
-  if (mte_model_open(options.modelPath.c_str(), &opened) != MTE_OK)
+  if (mte_model_open_with_options(options.modelPath.c_str(), &openOptions,
+                                  &opened) != MTE_OK)
     return fail(mte_last_error());
   ModelHandle model(opened);
+  int32_t rank = mte_model_rank(opened);
+  if (mte_model_world_size(opened) > 1)
+    errorPrefix = "rank " + std::to_string(rank) + ": ";
+  if (rank != 0) {
+    silenceStdout();
+    options.outputDir.clear();
+    options.saveInputsDir.clear();
+    options.saveStateFile.clear();
+  }
   size_t numInputs = mte_model_num_inputs(opened);
   size_t numOutputs = mte_model_num_outputs(opened);
-  std::printf("model '%s': target %s, %zu input%s, %zu output%s\n",
+  std::printf("model '%s': target %s, %zu input%s, %zu output%s%s\n",
               mte_model_path(opened), mte_model_target(opened), numInputs,
-              numInputs == 1 ? "" : "s", numOutputs,
-              numOutputs == 1 ? "" : "s");
+              numInputs == 1 ? "" : "s", numOutputs, numOutputs == 1 ? "" : "s",
+              describeRanks(opened).c_str());
 
   if (!options.stateFile.empty() &&
       !loadState(opened, options.stateFile, error))
@@ -659,4 +735,103 @@ int main(int argc, char **argv) {
       !saveState(opened, options.saveStateFile, error))
     return fail(error);
   return 0;
+}
+
+/// How long the ranks of --world-size may run on after one failed before
+/// they are stopped: long enough to report why they fail too (a rank sees
+/// another's failure within milliseconds), short enough that none is left
+/// waiting out the communicator's timeout.
+static constexpr std::chrono::seconds kGracePeriod(5);
+
+/// Runs options.worldSize ranks, one forked process each, on a fresh
+/// communicator id, and returns 1 when any of them failed. A rank's own
+/// errors are printed by it; a rank that dies otherwise is reported here.
+static int runRanks(const Options &options) {
+  int32_t worldSize = options.worldSize;
+  std::string commId = "mte-run-" + std::to_string(::getpid());
+  std::vector<pid_t> children(worldSize, -1);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int status = 0;
+  for (int32_t rank = 0; rank < worldSize; ++rank) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      errorPrefix = "rank " + std::to_string(rank) + ": ";
+      std::exit(runRank(options, {rank, worldSize, commId}));
+    }
+    if (child < 0) {
+      status = fail("cannot start rank " + std::to_string(rank) + ": " +
+                    std::strerror(errno));
+      break;
+    }
+    children[rank] = child;
+  }
+  int32_t running = 0;
+  for (pid_t child : children)
+    running += child > 0;
+  // Once a rank failed, the others get until `deadline`.
+  bool stopping = status != 0;
+  auto deadline = std::chrono::steady_clock::now();
+  std::vector<bool> stopped(worldSize, false);
+  while (running > 0) {
+    int wait;
+    pid_t done = ::waitpid(-1, &wait, stopping ? WNOHANG : 0);
+    if (done < 0 && errno == EINTR)
+      continue;
+    if (done < 0)
+      break;
+    if (done == 0) {
+      if (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      for (int32_t rank = 0; rank < worldSize; ++rank)
+        if (children[rank] > 0 && !stopped[rank]) {
+          ::kill(children[rank], SIGKILL);
+          stopped[rank] = true;
+        }
+      stopping = false;
+      continue;
+    }
+    auto found = std::find(children.begin(), children.end(), done);
+    if (found == children.end())
+      continue;
+    int32_t rank = static_cast<int32_t>(found - children.begin());
+    *found = -1;
+    --running;
+    if (WIFEXITED(wait) && WEXITSTATUS(wait) == 0)
+      continue;
+    std::string prefix = "rank " + std::to_string(rank) + " ";
+    if (stopped[rank])
+      fail(prefix + "was stopped after another rank failed");
+    else if (WIFSIGNALED(wait))
+      fail(prefix + "was killed by signal " + std::to_string(WTERMSIG(wait)) +
+           " (" + strsignal(WTERMSIG(wait)) + ")");
+    else if (WEXITSTATUS(wait) != 1) // 1: it printed its error itself
+      fail(prefix + "exited with status " + std::to_string(WEXITSTATUS(wait)));
+    if (status == 0) {
+      stopping = true;
+      deadline = std::chrono::steady_clock::now() + kGracePeriod;
+    }
+    status = 1;
+  }
+  return status;
+}
+
+int main(int argc, char **argv) {
+  Options options;
+  std::string error;
+  bool exitEarly;
+  if (!parseOptions(argc, argv, options, error, exitEarly))
+    return fail(error);
+  if (exitEarly)
+    return 0;
+  if (options.worldSize > 1)
+    return runRanks(options);
+  // --world-size 1 runs alone whatever the environment says; without it,
+  // a launcher's environment names the rank.
+  RankOptions ranks;
+  if (options.worldSize == 1)
+    ranks = {0, 1, ""};
+  return runRank(options, ranks);
 }

@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringExtras.h"
@@ -66,6 +67,21 @@ FailureOr<ModelSignature> mte::getModelSignature(Operation *op) {
   auto func = cast<func::FuncOp>(op);
   ModelSignature signature;
   signature.entryPoint = func.getSymName().str();
+  // A sharded model's ranks form the grid its collectives name; the
+  // sharding passes make one.
+  if (auto module = func->getParentOfType<ModuleOp>()) {
+    auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
+    if (grids.size() > 1)
+      return grids[1].emitError("a model runs on one device grid; '")
+             << grids[0].getSymName() << "' is another";
+    if (!grids.empty()) {
+      shard::GridOp grid = grids.front();
+      if (ShapedType::isDynamicShape(grid.getShape()))
+        return grid.emitError("the device grid of a model must be static");
+      signature.gridShape.assign(grid.getShape().begin(),
+                                 grid.getShape().end());
+    }
+  }
   auto describe = [&](Type type, DictionaryAttr attrs, StringRef fallback,
                       std::vector<ModelTensor> &list) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -286,6 +302,11 @@ std::string mte::generateABISource(const ModelSignature &signature) {
     }
     os << "};\n";
   };
+  if (!signature.gridShape.empty()) {
+    os << "static const int64_t grid_shape[] = {";
+    llvm::interleaveComma(signature.gridShape, os);
+    os << "};\n";
+  }
   table("inputs", signature.inputs);
   table("outputs", signature.outputs);
   if (!signature.states.empty()) {
@@ -404,7 +425,9 @@ std::string mte::generateABISource(const ModelSignature &signature) {
      << signature.arenaBytes << "ull, " << signature.indexChecks.size()
      << ", " << (checksIndices ? "index_checks" : "0") << ", "
      << signature.states.size() << ", "
-     << (signature.states.empty() ? "0" : "states") << ", run};\n\n"
+     << (signature.states.empty() ? "0" : "states") << ", "
+     << signature.gridShape.size() << ", "
+     << (signature.gridShape.empty() ? "0" : "grid_shape") << ", run};\n\n"
      << "__attribute__((visibility(\"default\")))\n"
      << "const mte_model_abi *mte_model_get_abi(void) { return &abi; }\n";
   return source;
@@ -533,10 +556,12 @@ LogicalResult mte::linkModelLibrary(const ModelSignature &signature,
   SmallVector<StringRef> args = {*cc,        "-shared", "-fPIC",    "-O2",
                                  include,    abiPath,   objectPath, "-o",
                                  outputPath, "-lm"};
-  // CUDA models call the mgpu* entry points of libmte_runtime; the runtime
-  // that loads them is that library, already in the process.
+  // CUDA models call the mgpu* entry points of libmte_runtime, sharded
+  // models its mte_comm_* collectives; the runtime that loads them is that
+  // library, already in the process (a Python process loads it without
+  // exporting its symbols, so the model names it).
   std::string libraryDir = "-L" + findLibraryDir(toolPath);
-  if (signature.target == "cuda")
+  if (signature.target == "cuda" || !signature.gridShape.empty())
     args.append({libraryDir, "-lmte_runtime"});
   std::string message;
   int status =

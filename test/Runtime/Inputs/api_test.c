@@ -52,6 +52,9 @@ static void testMetadata(mte_model *model) {
   size_t i, index = 99;
   printf("target %s, %zu inputs, %zu outputs\n", mte_model_target(model),
          mte_model_num_inputs(model), mte_model_num_outputs(model));
+  printf("rank %d of %d, %zu grid axes\n", mte_model_rank(model),
+         mte_model_world_size(model), mte_model_num_grid_axes(model));
+  EXPECT(mte_model_grid_axis(model, 0) == 0);
   for (i = 0; i < mte_model_num_inputs(model); ++i)
     printInfo("input", mte_model_input(model, i));
   for (i = 0; i < mte_model_num_outputs(model); ++i)

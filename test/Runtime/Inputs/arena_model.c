@@ -61,9 +61,33 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
   return 3; /* more open models than the table holds */
 }
 
+#ifdef MTE_TEST_GRID
+/* A sharded CUDA model, which the runtime refuses (no NCCL yet). */
+static const int64_t grid[] = {MTE_TEST_GRID};
+#define MTE_TEST_GRID_AXES (sizeof(grid) / sizeof(grid[0]))
+#else
+static const int64_t *const grid = NULL;
+#define MTE_TEST_GRID_AXES 0
+#endif
+
 static const mte_model_abi abi = {
-    MTE_MODEL_ABI_VERSION, "cuda", "sm_70", 1,   1, 0, inputs, outputs, NULL,
-    MTE_TEST_ARENA_BYTES,  0, NULL, 0, NULL, run,
+    MTE_MODEL_ABI_VERSION,
+    "cuda",
+    "sm_70",
+    1,
+    1,
+    0,
+    inputs,
+    outputs,
+    NULL,
+    MTE_TEST_ARENA_BYTES,
+    0,
+    NULL,
+    0,
+    NULL,
+    MTE_TEST_GRID_AXES,
+    grid,
+    run,
 };
 
 const mte_model_abi *mte_model_get_abi(void) { return &abi; }

@@ -72,6 +72,8 @@ static const mte_model_abi abi = {
     NULL,
     0,
     NULL,
+    0,
+    NULL,
     run,
 };
 

@@ -34,8 +34,23 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
 }
 
 static const mte_model_abi abi = {
-    MTE_MODEL_ABI_VERSION, "host", 0, 1, kNumOutputs, 0, inputs, outputs, 0, 0,
-    0,           0, 0, 0, run,
+    MTE_MODEL_ABI_VERSION,
+    "host",
+    0,
+    1,
+    kNumOutputs,
+    0,
+    inputs,
+    outputs,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    run,
 };
 
 const mte_model_abi *mte_model_get_abi(void) { return &abi; }

@@ -10,7 +10,8 @@
 |*   MTE_TEST_RUN_FAILS       make run return 3                               *|
 |*   MTE_TEST_STATE           carry state fp8.scale f32 [2] (labels a.input,  *|
 |*                            b.input; initial 1, 2), each run doubling it    *|
-|*   MTE_TEST_<DEFECT>        one defect of the table (see below)             *|
+|*   MTE_TEST_<DEFECT>        one defect of the table (see below), such as    *|
+|*                            a malformed device grid (MTE_TEST_GRID_*)       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -89,6 +90,24 @@ static const mte_state_info states[] = {
 };
 #endif
 
+/* The defects of a device grid (test_model is unsharded otherwise). */
+#if defined(MTE_TEST_GRID_AXES)
+static const int64_t grid[] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+#define MTE_TEST_NUM_GRID_AXES 9
+#elif defined(MTE_TEST_GRID_NO_SHAPE)
+static const int64_t *const grid = NULL;
+#define MTE_TEST_NUM_GRID_AXES 2
+#elif defined(MTE_TEST_GRID_EXTENT)
+static const int64_t grid[] = {2, 0};
+#define MTE_TEST_NUM_GRID_AXES 2
+#elif defined(MTE_TEST_GRID_OVERFLOW)
+static const int64_t grid[] = {65536, 65536};
+#define MTE_TEST_NUM_GRID_AXES 2
+#else
+static const int64_t *const grid = NULL;
+#define MTE_TEST_NUM_GRID_AXES 0
+#endif
+
 static int32_t run(void *const *in, void *const *out, void *const *weights,
                    void *arena, int64_t *index_status,
                    void *const *state, void *const *next_state) {
@@ -148,6 +167,8 @@ static const mte_model_abi abi = {
     0,
     NULL,
 #endif
+    MTE_TEST_NUM_GRID_AXES,
+    grid,
 #ifdef MTE_TEST_NO_RUN
     NULL,
 #else

@@ -87,6 +87,9 @@ struct ModelSignature {
   /// any, their status table is the last result, passed after the next
   /// states and before the arena.
   std::vector<ModelIndexCheck> indexChecks;
+  /// The device grid of a sharded model (the module's
+  /// `transformer.device_grid`); empty for an unsharded one.
+  llvm::SmallVector<int64_t> gridShape;
 };
 
 /// Reads the signature of `func` (tensor arguments and results, named by

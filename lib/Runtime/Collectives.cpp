@@ -1,0 +1,127 @@
+//===- Collectives.cpp - the mte_comm_* entry points of model code --------===//
+
+#include "Collectives.h"
+
+#include "CommReduce.h"
+#include "CudaDevice.h"
+#include "DType.h"
+#include "HostCommunicator.h"
+#include "Model.h"
+
+#include "mte-c/KernelABI.h"
+
+#include <cstdio>
+
+using namespace mte::runtime;
+
+/// The scope of the run in progress on this thread.
+static thread_local CollectiveScope *currentScope = nullptr;
+
+CollectiveScope::CollectiveScope(mte_model &model)
+    : model(model), previous(currentScope) {
+  currentScope = this;
+}
+
+CollectiveScope::~CollectiveScope() { currentScope = previous; }
+
+/// The reason `call` (made by the model of `scope` with the arguments
+/// given) cannot run, or empty.
+static std::string checkCall(const CollectiveScope &scope,
+                             const CollectiveCall &call, int32_t gridAxes,
+                             uint64_t send, uint64_t recv) {
+  const mte_model &model = scope.model;
+  if (call.count < 0)
+    return "the count is negative";
+  const DTypeInfo *dtype = lookupDType(call.dtype);
+  if (!dtype)
+    return "dtype " + std::to_string(call.dtype) + " is not an mte_dtype";
+  if (call.kind != CollectiveCall::AllGather) {
+    if (!isReduceOp(call.op))
+      return "op " + std::to_string(call.op) + " is not an mte_reduce_op";
+    if (!isReducibleDType(call.dtype))
+      return "it reduces f32, f64, f16, bf16, i32 and i64, not " +
+             formatDType(call.dtype);
+  }
+  size_t numAxes = model.gridShape.size();
+  if (gridAxes < 0 || (call.gridAxes >> numAxes) != 0) {
+    char axes[16];
+    std::snprintf(axes, sizeof(axes), "0x%x", call.gridAxes);
+    if (!numAxes)
+      return std::string("grid axes ") + axes +
+             " name an axis, but the model is not sharded";
+    return std::string("grid axes ") + axes +
+           " name an axis that the model's grid " +
+           formatShape(static_cast<int32_t>(numAxes), model.gridShape.data()) +
+           " does not have";
+  }
+  // all_gather's recv and reduce_scatter's send hold a part per rank.
+  uint64_t elements = static_cast<uint64_t>(call.count);
+  uint64_t parts =
+      call.kind == CollectiveCall::AllReduce
+          ? 1
+          : static_cast<uint64_t>(model.comm->groupSize(call.gridAxes));
+  if (elements && (elements > SIZE_MAX / dtype->size / parts))
+    return "its buffers do not fit in memory";
+  if (elements && (!send || !recv))
+    return std::string(!send ? "the send" : "the receive") + " buffer is null";
+  return std::string();
+}
+
+/// Runs the collective `call` of the model of this thread's scope, or
+/// records why it cannot.
+static void runCollective(CollectiveCall::Kind kind, uint64_t send,
+                          uint64_t recv, int64_t count, int32_t dtype,
+                          int32_t op, int32_t gridAxes) {
+  CollectiveCall call;
+  call.kind = kind;
+  call.dtype = dtype;
+  call.op = kind == CollectiveCall::AllGather ? 0 : op;
+  call.gridAxes = static_cast<uint32_t>(gridAxes);
+  call.count = count;
+  CollectiveScope *scope = currentScope;
+  if (!scope) {
+    if (!mte::cuda::failed())
+      mte::cuda::recordError(call.describe() +
+                             ": collectives of CUDA models (NCCL) are not "
+                             "built yet");
+    return;
+  }
+  if (!scope->error.empty())
+    return; // an earlier collective of this run failed
+  HostCommunicator &comm = *scope->model.comm;
+  std::string error = checkCall(*scope, call, gridAxes, send, recv);
+  if (!error.empty())
+    comm.fail(call.describe() + ": " + error); // the others wait for it
+  else if (comm.run(reinterpret_cast<const void *>(send),
+                    reinterpret_cast<void *>(recv), call, error))
+    return;
+  scope->error = call.describe() + ": " + error;
+}
+
+// Declared, and described, in KernelABI.h.
+
+extern "C" int64_t mte_comm_rank(void) {
+  CollectiveScope *scope = currentScope;
+  return scope && !scope->model.gridShape.empty() ? scope->model.rank : 0;
+}
+
+extern "C" void mte_comm_all_reduce(uint64_t send, uint64_t recv, int64_t count,
+                                    int32_t dtype, int32_t op,
+                                    int32_t gridAxes) {
+  runCollective(CollectiveCall::AllReduce, send, recv, count, dtype, op,
+                gridAxes);
+}
+
+extern "C" void mte_comm_all_gather(uint64_t send, uint64_t recv,
+                                    int64_t sendCount, int32_t dtype,
+                                    int32_t gridAxes) {
+  runCollective(CollectiveCall::AllGather, send, recv, sendCount, dtype, 0,
+                gridAxes);
+}
+
+extern "C" void mte_comm_reduce_scatter(uint64_t send, uint64_t recv,
+                                        int64_t recvCount, int32_t dtype,
+                                        int32_t op, int32_t gridAxes) {
+  runCollective(CollectiveCall::ReduceScatter, send, recv, recvCount, dtype, op,
+                gridAxes);
+}
