@@ -169,6 +169,15 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
       return "--precision=fp8 needs --fusion: the FP8 GEMMs are the linears "
              "it recognises";
   }
+  if (options.tensorParallel < 1 || options.tensorParallel > 1024)
+    return "--tp=" + std::to_string(options.tensorParallel) +
+           ": expected a number of ranks from 1 to 1024";
+  if (options.tensorParallel > 1 && cuda)
+    return "--tp needs --target=host for now: the NCCL collectives of CUDA "
+           "models are not built yet";
+  if (options.tensorParallel > 1 && options.precision == Precision::FP8)
+    return "--tp with --precision=fp8 is not supported yet (each quantised "
+           "tensor needs one scale across the ranks)";
   if (options.fp8MinMacs < 0)
     return "--fp8-min-macs must not be negative";
   if (options.fp8Recipe != "current" && options.fp8Recipe != "delayed")
@@ -214,6 +223,11 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
     precision.amaxAlgorithm =
         *transformer::symbolizeAmaxAlgorithm(options.amaxAlgorithm);
     buildPrecisionPipeline(pm, precision);
+  }
+  if (options.tensorParallel > 1) {
+    TensorParallelPipelineOptions parallel;
+    parallel.tpSize = options.tensorParallel;
+    buildTensorParallelPipeline(pm, parallel);
   }
 }
 

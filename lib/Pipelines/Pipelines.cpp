@@ -19,6 +19,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -80,6 +81,20 @@ void mte::buildPrecisionPipeline(OpPassManager &pm,
     funcPm.addPass(transformer::createInsertFP8Casts(casts));
     funcPm.addPass(transformer::createPropagateFP8Scales());
   }
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+}
+
+void mte::buildTensorParallelPipeline(
+    OpPassManager &pm, const TensorParallelPipelineOptions &options) {
+  transformer::AnnotateTensorParallelOptions annotate;
+  annotate.tpSize = options.tpSize;
+  pm.addPass(transformer::createAnnotateTensorParallel(annotate));
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(shard::createPartition());
+  // A row-parallel linear adds its residual after the all-reduce; the next
+  // norm takes that add again.
+  funcPm.addPass(transformer::createFuseResidual());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
 }
@@ -167,6 +182,8 @@ static void buildHostToLLVM(OpPassManager &pm) {
 void mte::buildHostPipeline(OpPassManager &pm,
                             const HostPipelineOptions &options) {
   buildLinalgLowering(pm, options.fuseElementwise);
+  // A sharded model's collectives become runtime calls on its buffers.
+  pm.addPass(createConvertShardToRuntimeCalls());
   buildBufferization(pm);
   pm.addPass(createConvertMemRefCopyToLinalg());
   pm.addPass(createConvertLinalgToLoopsPass());
@@ -258,6 +275,11 @@ void mte::registerPipelines() {
       "Convert f32 weights and activations to bf16 or f16, then let norms "
       "write their GEMMs' input type",
       buildPrecisionPipeline);
+  PassPipelineRegistration<TensorParallelPipelineOptions>(
+      "mte-tensor-parallel",
+      "Split the blocks Megatron-style over tp-size ranks: annotate, then "
+      "partition into one rank's program (upstream shard-partition)",
+      buildTensorParallelPipeline);
   PassPipelineRegistration<HostPipelineOptions>(
       "mte-host-pipeline",
       "Lower a static-shaped transformer module to the LLVM dialect for the "

@@ -4,6 +4,7 @@
 
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -14,9 +15,15 @@ using namespace mte::transformer;
 static SplitOp splitOfLinear(LinearOp linear, unsigned parts) {
   if (!linear->hasOneUse())
     return nullptr;
-  auto split = dyn_cast<SplitOp>(*linear->user_begin());
-  int64_t rank = linear.getOutput().getType().getRank();
-  if (!split || split->getNumResults() != parts ||
+  Operation *user = *linear->user_begin();
+  // Under tensor parallelism the split cuts a [..., ranks, N / ranks] view.
+  if (auto view = dyn_cast<ReshapeOp>(user); view && view->hasOneUse())
+    user = *view->user_begin();
+  auto split = dyn_cast<SplitOp>(user);
+  if (!split)
+    return nullptr;
+  int64_t rank = split.getInput().getType().getRank();
+  if (split->getNumResults() != parts ||
       normalizeAxis(split.getAxis(), rank) != rank - 1)
     return nullptr;
   return split;
@@ -24,14 +31,30 @@ static SplitOp splitOfLinear(LinearOp linear, unsigned parts) {
 
 /// Whether both halves of `split` feed one gated activation (SwiGLU or
 /// GeGLU): a merged gate/up projection.
+/// The op defining `v`, seen through the reshape that tensor parallelism
+/// puts after a split.
+static Operation *definingOpThroughView(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto view = dyn_cast_if_present<ReshapeOp>(def))
+    return view.getInput().getDefiningOp();
+  return def;
+}
+
 static bool feedsGatedActivation(SplitOp split) {
-  return llvm::any_of(split->getUsers(), [&](Operation *user) {
+  SmallVector<Operation *> users;
+  for (Operation *user : split->getUsers())
+    if (isa<ReshapeOp>(user) && user->hasOneUse())
+      users.push_back(*user->user_begin());
+    else
+      users.push_back(user);
+  return llvm::any_of(users, [&](Operation *user) {
     Value gate, up;
     if (auto swiglu = dyn_cast<SwigluOp>(user))
       gate = swiglu.getGate(), up = swiglu.getUp();
     else if (auto geglu = dyn_cast<GegluOp>(user))
       gate = geglu.getGate(), up = geglu.getUp();
-    return gate && gate.getDefiningOp() == split && up.getDefiningOp() == split;
+    return gate && definingOpThroughView(gate) == split &&
+           definingOpThroughView(up) == split;
   });
 }
 
@@ -46,6 +69,10 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
     if (isa<LayerNormOp, RMSNormOp, AttentionOp, RotaryEmbeddingOp, GeluOp,
             SiluOp, SwigluOp, GegluOp>(op))
       ++counts[op->getName().stripDialect()];
+    // Tensor parallelism: where the ranks meet (one sum per row-parallel
+    // linear).
+    if (isa<shard::AllReduceOp>(op))
+      ++counts["all_reduce"];
     if (auto linear = dyn_cast<LinearOp>(op)) {
       // Recognised patterns are counted where a fusion absorbed them too:
       // each projection of a horizontal group, each activation epilogue.
@@ -81,5 +108,8 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
         "gelu", "silu", "swiglu", "geglu", "qkv", "gate_up", "bias_activation",
         "residual", "norm_linear", "gemm", "fp8_gemm", "fp8_skipped"})
     result.push_back({kind, counts.lookup(kind)});
+  // Only sharded models have collectives.
+  if (int64_t sums = counts.lookup("all_reduce"))
+    result.push_back({"all_reduce", sums});
   return result;
 }

@@ -8,6 +8,7 @@
 #include "mte/Dialect/Kernel/IR/KernelOps.h"
 #include "mte/Dialect/Transformer/IR/TransformerDialect.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
+#include "mte/Dialect/Transformer/Transforms/ShardingInterfaceImpl.h"
 #include "mte/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -32,6 +34,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/InitAllExtensions.h"
@@ -62,6 +65,10 @@ void mte::registerAllDialects(mlir::DialectRegistry &registry) {
   // instead of copying into it.
   mlir::memref::registerAllocationOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // shard-partition asks each op of a tensor-parallel block for its local
+  // form; func.return passes the (replicated) results through.
+  transformer::registerShardingInterfaceExternalModels(registry);
+  mlir::func::registerShardingInterfaceExternalModels(registry);
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   // The CUDA pipeline: to-LLVM interfaces of every dialect (the GPU-to-NVVM
@@ -81,6 +88,7 @@ void mte::registerAllPasses() {
   mlir::registerLinalgPasses();
   mlir::registerGPUPasses();
   mlir::registerSCFPasses();
+  mlir::shard::registerShardPasses();
   mlir::bufferization::registerBufferizationPipelines();
   transformer::registerTransformerPasses();
   registerMTEConversionPasses();

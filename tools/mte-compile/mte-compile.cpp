@@ -75,6 +75,12 @@ cl::opt<std::string> amaxAlgo(
     cl::desc("With --fp8-recipe=delayed: max (default; the largest amax of "
              "the history) or most_recent"),
     cl::init("max"), cl::cat(compilerOptions));
+cl::opt<int64_t> tensorParallel(
+    "tp",
+    cl::desc("Split each block over N ranks, Megatron-style (column- and "
+             "row-parallel linears, heads split; --target=host for now): one "
+             "model.so that every rank opens (mte-run --world-size N)"),
+    cl::init(1), cl::cat(compilerOptions));
 cl::opt<std::string> weights(
     "weights",
     cl::desc("embed (default): weights in model.so; external (with "
@@ -157,6 +163,7 @@ std::string readOptions(CompilerOptions &options) {
   options.fp8Margin = fp8Margin;
   options.amaxHistory = amaxHistory;
   options.amaxAlgorithm = amaxAlgo;
+  options.tensorParallel = tensorParallel;
   options.indexCheck = indexCheck;
   options.output = emit;
   options.fusion = fusion;

@@ -84,6 +84,8 @@ struct CompilerOptions {
   int64_t fp8Margin = 0;
   int64_t amaxHistory = 1024;
   std::string amaxAlgorithm = "max";
+  /// Ranks that split each block (--tp); 1: an unsharded model.
+  int64_t tensorParallel = 1;
   /// Static shapes of graph inputs.
   ONNXImportOptions import;
 };

@@ -86,6 +86,20 @@ struct PrecisionPipelineOptions
 void buildPrecisionPipeline(mlir::OpPassManager &pm,
                             const PrecisionPipelineOptions &options);
 
+struct TensorParallelPipelineOptions
+    : mlir::PassPipelineOptions<TensorParallelPipelineOptions> {
+  Option<int64_t> tpSize{*this, "tp-size",
+                         llvm::cl::desc("The number of ranks that split each "
+                                        "block"),
+                         llvm::cl::init(2)};
+};
+
+/// Splits the model Megatron-style over `tp-size` ranks: the blocks are
+/// annotated (mte-annotate-tensor-parallel) and upstream shard-partition
+/// writes one rank's program, with shard collectives where the ranks meet.
+void buildTensorParallelPipeline(mlir::OpPassManager &pm,
+                                 const TensorParallelPipelineOptions &options);
+
 struct HostPipelineOptions : mlir::PassPipelineOptions<HostPipelineOptions> {
   Option<bool> fuseElementwise{
       *this, "fuse-elementwise",

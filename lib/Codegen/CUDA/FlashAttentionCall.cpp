@@ -8,7 +8,7 @@
 
 #include "RowKernelBuilder.h"
 
-#include "mte/Codegen/CUDA/KernelABI.h"
+#include "mte/Codegen/Common/KernelABI.h"
 #include "mte/Support/DType.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -2,7 +2,7 @@
 
 #include "mte/Codegen/CUDA/Passes.h"
 
-#include "mte/Codegen/CUDA/KernelABI.h"
+#include "mte/Codegen/Common/KernelABI.h"
 #include "mte/Codegen/CUDA/LibraryContractions.h"
 #include "mte/Support/DType.h"
 

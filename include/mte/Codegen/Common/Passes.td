@@ -73,6 +73,36 @@ def HoistConstantsToArguments
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ConvertShardToRuntimeCalls
+    : Pass<"mte-convert-shard-to-runtime-calls", "::mlir::ModuleOp"> {
+  let summary = "Lower shard collectives to libmte_runtime's mte_comm_* calls";
+  let description = [{
+    The collectives that shard-partition leaves in one rank's program,
+    lowered for the runtime that runs the ranks (include/mte-c/
+    KernelABI.h):
+
+    - `shard.all_slice` (a rank's slice of a value every rank holds whole,
+      such as a weight) becomes a `tensor.extract_slice` at the rank's
+      offset: no communication, and after bufferization a view of the
+      constant, so no rank copies the weights it does not use;
+    - `shard.all_reduce` becomes `mte_comm_all_reduce` on the buffer of its
+      input, writing a new buffer;
+    - `shard.process_linear_index` and `shard.process_multi_index` become
+      `mte_comm_rank()` and its coordinates in the grid.
+
+    The grid axes of a collective become the bit mask the runtime takes. The
+    pass runs on tensors, before bufferization, and removes the grid once
+    nothing refers to it. Other collectives (all_gather, reduce_scatter,
+    all_to_all, send/recv) are an error naming the op, as are groups over a
+    grid the module does not define statically.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PlanActivationMemory
     : Pass<"mte-plan-activation-memory", "::mlir::ModuleOp"> {
   let summary = "Place the intermediates of public functions in one arena";

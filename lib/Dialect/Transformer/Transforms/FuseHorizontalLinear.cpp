@@ -10,14 +10,13 @@
 #include "mte/Dialect/Transformer/IR/WeightProvenance.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 
+#include "ConstantBytes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
-#include <cstring>
 
 namespace mte::transformer {
 #define GEN_PASS_DEF_FUSEHORIZONTALLINEAR
@@ -28,93 +27,6 @@ using namespace mlir;
 using namespace mte::transformer;
 
 namespace {
-/// The row-major bytes of a constant, a splat expanded into `storage`; none
-/// for a resource whose blob is not loaded.
-std::optional<ArrayRef<char>> rawBytes(ElementsAttr attr,
-                                       std::vector<char> &storage) {
-  size_t elementBytes = attr.getElementType().getIntOrFloatBitWidth() / 8;
-  size_t size = attr.getNumElements() * elementBytes;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    ArrayRef<char> data = dense.getRawData();
-    if (!dense.isSplat())
-      return data;
-    storage.reserve(size);
-    for (int64_t i = 0, e = attr.getNumElements(); i < e; ++i)
-      storage.insert(storage.end(), data.begin(), data.end());
-    return ArrayRef<char>(storage);
-  }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))
-    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
-      if (blob->getData().size() == size)
-        return blob->getData();
-  return std::nullopt;
-}
-
-/// Concatenates constants along `axis` by copying bytes, so that every
-/// element type concatenates exactly. The result is a resource blob when a
-/// part is one (weights), and inline otherwise (small biases).
-FailureOr<ElementsAttr> concatConstants(ArrayRef<ElementsAttr> parts,
-                                        int64_t axis, StringRef blobName) {
-  auto first = cast<ShapedType>(parts.front().getType());
-  Type elementType = first.getElementType();
-  size_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-  SmallVector<int64_t> shape(first.getShape());
-  shape[axis] = 0;
-  // Row-major: each part is `outer` chunks of `dim[axis] * inner` elements.
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= first.getDimSize(d);
-
-  std::vector<std::vector<char>> storage(parts.size());
-  SmallVector<ArrayRef<char>> bytes;
-  SmallVector<size_t> chunkBytes;
-  bool anyResource = false;
-  for (auto [part, owned] : llvm::zip_equal(parts, storage)) {
-    std::optional<ArrayRef<char>> data = rawBytes(part, owned);
-    if (!data)
-      return failure();
-    bytes.push_back(*data);
-    chunkBytes.push_back(outer ? data->size() / outer : 0);
-    shape[axis] += cast<ShapedType>(part.getType()).getDimSize(axis);
-    anyResource |= isa<DenseResourceElementsAttr>(part);
-  }
-  auto type = RankedTensorType::get(shape, elementType);
-  size_t total = type.getNumElements() * elementBytes;
-
-  auto fill = [&](MutableArrayRef<char> out) {
-    char *dst = out.data();
-    for (int64_t o = 0; o < outer; ++o)
-      for (auto [data, chunk] : llvm::zip_equal(bytes, chunkBytes)) {
-        std::memcpy(dst, data.data() + o * chunk, chunk);
-        dst += chunk;
-      }
-  };
-  if (anyResource) {
-    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
-        total, std::max<size_t>(elementBytes, 1), /*dataIsMutable=*/true);
-    fill(blob.getMutableData());
-    // --weights=external rebuilds the concatenation from the parts' files.
-    SmallVector<const void *> sources;
-    for (ElementsAttr part : parts)
-      sources.push_back(resourceData(part));
-    WeightProvenance::get(type.getContext())
-        .recordConcat(blob.getData().data(), sources, outer);
-    return cast<ElementsAttr>(
-        DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
-  }
-  std::vector<char> data(total);
-  fill(data);
-  return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, data));
-}
-
-ElementsAttr constantOperand(Value v) {
-  ElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) ||
-      attr.getElementType().getIntOrFloatBitWidth() % 8 != 0)
-    return nullptr;
-  return attr;
-}
-
 /// A plain GEMM over constant operands: nothing in its epilogue that would
 /// differ between the parts of a merged linear.
 bool isMergeable(LinearOp linear) {

@@ -6,6 +6,7 @@
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mte::transformer {

@@ -395,4 +395,55 @@ def PropagateFP8Scales
   ];
 }
 
+// Parallelism
+
+def AnnotateTensorParallel
+    : Pass<"mte-annotate-tensor-parallel", "::mlir::ModuleOp"> {
+  let summary = "Annotate Megatron-style tensor parallelism for shard-partition";
+  let description = [{
+    Adds a one-axis device grid `shard.grid @tp(shape = tp-size)` and splits
+    each block of the entry functions the way Megatron-LM does, by
+    `shard.shard` annotations that upstream `shard-partition` then turns
+    into one rank's program:
+
+    - a *row-parallel* linear (attention's output projection, the MLP's down
+      projection) is one whose input comes, through attention, rotary
+      embeddings and elementwise activations (gelu, silu, swiglu, geglu,
+      casts), from other linears, the *column-parallel* ones (QKV, FC1,
+      gate/up); every value on the way is used only there;
+    - column-parallel weights and biases are split along N, the values
+      between along their last dimension (whole heads for attention and
+      rotary embeddings), the row-parallel weight along K; its output is
+      whole again after an all-reduce, before its bias, activation and
+      residual;
+    - a column-parallel linear whose output is `split` along its last axis
+      (QKV or gate/up, as the exporter or mte-fuse-horizontal-linear wrote
+      it) gets its weight columns regrouped by rank at compile time, so that
+      each rank's contiguous slice holds its share of every part: the split
+      then cuts a `[..., tp, N / tp]` view of the output, which is exact in
+      the global program too;
+    - key/value heads that are fewer than the ranks but divide them are
+      replicated (vLLM's rule): each is repeated `tp / kv_heads` times in
+      the weights, which leaves the attention unchanged.
+
+    Everything else (embeddings, norms, residual adds, the LM head) is
+    replicated: every rank computes it whole. Heads or widths that do not
+    divide among the ranks are an error naming the op; a block whose values
+    are used outside it stays replicated.
+  }];
+  let options = [
+    Option<"tpSize", "tp-size", "int64_t", "1",
+           "The number of ranks that split each block">
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+  let statistics = [
+    Statistic<"numBlocks", "tp_blocks",
+              "Number of blocks split across the ranks">,
+    Statistic<"numColumnLinears", "tp_column_linears",
+              "Number of column-parallel linears">,
+    Statistic<"numReplicatedKv", "tp_replicated_kv",
+              "Number of attentions whose key/value heads were replicated">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

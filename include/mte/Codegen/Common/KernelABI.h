@@ -1,15 +1,16 @@
 //===- KernelABI.h - the runtime entry points model code calls --*- C++ -*-===//
 //
-// CUDA models call libmte_runtime's own entry points (include/mte-c/
-// KernelABI.h declares them). The compiler declares each callee with the
+// Models call libmte_runtime's own entry points (include/mte-c/KernelABI.h
+// declares them): CUDA models its GEMM and attention, sharded models its
+// collectives. The compiler declares each callee with the
 // MLIR function type derived from that C prototype, so a prototype change
 // changes what the compiler emits, and the runtime, which includes the same
 // header, cannot define another signature.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MTE_CODEGEN_CUDA_KERNELABI_H
-#define MTE_CODEGEN_CUDA_KERNELABI_H
+#ifndef MTE_CODEGEN_COMMON_KERNELABI_H
+#define MTE_CODEGEN_COMMON_KERNELABI_H
 
 #include "mte-c/KernelABI.h"
 
@@ -38,10 +39,14 @@ mlir::Type getParameterType(mlir::Builder &b) {
 
 template <typename Fn>
 struct FunctionTypeOf;
-template <typename... Params>
-struct FunctionTypeOf<void(Params...)> {
+template <typename Result, typename... Params>
+struct FunctionTypeOf<Result(Params...)> {
   static mlir::FunctionType get(mlir::Builder &b) {
-    return b.getFunctionType({getParameterType<Params>(b)...}, {});
+    if constexpr (std::is_void_v<Result>)
+      return b.getFunctionType({getParameterType<Params>(b)...}, {});
+    else
+      return b.getFunctionType({getParameterType<Params>(b)...},
+                               {getParameterType<Result>(b)});
   }
 };
 
@@ -68,4 +73,4 @@ mlir::func::FuncOp declareEntryPoint(mlir::OpBuilder &builder,
   ::mte::kernel_abi::declareEntryPoint<decltype(::entry)>(builder, module,     \
                                                           #entry)
 
-#endif // MTE_CODEGEN_CUDA_KERNELABI_H
+#endif // MTE_CODEGEN_COMMON_KERNELABI_H

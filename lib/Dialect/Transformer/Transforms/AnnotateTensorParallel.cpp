@@ -1,0 +1,583 @@
+//===- AnnotateTensorParallel.cpp - Megatron layout as shard annotations --===//
+//
+// Finds the blocks that tensor parallelism splits — column-parallel linears,
+// the attention or activation between, a row-parallel linear — and writes
+// the Megatron-LM layout as shard.shard annotations on a one-axis grid.
+// Upstream shard-partition then derives each rank's program, with the ops'
+// local forms from ShardingInterfaceImpl.cpp.
+//
+// Fused projections (one linear followed by a split into Q, K and V, or into
+// gate and up) have their weight columns regrouped by rank at compile time,
+// and the split rewritten to cut a [..., tp, N / tp] view of the output: the
+// global program computes the same values, and a contiguous split of the
+// last dimension gives each rank its share of every part.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
+
+#include "ConstantBytes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mte::transformer {
+#define GEN_PASS_DEF_ANNOTATETENSORPARALLEL
+#include "mte/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace mte::transformer
+
+using namespace mlir;
+using namespace mte::transformer;
+
+namespace {
+
+constexpr StringLiteral kGridName = "tp";
+
+/// A block that tensor parallelism splits.
+struct Block {
+  LinearOp row;
+  llvm::SetVector<LinearOp> columns;
+  /// The ops between the columns and the row (attention, rotary, splits,
+  /// elementwise), each of whose results is used once, in the block.
+  llvm::SetVector<Operation *> ops;
+};
+
+bool hasConstantParameters(LinearOp linear) {
+  return constantOperand(linear.getWeight()) &&
+         (!linear.getBias() || constantOperand(linear.getBias())) &&
+         !linear.getInputScale() && !linear.getWeightScale();
+}
+
+int64_t lastDim(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape().back();
+}
+
+/// Adds the producers of `v`, a value the block reads, to `block`; false
+/// when `v` cannot be split: it has other users, or comes from an op that
+/// does not split along its last dimension.
+bool collect(Value v, Block &block) {
+  if (!v.hasOneUse())
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (block.ops.contains(def))
+    return true; // another result of a split
+  if (auto linear = dyn_cast<LinearOp>(def)) {
+    if (linear.getResidual() || !hasConstantParameters(linear))
+      return false;
+    block.columns.insert(linear);
+    return true;
+  }
+  if (auto split = dyn_cast<SplitOp>(def)) {
+    int64_t rank = split.getInput().getType().getRank();
+    if (normalizeAxis(static_cast<int64_t>(split.getAxis()), rank) != rank - 1)
+      return false;
+    block.ops.insert(def);
+    return collect(split.getInput(), block);
+  }
+  if (auto rotary = dyn_cast<RotaryEmbeddingOp>(def)) {
+    // The packed [B, S, heads * D] form, whose last dimension holds heads.
+    if (!rotary.getNumHeads())
+      return false;
+    block.ops.insert(def);
+    return collect(rotary.getInput(), block);
+  }
+  if (auto attention = dyn_cast<AttentionOp>(def)) {
+    // A mask with a head dimension would have to be split too.
+    if (Value mask = attention.getMask()) {
+      auto type = cast<RankedTensorType>(mask.getType());
+      if (type.getRank() == 4 && type.getDimSize(1) != 1)
+        return false;
+    }
+    block.ops.insert(def);
+    return collect(attention.getQuery(), block) &&
+           collect(attention.getKey(), block) &&
+           collect(attention.getValue(), block);
+  }
+  if (isa<GeluOp, SiluOp, ReluOp, CastOp>(def)) {
+    block.ops.insert(def);
+    return collect(def->getOperand(0), block);
+  }
+  if (isa<SwigluOp, GegluOp, MulOp>(def)) {
+    if (def->getOperand(0).getType() != def->getResult(0).getType() ||
+        def->getOperand(1).getType() != def->getResult(0).getType())
+      return false;
+    block.ops.insert(def);
+    return collect(def->getOperand(0), block) &&
+           collect(def->getOperand(1), block);
+  }
+  return false;
+}
+
+/// The block whose row-parallel linear is `row`, if it has one.
+std::optional<Block> findBlock(LinearOp row) {
+  if (!constantOperand(row.getWeight()) ||
+      (row.getBias() && !constantOperand(row.getBias())) ||
+      row.getInputScale() || row.getWeightScale())
+    return std::nullopt;
+  Block block;
+  block.row = row;
+  if (!collect(row.getInput(), block) || block.columns.empty())
+    return std::nullopt;
+  // Every result of a split must stay in the block.
+  for (Operation *op : block.ops)
+    for (Value result : op->getResults()) {
+      if (!result.hasOneUse())
+        return std::nullopt;
+      Operation *user = *result.getUsers().begin();
+      if (user != row && !block.ops.contains(user))
+        return std::nullopt;
+    }
+  return block;
+}
+
+/// Columns [begin, end) of a list of weight ranges, as ranges.
+SmallVector<IndexRange> subRanges(ArrayRef<IndexRange> ranges, int64_t begin,
+                                  int64_t end) {
+  SmallVector<IndexRange> result;
+  int64_t position = 0;
+  for (IndexRange range : ranges) {
+    int64_t lo = std::max(begin, position);
+    int64_t hi = std::min(end, position + range.size);
+    if (lo < hi)
+      result.push_back({range.offset + lo - position, hi - lo});
+    position += range.size;
+  }
+  return result;
+}
+
+int64_t totalSize(ArrayRef<IndexRange> ranges) {
+  int64_t size = 0;
+  for (IndexRange range : ranges)
+    size += range.size;
+  return size;
+}
+
+RankedTensorType withLastDim(Type type, int64_t size) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape.back() = size;
+  return RankedTensorType::get(shape, tensor.getElementType());
+}
+
+struct AnnotateTensorParallelPass
+    : mte::transformer::impl::AnnotateTensorParallelBase<
+          AnnotateTensorParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (tpSize < 1) {
+      module.emitError("tp-size must be at least 1, not ")
+          << static_cast<int64_t>(tpSize);
+      return signalPassFailure();
+    }
+    if (tpSize == 1)
+      return;
+    if (module.lookupSymbol(kGridName)) {
+      module.emitError("the module already has a symbol '")
+          << kGridName << "'";
+      return signalPassFailure();
+    }
+    OpBuilder builder(module.getBodyRegion());
+    shard::GridOp::create(builder, module.getLoc(), kGridName,
+                          ArrayRef<int64_t>{tpSize});
+
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      SmallVector<LinearOp> linears;
+      func.walk([&](LinearOp op) { linears.push_back(op); });
+      llvm::DenseSet<Operation *> taken;
+      SmallVector<Block> blocks;
+      for (LinearOp row : linears) {
+        if (taken.contains(row))
+          continue;
+        std::optional<Block> block = findBlock(row);
+        if (!block || llvm::any_of(block->columns, [&](LinearOp column) {
+              return taken.contains(column);
+            }))
+          continue;
+        taken.insert(row);
+        for (LinearOp column : block->columns)
+          taken.insert(column);
+        blocks.push_back(std::move(*block));
+      }
+      if (blocks.empty()) {
+        func.emitWarning("--tp=")
+            << static_cast<int64_t>(tpSize)
+            << ": no block to split (column-parallel linears, attention or "
+               "an activation, a row-parallel linear); every rank computes "
+               "the whole model";
+        continue;
+      }
+      for (Block &block : blocks)
+        if (failed(splitBlock(block)))
+          return signalPassFailure();
+      numBlocks += blocks.size();
+      completeAnnotations(func);
+    }
+  }
+
+  Value sharding(OpBuilder &builder, Location loc,
+                 ArrayRef<SmallVector<shard::GridAxis>> splitAxes) {
+    SmallVector<shard::GridAxesAttr> axes;
+    for (ArrayRef<shard::GridAxis> dim : splitAxes)
+      axes.push_back(builder.getDenseI16ArrayAttr(dim));
+    return shard::ShardingOp::create(
+        builder, loc, FlatSymbolRefAttr::get(builder.getContext(), kGridName),
+        axes);
+  }
+
+  /// Split axes splitting dimension `dim` of a rank-`rank` tensor over the
+  /// grid.
+  static SmallVector<SmallVector<shard::GridAxis>> splitDim(int64_t rank,
+                                                            int64_t dim) {
+    SmallVector<SmallVector<shard::GridAxis>> axes(dim + 1);
+    axes[dim] = {0};
+    (void)rank;
+    return axes;
+  }
+
+  /// Annotates `v`, a value produced and read split along `dim`: its
+  /// producer writes it split, its user reads it split.
+  void annotateValue(Value v, int64_t dim) {
+    OpBuilder builder(v.getContext());
+    builder.setInsertionPointAfterValue(v);
+    Location loc = v.getLoc();
+    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+    Value split = sharding(builder, loc, splitDim(rank, dim));
+    auto produced = shard::ShardOp::create(builder, loc, v, split);
+    auto read = shard::ShardOp::create(builder, loc, produced, split,
+                                       /*annotate_for_users=*/true);
+    v.replaceAllUsesExcept(read, produced);
+  }
+
+  /// Annotates operand `operand` as read split along `dim`; its producer
+  /// (a replicated constant) keeps it whole, so each rank slices it.
+  void annotateOperand(OpOperand &operand, int64_t dim) {
+    Operation *user = operand.getOwner();
+    OpBuilder builder(user);
+    Location loc = user->getLoc();
+    int64_t rank = cast<RankedTensorType>(operand.get().getType()).getRank();
+    Value split = sharding(builder, loc, splitDim(rank, dim));
+    auto read = shard::ShardOp::create(builder, loc, operand.get(), split,
+                                       /*annotate_for_users=*/true);
+    operand.set(read);
+  }
+
+
+  /// shard-partition reads every tensor value through annotations: its
+  /// producer's (the value's only use) and each user's. The values the
+  /// blocks do not split are whole on every rank.
+  void completeAnnotations(func::FuncOp func) {
+    auto needs = [](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return type && type.getRank() > 0;
+    };
+    auto isShardOp = [](Operation *op) {
+      return isa<shard::ShardDialect>(op->getDialect());
+    };
+    SmallVector<Value> values(func.getArguments());
+    func.walk([&](Operation *op) {
+      if (!isShardOp(op))
+        llvm::append_range(values, op->getResults());
+    });
+    for (Value v : values) {
+      if (!needs(v))
+        continue;
+      if (v.hasOneUse()) {
+        auto shardOp = dyn_cast<shard::ShardOp>(*v.getUsers().begin());
+        if (shardOp && !shardOp.getAnnotateForUsers())
+          continue;
+      }
+      OpBuilder builder(v.getContext());
+      builder.setInsertionPointAfterValue(v);
+      Value whole = sharding(builder, v.getLoc(), {{}});
+      auto produced = shard::ShardOp::create(builder, v.getLoc(), v, whole);
+      v.replaceAllUsesExcept(produced, produced);
+    }
+    SmallVector<Operation *> users;
+    func.walk([&](Operation *op) {
+      if (!isShardOp(op) && !op->hasTrait<OpTrait::ConstantLike>())
+        users.push_back(op);
+    });
+    for (Operation *op : users)
+      for (OpOperand &operand : op->getOpOperands()) {
+        if (!needs(operand.get()))
+          continue;
+        auto source = operand.get().getDefiningOp<shard::ShardOp>();
+        if (source && source.getAnnotateForUsers())
+          continue;
+        OpBuilder builder(op);
+        auto read = shard::ShardOp::create(builder, op->getLoc(),
+                                           operand.get(), source.getSharding(),
+                                           /*annotate_for_users=*/true);
+        operand.set(read);
+      }
+  }
+
+  /// A column-parallel linear reads its weight and bias split along N.
+  void annotateParameters(LinearOp column) {
+    bool kn = column.getWeightLayout() == WeightLayout::KN;
+    annotateOperand(column.getWeightMutable(), kn ? 1 : 0);
+    // Operands: input, weight, then the bias when there is one.
+    if (column.getBias())
+      annotateOperand(column->getOpOperand(2), 0);
+  }
+
+  /// Rebuilds `column` with its weight (and bias) columns taken from
+  /// `parts`' ranges, regrouped by rank when there is more than one part,
+  /// and replaces `split` (its user, when it has parts) by the exact split
+  /// of the regrouped output. Returns the ops that now compute the
+  /// column's parts.
+  FailureOr<SmallVector<Operation *>>
+  regroup(LinearOp column, SplitOp split,
+          ArrayRef<SmallVector<IndexRange>> parts) {
+    int64_t tp = tpSize;
+    SmallVector<IndexRange> order;
+    if (parts.size() == 1) {
+      order.append(parts[0].begin(), parts[0].end());
+    } else {
+      for (int64_t r = 0; r < tp; ++r)
+        for (ArrayRef<IndexRange> part : parts) {
+          int64_t share = totalSize(part) / tp;
+          llvm::append_range(order, subRanges(part, r * share, (r + 1) * share));
+        }
+    }
+    bool kn = column.getWeightLayout() == WeightLayout::KN;
+    int64_t rank = column.getType().getRank();
+    ++numColumnLinears;
+    if (!split && order.size() == 1 && order[0].offset == 0 &&
+        order[0].size == lastDim(column.getOutput())) {
+      annotateParameters(column);
+      annotateValue(column.getOutput(), rank - 1);
+      return SmallVector<Operation *>{column};
+    }
+    FailureOr<ElementsAttr> weight = gatherSlices(
+        constantOperand(column.getWeight()), kn ? 1 : 0, order, "tp_weight");
+    if (failed(weight))
+      return column.emitError("tensor parallelism: the weight's data is not "
+                              "loaded"),
+             failure();
+    FailureOr<ElementsAttr> bias;
+    if (column.getBias()) {
+      bias = gatherSlices(constantOperand(column.getBias()), 0, order, "tp_bias");
+      if (failed(bias))
+        return column.emitError("tensor parallelism: the bias's data is not "
+                                "loaded"),
+               failure();
+    }
+    OpBuilder builder(column);
+    Location loc = column.getLoc();
+    int64_t width = totalSize(order);
+    RankedTensorType outType = withLastDim(column.getType(), width);
+    Value newWeight =
+        arith::ConstantOp::create(builder, loc, cast<TypedAttr>(*weight));
+    Value newBias =
+        column.getBias() ? Value(arith::ConstantOp::create(builder, loc,
+                                               cast<TypedAttr>(*bias)))
+             : Value();
+    auto linear = LinearOp::create(
+        builder, loc, outType, column.getInput(), newWeight, newBias,
+        /*residual=*/nullptr, /*input_scale=*/nullptr,
+        /*weight_scale=*/nullptr, column.getWeightLayout(),
+        column.getActivation());
+    annotateParameters(linear);
+    if (!split) {
+      column.getOutput().replaceAllUsesWith(linear.getOutput());
+      column.erase();
+      annotateValue(linear.getOutput(), rank - 1);
+      return SmallVector<Operation *>{linear};
+    }
+
+    // [..., width] -> [..., tp, width / tp] -> split -> [..., part].
+    builder.setInsertionPoint(split);
+    SmallVector<int64_t> viewShape(outType.getShape().drop_back());
+    viewShape.push_back(tp);
+    viewShape.push_back(width / tp);
+    auto viewType = RankedTensorType::get(viewShape, outType.getElementType());
+    Value view = ReshapeOp::create(builder, loc, viewType, linear.getOutput());
+    SmallVector<int64_t> sizes;
+    SmallVector<Type> pieceTypes;
+    for (ArrayRef<IndexRange> part : parts) {
+      sizes.push_back(totalSize(part) / tp);
+      pieceTypes.push_back(withLastDim(viewType, sizes.back()));
+    }
+    auto pieces =
+        SplitOp::create(builder, loc, pieceTypes, view, /*axis=*/rank, sizes);
+    SmallVector<Operation *> ops = {linear, view.getDefiningOp(), pieces};
+    SmallVector<Value> results;
+    for (auto [piece, part] : llvm::zip_equal(pieces.getResults(), parts)) {
+      auto whole = ReshapeOp::create(
+          builder, loc, withLastDim(outType, totalSize(part)), piece);
+      results.push_back(whole);
+      ops.push_back(whole);
+    }
+    for (auto [old, replacement] :
+         llvm::zip_equal(split.getResults(), results))
+      old.replaceAllUsesWith(replacement);
+    split.erase();
+    column.erase();
+    annotateValue(linear.getOutput(), rank - 1);
+    annotateValue(view, rank - 1);
+    for (Value piece : pieces.getResults())
+      annotateValue(piece, rank - 1);
+    for (Value result : results)
+      annotateValue(result, rank - 1);
+    return ops;
+  }
+
+  /// The columns of the weight of `column` that each part of its output
+  /// (the results of its split user, or the whole output) comes from.
+  static SmallVector<SmallVector<IndexRange>> columnParts(LinearOp column,
+                                                          SplitOp split) {
+    SmallVector<SmallVector<IndexRange>> parts;
+    if (!split) {
+      parts.push_back({{0, lastDim(column.getOutput())}});
+      return parts;
+    }
+    int64_t offset = 0;
+    for (int64_t size : split.getSizes()) {
+      parts.push_back({{offset, size}});
+      offset += size;
+    }
+    return parts;
+  }
+
+  /// Where a value the attention reads comes from: a part of a column's
+  /// output, through `chain` (rotary embeddings, casts).
+  struct Source {
+    LinearOp column;
+    SplitOp split;
+    unsigned part = 0;
+    SmallVector<Operation *> chain;
+  };
+
+  static Source traceSource(Value v) {
+    Source source;
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto linear = dyn_cast<LinearOp>(def)) {
+        source.column = linear;
+        break;
+      }
+      if (auto split = dyn_cast<SplitOp>(def)) {
+        source.split = split;
+        source.part = cast<OpResult>(v).getResultNumber();
+        v = split.getInput();
+        continue;
+      }
+      source.chain.push_back(def);
+      v = def->getOperand(0);
+    }
+    return source;
+  }
+
+  LogicalResult splitBlock(Block &block) {
+    int64_t tp = tpSize;
+    // Which parts of which column need key/value heads replicated.
+    llvm::DenseMap<Operation *, SmallVector<SmallVector<IndexRange>>> plans;
+    auto planFor = [&](LinearOp column) -> SmallVector<SmallVector<IndexRange>> & {
+      auto it = plans.find(column);
+      if (it == plans.end()) {
+        SplitOp split = column->hasOneUse()
+                            ? dyn_cast<SplitOp>(*column->getUsers().begin())
+                            : SplitOp();
+        it = plans.try_emplace(column, columnParts(column, split)).first;
+      }
+      return it->second;
+    };
+    for (LinearOp column : block.columns)
+      planFor(column);
+
+    SmallVector<std::pair<Operation *, int64_t>> kvChains;
+    for (Operation *op : block.ops) {
+      auto attention = dyn_cast<AttentionOp>(op);
+      if (!attention)
+        continue;
+      int64_t heads = attention.getNumHeads();
+      int64_t kvHeads = attention.getNumKvHeads();
+      if (heads % tp)
+        return attention.emitError("tensor parallelism: ")
+               << heads << " attention heads do not divide among --tp=" << tp
+               << " ranks";
+      if (kvHeads % tp == 0)
+        continue;
+      if (tp % kvHeads)
+        return attention.emitError("tensor parallelism: ")
+               << kvHeads << " key/value heads neither divide among nor "
+               << "divide --tp=" << tp << " ranks";
+      // Replicate each key/value head tp / kvHeads times (vLLM): head j of
+      // the result is head j / factor, which query head h, j = h * tp /
+      // heads, reads in both layouts.
+      int64_t factor = tp / kvHeads;
+      for (Value operand : {attention.getKey(), attention.getValue()}) {
+        Source source = traceSource(operand);
+        if (!source.column)
+          return attention.emitError("tensor parallelism: cannot replicate "
+                                     "key/value heads that do not come from "
+                                     "a linear");
+        SmallVector<IndexRange> &ranges = planFor(source.column)[source.part];
+        int64_t width = totalSize(ranges);
+        int64_t headDim = width / kvHeads;
+        SmallVector<IndexRange> replicated;
+        for (int64_t g = 0; g < kvHeads; ++g)
+          for (int64_t i = 0; i < factor; ++i)
+            llvm::append_range(replicated, subRanges(ranges, g * headDim,
+                                                     (g + 1) * headDim));
+        ranges = std::move(replicated);
+        for (Operation *op : source.chain) {
+          op->getResult(0).setType(
+              withLastDim(op->getResult(0).getType(), tp * headDim));
+          if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op))
+            rotary.setNumHeads(tp);
+        }
+      }
+      attention.setNumKvHeads(tp);
+      ++numReplicatedKv;
+    }
+
+    // Every width must divide among the ranks.
+    for (LinearOp column : block.columns)
+      for (ArrayRef<IndexRange> part : planFor(column))
+        if (totalSize(part) % tp)
+          return column.emitError("tensor parallelism: an output of ")
+                 << totalSize(part) << " columns does not divide among --tp="
+                 << tp << " ranks";
+    for (Operation *op : block.ops) {
+      if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op); rotary &&
+          *rotary.getNumHeads() % tp)
+        return rotary.emitError("tensor parallelism: ")
+               << *rotary.getNumHeads()
+               << " heads do not divide among --tp=" << tp << " ranks";
+    }
+
+    // Rebuild the columns (replacing their splits), then annotate the
+    // values between and the row's operands.
+    for (LinearOp column : block.columns) {
+      SplitOp split = column->hasOneUse()
+                          ? dyn_cast<SplitOp>(*column->getUsers().begin())
+                          : SplitOp();
+      SmallVector<SmallVector<IndexRange>> parts = plans.lookup(column);
+      if (split)
+        block.ops.remove(split);
+      if (failed(regroup(column, split, parts)))
+        return failure();
+    }
+    for (Operation *op : block.ops)
+      for (Value result : op->getResults())
+        annotateValue(result, cast<RankedTensorType>(result.getType())
+                                      .getRank() -
+                                  1);
+    LinearOp row = block.row;
+    bool kn = row.getWeightLayout() == WeightLayout::KN;
+    annotateOperand(row.getWeightMutable(), kn ? 0 : 1);
+    return success();
+  }
+};
+
+} // namespace

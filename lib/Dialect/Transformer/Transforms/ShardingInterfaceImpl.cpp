@@ -1,0 +1,384 @@
+//===- ShardingInterfaceImpl.cpp - shard models of transformer ops --------===//
+//
+// shard-partition (upstream) rewrites an annotated program into the program
+// of one rank: it gives each op its operands' local values and their
+// shardings and asks the op, through shard::ShardingInterface, for its
+// local form. The models here are the local forms of the ops that
+// mte-annotate-tensor-parallel splits:
+//
+//  - a linear whose weight is split along N computes its columns; one
+//    split along K computes a partial product, which an all-reduce over the
+//    K axes sums before the bias, the activation and the residual (Megatron's
+//    row-parallel linear: those are not linear in the partial sums);
+//  - attention and packed rotary embeddings split along heads run on their
+//    local heads;
+//  - elementwise ops, reshapes and splits along an unsplit axis keep their
+//    attributes and take the local types.
+//
+// Every model also describes the op's loops and indexing maps, which the
+// interface's verifier and sharding-propagation read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Dialect/Transformer/Transforms/ShardingInterfaceImpl.h"
+#include "mte/Dialect/Transformer/IR/TransformerDialect.h"
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::shard;
+using namespace mte::transformer;
+
+namespace {
+
+/// The grid axes tensor dimension `dim` is split over under `sharding`.
+ArrayRef<GridAxis> splitAxesOf(const Sharding &sharding, int64_t dim) {
+  if (!sharding)
+    return {};
+  ArrayRef<GridAxesAttr> axes = sharding.getSplitAxes();
+  if (dim >= static_cast<int64_t>(axes.size()))
+    return {};
+  return axes[dim].asArrayRef();
+}
+
+/// How many ranks share tensor dimension `dim` under `sharding`.
+int64_t shardCount(Operation *op, const Sharding &sharding, int64_t dim,
+                   SymbolTableCollection &symbols) {
+  ArrayRef<GridAxis> axes = splitAxesOf(sharding, dim);
+  if (axes.empty())
+    return 1;
+  GridOp grid = getGrid(op, sharding.getGridAttr(), symbols);
+  return collectiveProcessGroupSize(axes, grid);
+}
+
+Type localType(Operation *op, Type type, const Sharding &sharding,
+               SymbolTableCollection &symbols) {
+  if (!sharding)
+    return type;
+  return shardType(type, getGrid(op, sharding.getGridAttr(), symbols),
+                   sharding);
+}
+
+/// Clones `op` onto the local operands with the local result types, then
+/// lets `update` adjust the clone's attributes.
+Operation *cloneLocally(Operation *op, ArrayRef<Sharding> resultShardings,
+                        IRMapping &map, SymbolTableCollection &symbols,
+                        OpBuilder &builder,
+                        function_ref<void(Operation *)> update = nullptr) {
+  Operation *local = builder.clone(*op, map);
+  for (auto [result, sharding] :
+       llvm::zip_equal(local->getResults(), resultShardings))
+    result.setType(localType(op, result.getType(), sharding, symbols));
+  if (update)
+    update(local);
+  return local;
+}
+
+SmallVector<utils::IteratorType> parallelLoops(int64_t rank) {
+  return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
+}
+
+int64_t resultRank(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+}
+
+/// The map of an operand broadcast (numpy rules) to a result of `rank`
+/// loops: its trailing dimensions are the trailing loops, size-1 dimensions
+/// are the constant 0.
+AffineMap broadcastMap(Type operandType, int64_t rank, MLIRContext *ctx) {
+  auto type = dyn_cast<RankedTensorType>(operandType);
+  if (!type)
+    return AffineMap::get(rank, 0, {}, ctx);
+  SmallVector<AffineExpr> exprs;
+  int64_t offset = rank - type.getRank();
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    exprs.push_back(type.getDimSize(d) == 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(offset + d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+/// Ops whose local form is the op on the local operands with the local
+/// result types, attributes unchanged: elementwise ops (numpy broadcasting
+/// included: one parallel loop per result dimension), and reshapes and
+/// splits whose split dimension they leave alone (a reshape splits or
+/// merges other dimensions, a split cuts along another axis; the annotation
+/// pass only splits those; a reshape's maps describe it as opaque).
+template <typename OpTy, bool kIsShapeOp = false>
+struct CloningModel
+    : ShardingInterface::ExternalModel<CloningModel<OpTy, kIsShapeOp>, OpTy> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return parallelLoops(resultRank(op));
+  }
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = resultRank(op);
+    MLIRContext *ctx = op->getContext();
+    SmallVector<AffineMap> maps;
+    for (Type type : op->getOperandTypes()) {
+      if constexpr (kIsShapeOp)
+        maps.push_back(cast<RankedTensorType>(type).getRank() == rank
+                           ? AffineMap::getMultiDimIdentityMap(rank, ctx)
+                           : AffineMap::get(rank, 0, {}, ctx));
+      else
+        maps.push_back(broadcastMap(type, rank, ctx));
+    }
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+    return maps;
+  }
+  LogicalResult partition(Operation *op, ArrayRef<Value>, ArrayRef<Sharding>,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    cloneLocally(op, resultShardings, map, symbols, builder);
+    return success();
+  }
+};
+
+/// transformer.linear: loops over the output's dimensions (parallel), then
+/// K (a sum).
+struct LinearModel : ShardingInterface::ExternalModel<LinearModel, LinearOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    SmallVector<utils::IteratorType> loops = parallelLoops(resultRank(op));
+    loops.push_back(utils::IteratorType::reduction);
+    return loops;
+  }
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
+    return {ReductionKind::Sum};
+  }
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto linear = cast<LinearOp>(op);
+    MLIRContext *ctx = op->getContext();
+    int64_t rank = resultRank(op);
+    int64_t loops = rank + 1;
+    AffineExpr n = getAffineDimExpr(rank - 1, ctx);
+    AffineExpr k = getAffineDimExpr(rank, ctx);
+    SmallVector<AffineExpr> outer;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      outer.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineExpr> input(outer);
+    input.push_back(k);
+    SmallVector<AffineExpr> output(outer);
+    output.push_back(n);
+    bool kn = linear.getWeightLayout() == WeightLayout::KN;
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(loops, 0, input, ctx),
+        AffineMap::get(loops, 0,
+                       kn ? ArrayRef<AffineExpr>{k, n}
+                          : ArrayRef<AffineExpr>{n, k},
+                       ctx)};
+    if (linear.getBias())
+      maps.push_back(AffineMap::get(loops, 0, {n}, ctx));
+    if (linear.getResidual())
+      maps.push_back(AffineMap::get(loops, 0, output, ctx));
+    for (Value scale : {linear.getInputScale(), linear.getWeightScale()})
+      if (scale)
+        maps.push_back(AffineMap::get(loops, 0, {}, ctx));
+    maps.push_back(AffineMap::get(loops, 0, output, ctx));
+    return maps;
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> operands,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    auto linear = cast<LinearOp>(op);
+    int64_t kDim = linear.getWeightLayout() == WeightLayout::KN ? 0 : 1;
+    ArrayRef<GridAxis> kAxes = splitAxesOf(operandShardings[1], kDim);
+    int64_t inputRank = linear.getInput().getType().getRank();
+    if (splitAxesOf(operandShardings[0], inputRank - 1) != kAxes)
+      return op->emitOpError("input and weight split K differently");
+    if (kAxes.empty()) {
+      cloneLocally(op, resultShardings, map, symbols, builder);
+      return success();
+    }
+    if (!splitAxesOf(resultShardings[0], inputRank - 1).empty())
+      return op->emitOpError("a linear split along K has whole output rows");
+    if (linear.getInputScale() || linear.getWeightScale())
+      return op->emitOpError("a scaled FP8 linear cannot be split along K");
+
+    // Row parallel: the sum of the ranks' partial products, then the
+    // epilogue on the whole sum.
+    LinearOp::Adaptor local(operands, linear);
+    Location loc = linear.getLoc();
+    auto type = cast<RankedTensorType>(
+        localType(op, linear.getType(), resultShardings[0], symbols));
+    Value product = LinearOp::create(
+        builder, loc, type, local.getInput(), local.getWeight(),
+        /*bias=*/nullptr, /*residual=*/nullptr, /*input_scale=*/nullptr,
+        /*weight_scale=*/nullptr, linear.getWeightLayout(), Activation::None);
+    Value sum = AllReduceOp::create(builder, loc, product,
+                                    resultShardings[0].getGrid(), kAxes,
+                                    ReductionKind::Sum);
+    if (Value bias = local.getBias())
+      sum = AddOp::create(builder, loc, type, sum, bias);
+    switch (linear.getActivation()) {
+    case Activation::None:
+      break;
+    case Activation::Relu:
+      sum = ReluOp::create(builder, loc, sum);
+      break;
+    case Activation::Gelu:
+    case Activation::GeluTanh:
+      sum = GeluOp::create(builder, loc, sum,
+                           linear.getActivation() == Activation::Gelu
+                               ? GeluApproximation::None
+                               : GeluApproximation::Tanh);
+      break;
+    case Activation::Silu:
+      sum = SiluOp::create(builder, loc, sum);
+      break;
+    }
+    if (Value residual = local.getResidual())
+      sum = AddOp::create(builder, loc, type, sum, residual);
+    map.map(linear.getOutput(), sum);
+    return success();
+  }
+};
+
+/// transformer.attention on [B, S, heads * D] operands: loops (b, sq, skv,
+/// e), e the packed heads and head dimension, so that a split of the last
+/// dimension (by whole heads: the annotation checks) is a split of the heads.
+struct AttentionModel
+    : ShardingInterface::ExternalModel<AttentionModel, AttentionOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *) const {
+    return {utils::IteratorType::parallel, utils::IteratorType::parallel,
+            utils::IteratorType::reduction, utils::IteratorType::parallel};
+  }
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
+    // The softmax over keys is not a preset reduction.
+    return {ReductionKind::Generic};
+  }
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto attention = cast<AttentionOp>(op);
+    MLIRContext *ctx = op->getContext();
+    AffineExpr b = getAffineDimExpr(0, ctx), sq = getAffineDimExpr(1, ctx),
+               skv = getAffineDimExpr(2, ctx), e = getAffineDimExpr(3, ctx);
+    SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {b, sq, e}, ctx),
+                                   AffineMap::get(4, 0, {b, skv, e}, ctx),
+                                   AffineMap::get(4, 0, {b, skv, e}, ctx)};
+    if (Value mask = attention.getMask())
+      maps.push_back(AffineMap::get(4, 0, {}, ctx));
+    maps.push_back(AffineMap::get(4, 0, {b, sq, e}, ctx));
+    return maps;
+  }
+  LogicalResult partition(Operation *op, ArrayRef<Value>,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    auto attention = cast<AttentionOp>(op);
+    int64_t heads = shardCount(op, operandShardings[0], 2, symbols);
+    if (shardCount(op, operandShardings[1], 2, symbols) != heads ||
+        shardCount(op, operandShardings[2], 2, symbols) != heads ||
+        shardCount(op, resultShardings[0], 2, symbols) != heads)
+      return op->emitOpError("query, key, value and output split their heads "
+                             "differently");
+    if (attention.getNumHeads() % heads || attention.getNumKvHeads() % heads)
+      return op->emitOpError("heads do not divide among ")
+             << heads << " ranks";
+    cloneLocally(op, resultShardings, map, symbols, builder,
+                 [&](Operation *local) {
+                   auto clone = cast<AttentionOp>(local);
+                   clone.setNumHeads(attention.getNumHeads() / heads);
+                   clone.setNumKvHeads(attention.getNumKvHeads() / heads);
+                 });
+    return success();
+  }
+};
+
+/// transformer.rotary_embedding: in the packed [B, S, heads * D] form a
+/// split of the last dimension is a split of the heads; in the [B, H, S, D]
+/// form heads are dimension 1.
+struct RotaryModel
+    : ShardingInterface::ExternalModel<RotaryModel, RotaryEmbeddingOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return parallelLoops(resultRank(op));
+  }
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = resultRank(op);
+    MLIRContext *ctx = op->getContext();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap table = AffineMap::get(rank, 0, {}, ctx);
+    return {identity, table, table, identity};
+  }
+  LogicalResult partition(Operation *op, ArrayRef<Value>,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    auto rotary = cast<RotaryEmbeddingOp>(op);
+    std::optional<int64_t> heads = rotary.getNumHeads();
+    int64_t rank = resultRank(op);
+    if (heads && !splitAxesOf(operandShardings[0], rank - 1).empty()) {
+      int64_t count = shardCount(op, operandShardings[0], rank - 1, symbols);
+      if (*heads % count)
+        return op->emitOpError("heads do not divide among ")
+               << count << " ranks";
+      cloneLocally(op, resultShardings, map, symbols, builder,
+                   [&](Operation *local) {
+                     cast<RotaryEmbeddingOp>(local).setNumHeads(*heads /
+                                                                count);
+                   });
+      return success();
+    }
+    cloneLocally(op, resultShardings, map, symbols, builder);
+    return success();
+  }
+};
+
+/// Every other op runs replicated: each rank computes it whole. (Upstream
+/// shard-partition needs a model on every op whose results are annotated,
+/// and the annotation pass marks the values a split block reads and writes.)
+template <typename OpTy>
+struct ReplicatedModel
+    : ShardingInterface::ExternalModel<ReplicatedModel<OpTy>, OpTy> {};
+
+template <typename... Ops>
+void attachElementwise(MLIRContext *ctx) {
+  (Ops::template attachInterface<CloningModel<Ops>>(*ctx), ...);
+}
+
+template <typename OpTy>
+constexpr bool hasShardingModel =
+    llvm::is_one_of<OpTy, LinearOp, AttentionOp, RotaryEmbeddingOp, ReshapeOp,
+                    SplitOp, AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp,
+                    SiluOp, SwigluOp, GegluOp, ReluOp, TanhOp, SigmoidOp,
+                    ExpOp, NegOp>::value;
+
+template <typename... Ops>
+void attachReplicated(MLIRContext *ctx) {
+  auto attach = [&](auto *tag) {
+    using OpTy = std::remove_pointer_t<decltype(tag)>;
+    if constexpr (!hasShardingModel<OpTy>)
+      OpTy::template attachInterface<ReplicatedModel<OpTy>>(*ctx);
+  };
+  (attach(static_cast<Ops *>(nullptr)), ...);
+}
+
+} // namespace
+
+void mte::transformer::registerShardingInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, TransformerDialect *) {
+    LinearOp::attachInterface<LinearModel>(*ctx);
+    AttentionOp::attachInterface<AttentionModel>(*ctx);
+    RotaryEmbeddingOp::attachInterface<RotaryModel>(*ctx);
+    ReshapeOp::attachInterface<CloningModel<ReshapeOp, true>>(*ctx);
+    SplitOp::attachInterface<CloningModel<SplitOp, true>>(*ctx);
+    attachElementwise<AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp, SiluOp,
+                      SwigluOp, GegluOp, ReluOp, TanhOp, SigmoidOp, ExpOp,
+                      NegOp>(ctx);
+    attachReplicated<
+#define GET_OP_LIST
+#include "mte/Dialect/Transformer/IR/TransformerOps.cpp.inc"
+        >(ctx);
+  });
+}

@@ -1,0 +1,115 @@
+// RUN: mte-opt %s --split-input-file --pass-pipeline='builtin.module(mte-tensor-parallel{tp-size=2})' | FileCheck %s --check-prefix=TP2
+// RUN: mte-opt %s --split-input-file --pass-pipeline='builtin.module(mte-tensor-parallel{tp-size=4})' | FileCheck %s --check-prefix=TP4
+
+// A GPT-2 block as mte-transformer-fusion leaves it: fused QKV with bias
+// and a split, attention, the output projection with the residual, the MLP
+// with GELU in FC1's epilogue. Hidden 16, 4 heads of 4, MLP 32.
+
+// TP2: shard.grid @tp(shape = 2)
+// TP2-LABEL: func.func @gpt2_block
+// TP2-SAME: (%[[X:.*]]: tensor<2x8x16xf32>)
+// TP2: %[[LN:.*]] = transformer.layer_norm %[[X]]
+// The QKV weight's columns are regrouped by rank: rank r's 24 columns are
+// its 8 of Q, of K and of V.
+// TP2: %[[WQKV:.*]] = shard.all_slice %{{.*}} on @tp grid_axes = [0] slice_axis = 1 : tensor<16x48xf32> -> tensor<16x24xf32>
+// TP2: %[[BQKV:.*]] = shard.all_slice %{{.*}} on @tp grid_axes = [0] slice_axis = 0 : tensor<48xf32> -> tensor<24xf32>
+// TP2: %[[QKV:.*]] = transformer.linear %[[LN]], %[[WQKV]] bias %[[BQKV]] layout <kn> : (tensor<2x8x16xf32>, tensor<16x24xf32>, tensor<24xf32>) -> tensor<2x8x24xf32>
+// TP2: %[[VIEW:.*]] = transformer.reshape %[[QKV]] : tensor<2x8x24xf32> -> tensor<2x8x1x24xf32>
+// TP2: %[[PARTS:.*]]:3 = transformer.split %[[VIEW]] {axis = 3 : i64, sizes = array<i64: 8, 8, 8>}
+// TP2: %[[Q:.*]] = transformer.reshape %[[PARTS]]#0 : tensor<2x8x1x8xf32> -> tensor<2x8x8xf32>
+// TP2: %[[A:.*]] = transformer.attention %[[Q]], %{{.*}}, %{{.*}} {causal, num_heads = 2 : i64, num_kv_heads = 2 : i64, scale = 5.000000e-01 : f32} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+// The output projection: rows split, a partial product, its sum, then the
+// bias and the residual on the whole sum (the next norm takes the residual
+// add).
+// TP2: %[[WO:.*]] = shard.all_slice %{{.*}} on @tp grid_axes = [0] slice_axis = 0 : tensor<16x16xf32> -> tensor<8x16xf32>
+// TP2: %[[P:.*]] = transformer.linear %[[A]], %[[WO]] layout <kn> : (tensor<2x8x8xf32>, tensor<8x16xf32>) -> tensor<2x8x16xf32>
+// TP2: %[[S:.*]] = shard.all_reduce %[[P]] on @tp grid_axes = [0] : tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+// TP2: %[[SB:.*]] = transformer.add %[[S]], %{{.*}} : (tensor<2x8x16xf32>, tensor<16xf32>)
+// TP2: %[[LN2:.*]], %[[H:.*]] = transformer.layer_norm %[[SB]], %{{.*}} bias %{{.*}} residual %[[X]]
+// TP2: transformer.linear %[[LN2]], %{{.*}} bias %{{.*}} layout <kn> activation <gelu_tanh> : (tensor<2x8x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+// TP2: shard.all_reduce
+// TP2-NOT: shard.
+// TP2: return
+
+// TP4: shard.grid @tp(shape = 4)
+// TP4-LABEL: func.func @gpt2_block
+// TP4: transformer.linear {{.*}} -> tensor<2x8x12xf32>
+// TP4: transformer.attention {{.*}}num_heads = 1 : i64, num_kv_heads = 1 : i64{{.*}} -> tensor<2x8x4xf32>
+// TP4: shard.all_reduce {{.*}} : tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+// TP4: activation <gelu_tanh> : (tensor<2x8x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
+// TP4: shard.all_reduce
+
+func.func @gpt2_block(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %g = arith.constant dense<1.0> : tensor<16xf32>
+  %b = arith.constant dense<0.0> : tensor<16xf32>
+  %wqkv = arith.constant dense<0.5> : tensor<16x48xf32>
+  %bqkv = arith.constant dense<0.25> : tensor<48xf32>
+  %wo = arith.constant dense<0.125> : tensor<16x16xf32>
+  %bo = arith.constant dense<0.75> : tensor<16xf32>
+  %w1 = arith.constant dense<0.5> : tensor<16x32xf32>
+  %b1 = arith.constant dense<0.25> : tensor<32xf32>
+  %w2 = arith.constant dense<0.125> : tensor<32x16xf32>
+  %b2 = arith.constant dense<0.5> : tensor<16xf32>
+  %ln = transformer.layer_norm %x, %g bias %b {epsilon = 1.0e-5 : f32} : (tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  %qkv = transformer.linear %ln, %wqkv bias %bqkv layout <kn> : (tensor<2x8x16xf32>, tensor<16x48xf32>, tensor<48xf32>) -> tensor<2x8x48xf32>
+  %p:3 = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 16, 16, 16>} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>
+  %a = transformer.attention %p#0, %p#1, %p#2 {causal, num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 0.5 : f32} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %h = transformer.linear %a, %wo bias %bo residual %x layout <kn> : (tensor<2x8x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %ln2 = transformer.layer_norm %h, %g bias %b {epsilon = 1.0e-5 : f32} : (tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  %f = transformer.linear %ln2, %w1 bias %b1 layout <kn> activation <gelu_tanh> : (tensor<2x8x16xf32>, tensor<16x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+  %y = transformer.linear %f, %w2 bias %b2 residual %h layout <kn> : (tensor<2x8x32xf32>, tensor<32x16xf32>, tensor<16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// A Llama block: fused QKV with GQA (4 query heads, 2 key/value heads of 4),
+// rotary embeddings on Q and K, fused gate/up, SwiGLU; weights [N, K].
+// At tp=4 the key/value heads are fewer than the ranks: each is repeated
+// twice in the weights, and every rank runs one query and one key/value
+// head.
+
+// TP2-LABEL: func.func @llama_block
+// TP2: shard.all_slice %{{.*}} slice_axis = 0 : tensor<32x16xf32> -> tensor<16x16xf32>
+// TP2: %[[QKV:.*]] = transformer.linear %{{.*}}, %{{.*}} layout <nk> : (tensor<2x8x16xf32>, tensor<16x16xf32>) -> tensor<2x8x16xf32>
+// TP2: transformer.split %{{.*}} {axis = 3 : i64, sizes = array<i64: 8, 4, 4>}
+// TP2: transformer.rotary_embedding %{{.*}} {num_heads = 2 : i64} : (tensor<2x8x8xf32>
+// TP2: transformer.rotary_embedding %{{.*}} {num_heads = 1 : i64} : (tensor<2x8x4xf32>
+// TP2: transformer.attention {{.*}}num_heads = 2 : i64, num_kv_heads = 1 : i64{{.*}} -> tensor<2x8x8xf32>
+// TP2: shard.all_reduce
+// TP2: transformer.split %{{.*}} {axis = 3 : i64, sizes = array<i64: 16, 16>}
+// TP2: transformer.swiglu %{{.*}}, %{{.*}} : tensor<2x8x16xf32>
+// TP2: shard.all_slice %{{.*}} slice_axis = 1 : tensor<16x32xf32> -> tensor<16x16xf32>
+// TP2: shard.all_reduce
+
+// TP4-LABEL: func.func @llama_block
+// The QKV weight grows from 32 to 16 + 2 * 16 rows: K and V have 4 heads.
+// TP4: shard.all_slice %{{.*}} slice_axis = 0 : tensor<48x16xf32> -> tensor<12x16xf32>
+// TP4: transformer.split %{{.*}} {axis = 3 : i64, sizes = array<i64: 4, 4, 4>}
+// TP4: transformer.rotary_embedding %{{.*}} {num_heads = 1 : i64} : (tensor<2x8x4xf32>
+// TP4: transformer.rotary_embedding %{{.*}} {num_heads = 1 : i64} : (tensor<2x8x4xf32>
+// TP4: transformer.attention {{.*}}num_heads = 1 : i64, num_kv_heads = 1 : i64{{.*}} -> tensor<2x8x4xf32>
+// TP4: shard.all_reduce
+// TP4: transformer.swiglu %{{.*}}, %{{.*}} : tensor<2x8x8xf32>
+// TP4: shard.all_reduce
+
+func.func @llama_block(%x: tensor<2x8x16xf32>, %cos: tensor<8x4xf32>, %sin: tensor<8x4xf32>) -> tensor<2x8x16xf32> {
+  %g = arith.constant dense<1.0> : tensor<16xf32>
+  %wqkv = arith.constant dense<0.5> : tensor<32x16xf32>
+  %wo = arith.constant dense<0.125> : tensor<16x16xf32>
+  %wgu = arith.constant dense<0.5> : tensor<64x16xf32>
+  %wd = arith.constant dense<0.125> : tensor<16x32xf32>
+  %n = transformer.rms_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  %qkv = transformer.linear %n, %wqkv layout <nk> : (tensor<2x8x16xf32>, tensor<32x16xf32>) -> tensor<2x8x32xf32>
+  %p:3 = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 16, 8, 8>} : tensor<2x8x32xf32> -> tensor<2x8x16xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>
+  %q = transformer.rotary_embedding %p#0, %cos, %sin {num_heads = 4 : i64} : (tensor<2x8x16xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<2x8x16xf32>
+  %k = transformer.rotary_embedding %p#1, %cos, %sin {num_heads = 2 : i64} : (tensor<2x8x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<2x8x8xf32>
+  %a = transformer.attention %q, %k, %p#2 {causal, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.5 : f32} : (tensor<2x8x16xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x16xf32>
+  %h = transformer.linear %a, %wo residual %x layout <nk> : (tensor<2x8x16xf32>, tensor<16x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %n2 = transformer.rms_norm %h, %g {epsilon = 1.0e-6 : f32} : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  %gu = transformer.linear %n2, %wgu layout <nk> : (tensor<2x8x16xf32>, tensor<64x16xf32>) -> tensor<2x8x64xf32>
+  %s:2 = transformer.split %gu {axis = 2 : i64, sizes = array<i64: 32, 32>} : tensor<2x8x64xf32> -> tensor<2x8x32xf32>, tensor<2x8x32xf32>
+  %m = transformer.swiglu %s#0, %s#1 : tensor<2x8x32xf32>
+  %y = transformer.linear %m, %wd residual %h layout <nk> : (tensor<2x8x32xf32>, tensor<16x32xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
