@@ -6,8 +6,7 @@ compares rank 0's output with the --tp=1 build (rtol 1e-5, atol 1e-6: the
 ranks sum partial products in another order) and with the independent
 float64 reference of models.py (|err| <= 1e-4 |ref| + 1e-5, as
 host_models.py). Each sharded build must split its blocks: --fusion-stats
-reports at least one all-reduce per layer (or none, for the families
-named by --replicated, whose blocks are not split yet).
+reports at least one all-reduce per layer.
 
 Usage: host_tensor_parallel.py MTE_COMPILE MTE_RUN WORKDIR
            [--families gpt2,llama,...] [--tp 2,4] [--batch 2 --seq 16]
@@ -72,12 +71,7 @@ def run_case(args, family, exporter):
                          f"{compiled.stderr.strip()}")
             failures += 1
             continue
-        if tp > 1 and family in args.replicated:
-            if all_reduces(compiled.stdout) != 0:
-                lines.append(f"FAIL {family} {exporter} tp={tp}: expected "
-                             "replicated, but it has all-reduces")
-                failures += 1
-        elif tp > 1 and all_reduces(compiled.stdout) < LAYERS:
+        if tp > 1 and all_reduces(compiled.stdout) < LAYERS:
             lines.append(f"FAIL {family} {exporter} tp={tp}: "
                          f"{all_reduces(compiled.stdout)} all-reduces for "
                          f"{LAYERS} layers: the blocks were not split")
@@ -126,14 +120,10 @@ def main():
     ap.add_argument("--families", default="bert,gpt2,llama")
     ap.add_argument("--exporters", default="torchscript,dynamo")
     ap.add_argument("--tp", default="2,4")
-    ap.add_argument("--replicated", default="",
-                    help="families whose blocks --tp does not split yet: "
-                         "checked to run whole on every rank")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=16)
     args = ap.parse_args()
     args.tp = [int(t) for t in args.tp.split(",")]
-    args.replicated = set(filter(None, args.replicated.split(",")))
     os.makedirs(args.workdir, exist_ok=True)
     failures = 0
     for family in args.families.split(","):

@@ -113,3 +113,44 @@ func.func @llama_block(%x: tensor<2x8x16xf32>, %cos: tensor<8x4xf32>, %sin: tens
   %y = transformer.linear %m, %wd residual %h layout <nk> : (tensor<2x8x32xf32>, tensor<16x32xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %y : tensor<2x8x16xf32>
 }
+
+// -----
+
+// Phi's parallel block: Q, K, V and FC1 fused into one GEMM that feeds both
+// the attention and the MLP (one block with two row-parallel linears), and
+// a partial rotary embedding on the first half of each head in the
+// [B, H, S, D] layout: the heads dimension stays split through the views.
+
+// TP2-LABEL: func.func @parallel_block
+// TP2: transformer.linear {{.*}} -> tensor<1x4x40xf32>
+// TP2: transformer.split %{{.*}} {axis = 3 : i64, sizes = array<i64: 8, 8, 8, 16>}
+// TP2: transformer.reshape %{{.*}} : tensor<1x4x1x8xf32> -> tensor<1x4x2x4xf32>
+// TP2: transformer.transpose %{{.*}} [0, 2, 1, 3] : tensor<1x4x2x4xf32> -> tensor<1x2x4x4xf32>
+// TP2: transformer.slice %{{.*}} {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 1, 2, 4, 2>
+// TP2: transformer.rotary_embedding %{{.*}} : (tensor<1x2x4x2xf32>
+// TP2: transformer.concat {{.*}} -> tensor<1x2x4x4xf32>
+// TP2: transformer.attention {{.*}}num_heads = 2 : i64, num_kv_heads = 2 : i64{{.*}} -> tensor<1x4x8xf32>
+// TP2-COUNT-2: shard.all_reduce
+
+func.func @parallel_block(%x: tensor<1x4x16xf32>, %cos: tensor<4x2xf32>, %sin: tensor<4x2xf32>) -> tensor<1x4x16xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x80xf32>
+  %wo = arith.constant dense<0.125> : tensor<16x16xf32>
+  %w2 = arith.constant dense<0.25> : tensor<32x16xf32>
+  %f = transformer.linear %x, %w layout <kn> : (tensor<1x4x16xf32>, tensor<16x80xf32>) -> tensor<1x4x80xf32>
+  %p:4 = transformer.split %f {axis = 2 : i64, sizes = array<i64: 16, 16, 16, 32>} : tensor<1x4x80xf32> -> tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x32xf32>
+  %q4 = transformer.reshape %p#0 : tensor<1x4x16xf32> -> tensor<1x4x4x4xf32>
+  %qt = transformer.transpose %q4 [0, 2, 1, 3] : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf32>
+  %qr = transformer.slice %qt {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 1, 4, 4, 2>, strides = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x4xf32> -> tensor<1x4x4x2xf32>
+  %qp = transformer.slice %qt {offsets = array<i64: 0, 0, 0, 2>, sizes = array<i64: 1, 4, 4, 2>, strides = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x4xf32> -> tensor<1x4x4x2xf32>
+  %qrot = transformer.rotary_embedding %qr, %cos, %sin : (tensor<1x4x4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<1x4x4x2xf32>
+  %qc = transformer.concat %qrot, %qp {axis = -1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x4xf32>
+  %qb = transformer.transpose %qc [0, 2, 1, 3] : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf32>
+  %q = transformer.reshape %qb : tensor<1x4x4x4xf32> -> tensor<1x4x16xf32>
+  %a = transformer.attention %q, %p#1, %p#2 {causal, num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 0.5 : f32} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %o = transformer.linear %a, %wo layout <kn> : (tensor<1x4x16xf32>, tensor<16x16xf32>) -> tensor<1x4x16xf32>
+  %g = transformer.gelu %p#3 : tensor<1x4x32xf32>
+  %m = transformer.linear %g, %w2 layout <kn> : (tensor<1x4x32xf32>, tensor<32x16xf32>) -> tensor<1x4x16xf32>
+  %y0 = transformer.add %o, %m : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %y = transformer.add %y0, %x : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  return %y : tensor<1x4x16xf32>
+}

@@ -36,13 +36,24 @@ namespace {
 
 constexpr StringLiteral kGridName = "tp";
 
-/// A block that tensor parallelism splits.
+/// A block that tensor parallelism splits: column-parallel linears, the
+/// ops between, and the row-parallel linears that read them (one, or two
+/// when a fused projection feeds both halves of a parallel block, as in
+/// Phi).
 struct Block {
-  LinearOp row;
+  llvm::SetVector<LinearOp> rows;
   llvm::SetVector<LinearOp> columns;
-  /// The ops between the columns and the row (attention, rotary, splits,
-  /// elementwise), each of whose results is used once, in the block.
+  /// The ops between the columns and the rows (attention, rotary, splits,
+  /// views, elementwise), whose results are used only in the block.
   llvm::SetVector<Operation *> ops;
+  /// The dimension each value of the block is split along.
+  llvm::DenseMap<Value, int64_t> dims;
+
+  bool contains(Operation *op) const {
+    if (auto linear = dyn_cast<LinearOp>(op))
+      return rows.contains(linear) || columns.contains(linear);
+    return ops.contains(op);
+  }
 };
 
 bool hasConstantParameters(LinearOp linear) {
@@ -56,16 +67,13 @@ int64_t lastDim(Value v) {
 }
 
 /// Adds the producers of `v`, a value the block reads, to `block`; false
-/// when `v` cannot be split: it has other users, or comes from an op that
-/// does not split along its last dimension.
+/// when `v` comes from an op that cannot be split along heads or features.
 bool collect(Value v, Block &block) {
-  if (!v.hasOneUse())
-    return false;
   Operation *def = v.getDefiningOp();
   if (!def)
     return false;
-  if (block.ops.contains(def))
-    return true; // another result of a split
+  if (block.contains(def))
+    return true; // another result or user of a collected op
   if (auto linear = dyn_cast<LinearOp>(def)) {
     if (linear.getResidual() || !hasConstantParameters(linear))
       return false;
@@ -80,9 +88,6 @@ bool collect(Value v, Block &block) {
     return collect(split.getInput(), block);
   }
   if (auto rotary = dyn_cast<RotaryEmbeddingOp>(def)) {
-    // The packed [B, S, heads * D] form, whose last dimension holds heads.
-    if (!rotary.getNumHeads())
-      return false;
     block.ops.insert(def);
     return collect(rotary.getInput(), block);
   }
@@ -98,17 +103,22 @@ bool collect(Value v, Block &block) {
            collect(attention.getKey(), block) &&
            collect(attention.getValue(), block);
   }
-  if (isa<GeluOp, SiluOp, ReluOp, CastOp>(def)) {
+  // Head views: [B, S, H * D] <-> [B, S, H, D] <-> [B, H, S, D], slices and
+  // concatenations along D (a partial rotary embedding).
+  if (isa<GeluOp, SiluOp, ReluOp, CastOp, ReshapeOp, TransposeOp, SliceOp>(
+          def)) {
     block.ops.insert(def);
     return collect(def->getOperand(0), block);
   }
-  if (isa<SwigluOp, GegluOp, MulOp>(def)) {
-    if (def->getOperand(0).getType() != def->getResult(0).getType() ||
-        def->getOperand(1).getType() != def->getResult(0).getType())
+  if (isa<SwigluOp, GegluOp, MulOp, ConcatOp>(def)) {
+    if (!isa<ConcatOp>(def) &&
+        llvm::any_of(def->getOperandTypes(), [&](Type type) {
+          return type != def->getResult(0).getType();
+        }))
       return false;
     block.ops.insert(def);
-    return collect(def->getOperand(0), block) &&
-           collect(def->getOperand(1), block);
+    return llvm::all_of(def->getOperands(),
+                        [&](Value operand) { return collect(operand, block); });
   }
   return false;
 }
@@ -120,19 +130,143 @@ std::optional<Block> findBlock(LinearOp row) {
       row.getInputScale() || row.getWeightScale())
     return std::nullopt;
   Block block;
-  block.row = row;
+  block.rows.insert(row);
   if (!collect(row.getInput(), block) || block.columns.empty())
     return std::nullopt;
-  // Every result of a split must stay in the block.
-  for (Operation *op : block.ops)
-    for (Value result : op->getResults()) {
-      if (!result.hasOneUse())
-        return std::nullopt;
-      Operation *user = *result.getUsers().begin();
-      if (user != row && !block.ops.contains(user))
-        return std::nullopt;
-    }
   return block;
+}
+
+/// Whether every value the block computes stays in it.
+bool isClosed(const Block &block) {
+  auto staysIn = [&](Operation *op) {
+    return llvm::all_of(op->getUsers(),
+                        [&](Operation *user) { return block.contains(user); });
+  };
+  return llvm::all_of(block.ops, staysIn) &&
+         llvm::all_of(block.columns,
+                      [&](LinearOp column) { return staysIn(column); });
+}
+
+/// Blocks that share a column or an op (a fused projection feeding two
+/// rows) become one; a linear that is one block's row and another's column
+/// leaves the latter replicated; a block whose values escape is dropped.
+SmallVector<Block> mergeBlocks(SmallVector<Block> found) {
+  SmallVector<Block> merged;
+  for (Block &block : found) {
+    Block group = std::move(block);
+    for (auto it = merged.begin(); it != merged.end();) {
+      bool shares =
+          llvm::any_of(group.columns,
+                       [&](LinearOp c) { return it->columns.contains(c); }) ||
+          llvm::any_of(group.ops,
+                       [&](Operation *op) { return it->ops.contains(op); });
+      if (!shares) {
+        ++it;
+        continue;
+      }
+      group.rows.insert_range(it->rows);
+      group.columns.insert_range(it->columns);
+      group.ops.insert_range(it->ops);
+      it = merged.erase(it);
+    }
+    merged.push_back(std::move(group));
+  }
+  llvm::DenseSet<Operation *> rows;
+  for (Block &block : merged)
+    for (LinearOp row : block.rows)
+      rows.insert(row);
+  SmallVector<Block> result;
+  for (Block &block : merged)
+    if (isClosed(block) && llvm::none_of(block.columns, [&](LinearOp c) {
+          return rows.contains(c);
+        }))
+      result.push_back(std::move(block));
+  return result;
+}
+
+/// The dimension each value of `block` is split along, from the columns'
+/// outputs (their last) forward through the ops in program order; none when
+/// an op cannot keep the split (the block stays replicated).
+std::optional<llvm::DenseMap<Value, int64_t>> splitDims(const Block &block) {
+  llvm::DenseMap<Value, int64_t> dims;
+  auto rankOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  for (LinearOp column : block.columns)
+    dims[column.getOutput()] = rankOf(column.getOutput()) - 1;
+  SmallVector<Operation *> ops(block.ops.begin(), block.ops.end());
+  llvm::sort(ops, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  auto dimOf = [&](Value v) -> std::optional<int64_t> {
+    auto it = dims.find(v);
+    if (it == dims.end())
+      return std::nullopt;
+    return it->second;
+  };
+  for (Operation *op : ops) {
+    std::optional<int64_t> in = dimOf(op->getOperand(0));
+    if (!in)
+      return std::nullopt;
+    int64_t rank = rankOf(op->getResult(0));
+    std::optional<int64_t> out;
+    if (auto split = dyn_cast<SplitOp>(op)) {
+      // Only a column's split: its weight is regrouped by rank.
+      if (!isa_and_present<LinearOp>(split.getInput().getDefiningOp()))
+        return std::nullopt;
+      out = rank - 1;
+    } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      // The split dimension keeps what precedes it: its rows of elements
+      // stay whole, so a rank's share stays contiguous.
+      ArrayRef<int64_t> from = reshape.getInput().getType().getShape();
+      ArrayRef<int64_t> to = reshape.getType().getShape();
+      int64_t before = 1;
+      for (int64_t d = 0; d < *in; ++d)
+        before *= from[d];
+      int64_t prefix = 1;
+      for (int64_t d = 0; d < static_cast<int64_t>(to.size()); ++d) {
+        if (prefix == before && to[d] > 1) {
+          out = d;
+          break;
+        }
+        prefix *= to[d];
+      }
+    } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      for (int64_t d = 0; d < static_cast<int64_t>(permutation.size()); ++d)
+        if (permutation[d] == *in)
+          out = d;
+    } else if (auto slice = dyn_cast<SliceOp>(op)) {
+      if (slice.getOffsets()[*in] == 0 && slice.getStrides()[*in] == 1 &&
+          slice.getSizes()[*in] ==
+              slice.getInput().getType().getDimSize(*in))
+        out = *in;
+    } else if (auto concat = dyn_cast<ConcatOp>(op)) {
+      if (normalizeAxis(concat.getAxis(), rank) != *in &&
+          llvm::all_of(concat.getInputs(),
+                       [&](Value v) { return dimOf(v) == in; }))
+        out = *in;
+    } else if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op)) {
+      // Packed heads in the last dimension, or [B, H, S, D].
+      if (*in == (rotary.getNumHeads() ? rank - 1 : 1))
+        out = *in;
+    } else if (auto attention = dyn_cast<AttentionOp>(op)) {
+      if (dimOf(attention.getKey()) == rank - 1 &&
+          dimOf(attention.getValue()) == rank - 1 && *in == rank - 1)
+        out = *in;
+    } else if (llvm::all_of(op->getOperands(),
+                            [&](Value v) { return dimOf(v) == in; })) {
+      out = *in; // elementwise
+    }
+    if (!out)
+      return std::nullopt;
+    for (Value result : op->getResults())
+      dims[result] = *out;
+  }
+  for (LinearOp row : block.rows)
+    if (dimOf(row.getInput()) != rankOf(row.getInput()) - 1)
+      return std::nullopt;
+  return dims;
 }
 
 /// Columns [begin, end) of a list of weight ranges, as ranges.
@@ -190,23 +324,18 @@ struct AnnotateTensorParallelPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      SmallVector<LinearOp> linears;
-      func.walk([&](LinearOp op) { linears.push_back(op); });
-      llvm::DenseSet<Operation *> taken;
+      SmallVector<Block> found;
+      func.walk([&](LinearOp row) {
+        if (std::optional<Block> block = findBlock(row))
+          found.push_back(std::move(*block));
+      });
       SmallVector<Block> blocks;
-      for (LinearOp row : linears) {
-        if (taken.contains(row))
-          continue;
-        std::optional<Block> block = findBlock(row);
-        if (!block || llvm::any_of(block->columns, [&](LinearOp column) {
-              return taken.contains(column);
-            }))
-          continue;
-        taken.insert(row);
-        for (LinearOp column : block->columns)
-          taken.insert(column);
-        blocks.push_back(std::move(*block));
-      }
+      for (Block &block : mergeBlocks(std::move(found)))
+        if (std::optional<llvm::DenseMap<Value, int64_t>> dims =
+                splitDims(block)) {
+          block.dims = std::move(*dims);
+          blocks.push_back(std::move(block));
+        }
       if (blocks.empty()) {
         func.emitWarning("--tp=")
             << static_cast<int64_t>(tpSize)
@@ -517,10 +646,15 @@ struct AnnotateTensorParallelPass
       int64_t factor = tp / kvHeads;
       for (Value operand : {attention.getKey(), attention.getValue()}) {
         Source source = traceSource(operand);
-        if (!source.column)
+        if (!source.column ||
+            llvm::any_of(source.chain, [](Operation *op) {
+              auto rotary = dyn_cast<RotaryEmbeddingOp>(op);
+              return !isa<CastOp>(op) && !(rotary && rotary.getNumHeads());
+            }))
           return attention.emitError("tensor parallelism: cannot replicate "
                                      "key/value heads that do not come from "
-                                     "a linear");
+                                     "a linear through packed rotary "
+                                     "embeddings");
         SmallVector<IndexRange> &ranges = planFor(source.column)[source.part];
         int64_t width = totalSize(ranges);
         int64_t headDim = width / kvHeads;
@@ -549,11 +683,25 @@ struct AnnotateTensorParallelPass
                  << totalSize(part) << " columns does not divide among --tp="
                  << tp << " ranks";
     for (Operation *op : block.ops) {
-      if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op); rotary &&
-          *rotary.getNumHeads() % tp)
-        return rotary.emitError("tensor parallelism: ")
-               << *rotary.getNumHeads()
-               << " heads do not divide among --tp=" << tp << " ranks";
+      if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op)) {
+        int64_t heads = rotary.getNumHeads()
+                            ? *rotary.getNumHeads()
+                            : rotary.getInput().getType().getDimSize(1);
+        if (heads % tp)
+          return rotary.emitError("tensor parallelism: ")
+                 << heads << " heads do not divide among --tp=" << tp
+                 << " ranks";
+      }
+      // A view's split dimension (heads) must divide too.
+      if (isa<ReshapeOp, TransposeOp>(op)) {
+        Value result = op->getResult(0);
+        int64_t size = cast<RankedTensorType>(result.getType())
+                           .getDimSize(block.dims.lookup(result));
+        if (size % tp)
+          return op->emitError("tensor parallelism: a dimension of ")
+                 << size << " (heads) does not divide among --tp=" << tp
+                 << " ranks";
+      }
     }
 
     // Rebuild the columns (replacing their splits), then annotate the
@@ -570,12 +718,11 @@ struct AnnotateTensorParallelPass
     }
     for (Operation *op : block.ops)
       for (Value result : op->getResults())
-        annotateValue(result, cast<RankedTensorType>(result.getType())
-                                      .getRank() -
-                                  1);
-    LinearOp row = block.row;
-    bool kn = row.getWeightLayout() == WeightLayout::KN;
-    annotateOperand(row.getWeightMutable(), kn ? 0 : 1);
+        annotateValue(result, block.dims.lookup(result));
+    for (LinearOp row : block.rows) {
+      bool kn = row.getWeightLayout() == WeightLayout::KN;
+      annotateOperand(row.getWeightMutable(), kn ? 0 : 1);
+    }
     return success();
   }
 };

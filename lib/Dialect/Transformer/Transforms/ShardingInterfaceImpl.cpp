@@ -106,10 +106,10 @@ AffineMap broadcastMap(Type operandType, int64_t rank, MLIRContext *ctx) {
 
 /// Ops whose local form is the op on the local operands with the local
 /// result types, attributes unchanged: elementwise ops (numpy broadcasting
-/// included: one parallel loop per result dimension), and reshapes and
-/// splits whose split dimension they leave alone (a reshape splits or
-/// merges other dimensions, a split cuts along another axis; the annotation
-/// pass only splits those; a reshape's maps describe it as opaque).
+/// included: one parallel loop per result dimension), and the views the
+/// annotation pass lets a split pass through — reshapes that keep what
+/// precedes the split dimension, transposes, splits and concatenations
+/// along another axis (their maps describe them as opaque).
 template <typename OpTy, bool kIsShapeOp = false>
 struct CloningModel
     : ShardingInterface::ExternalModel<CloningModel<OpTy, kIsShapeOp>, OpTy> {
@@ -137,6 +137,42 @@ struct CloningModel
                           SymbolTableCollection &symbols,
                           OpBuilder &builder) const {
     cloneLocally(op, resultShardings, map, symbols, builder);
+    return success();
+  }
+};
+
+/// transformer.slice taking a split dimension whole: the local slice takes
+/// the local extent of that dimension.
+struct SliceModel : ShardingInterface::ExternalModel<SliceModel, SliceOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return parallelLoops(resultRank(op));
+  }
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(resultRank(op), op->getContext());
+    return {identity, identity};
+  }
+  LogicalResult partition(Operation *op, ArrayRef<Value>,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    auto slice = cast<SliceOp>(op);
+    SmallVector<int64_t> sizes(slice.getSizes());
+    for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
+      int64_t count = shardCount(op, operandShardings[0], d, symbols);
+      if (count == 1)
+        continue;
+      if (slice.getOffsets()[d] != 0 || slice.getStrides()[d] != 1 ||
+          sizes[d] != slice.getInput().getType().getDimSize(d))
+        return op->emitOpError("slices dimension ")
+               << d << ", which is split among the ranks";
+      sizes[d] /= count;
+    }
+    cloneLocally(op, resultShardings, map, symbols, builder,
+                 [&](Operation *local) {
+                   cast<SliceOp>(local).setSizes(sizes);
+                 });
     return success();
   }
 };
@@ -349,7 +385,7 @@ void attachElementwise(MLIRContext *ctx) {
 template <typename OpTy>
 constexpr bool hasShardingModel =
     llvm::is_one_of<OpTy, LinearOp, AttentionOp, RotaryEmbeddingOp, ReshapeOp,
-                    SplitOp, AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp,
+                    SplitOp, TransposeOp, ConcatOp, SliceOp, AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp,
                     SiluOp, SwigluOp, GegluOp, ReluOp, TanhOp, SigmoidOp,
                     ExpOp, NegOp>::value;
 
@@ -373,6 +409,9 @@ void mte::transformer::registerShardingInterfaceExternalModels(
     RotaryEmbeddingOp::attachInterface<RotaryModel>(*ctx);
     ReshapeOp::attachInterface<CloningModel<ReshapeOp, true>>(*ctx);
     SplitOp::attachInterface<CloningModel<SplitOp, true>>(*ctx);
+    TransposeOp::attachInterface<CloningModel<TransposeOp, true>>(*ctx);
+    ConcatOp::attachInterface<CloningModel<ConcatOp, true>>(*ctx);
+    SliceOp::attachInterface<SliceModel>(*ctx);
     attachElementwise<AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp, SiluOp,
                       SwigluOp, GegluOp, ReluOp, TanhOp, SigmoidOp, ExpOp,
                       NegOp>(ctx);

@@ -408,9 +408,13 @@ def AnnotateTensorParallel
 
     - a *row-parallel* linear (attention's output projection, the MLP's down
       projection) is one whose input comes, through attention, rotary
-      embeddings and elementwise activations (gelu, silu, swiglu, geglu,
-      casts), from other linears, the *column-parallel* ones (QKV, FC1,
-      gate/up); every value on the way is used only there;
+      embeddings, elementwise activations (gelu, silu, swiglu, geglu,
+      casts) and head views (reshapes, transposes, slices and
+      concatenations that keep the heads whole: a partial rotary embedding
+      in the [B, H, S, D] layout), from other linears, the
+      *column-parallel* ones (QKV, FC1, gate/up); every value on the way is
+      used only there. Blocks that share a fused projection (Phi's Q, K, V
+      and FC1 in one GEMM) are split together;
     - column-parallel weights and biases are split along N, the values
       between along their last dimension (whole heads for attention and
       rotary embeddings), the row-parallel weight along K; its output is
