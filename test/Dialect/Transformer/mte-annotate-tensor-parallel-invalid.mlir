@@ -48,3 +48,19 @@ func.func @escaping(%x: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x6xf
   %y = transformer.linear %g, %w2 layout <kn> : (tensor<1x4x6xf32>, tensor<6x8xf32>) -> tensor<1x4x8xf32>
   return %y, %h : tensor<1x4x8xf32>, tensor<1x4x6xf32>
 }
+
+// -----
+
+// An MLP whose hidden values pass through a [..., 2, 12] view: 2 does not
+// divide among 3 ranks although 24 does.
+func.func @view_heads(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<8x24xf32>
+  %w2 = arith.constant dense<0.5> : tensor<24x8xf32>
+  %h = transformer.linear %x, %w1 layout <kn> : (tensor<1x4x8xf32>, tensor<8x24xf32>) -> tensor<1x4x24xf32>
+  // expected-error @+1 {{tensor parallelism: a dimension of 2 (heads) does not divide among --tp=3 ranks}}
+  %v = transformer.reshape %h : tensor<1x4x24xf32> -> tensor<1x4x2x12xf32>
+  %g = transformer.gelu %v : tensor<1x4x2x12xf32>
+  %b = transformer.reshape %g : tensor<1x4x2x12xf32> -> tensor<1x4x24xf32>
+  %y = transformer.linear %b, %w2 layout <kn> : (tensor<1x4x24xf32>, tensor<24x8xf32>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}

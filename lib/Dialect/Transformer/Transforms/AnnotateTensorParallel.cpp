@@ -362,13 +362,10 @@ struct AnnotateTensorParallelPass
         axes);
   }
 
-  /// Split axes splitting dimension `dim` of a rank-`rank` tensor over the
-  /// grid.
-  static SmallVector<SmallVector<shard::GridAxis>> splitDim(int64_t rank,
-                                                            int64_t dim) {
+  /// Split axes splitting dimension `dim` of a tensor over the grid.
+  static SmallVector<SmallVector<shard::GridAxis>> splitDim(int64_t dim) {
     SmallVector<SmallVector<shard::GridAxis>> axes(dim + 1);
     axes[dim] = {0};
-    (void)rank;
     return axes;
   }
 
@@ -378,8 +375,7 @@ struct AnnotateTensorParallelPass
     OpBuilder builder(v.getContext());
     builder.setInsertionPointAfterValue(v);
     Location loc = v.getLoc();
-    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
-    Value split = sharding(builder, loc, splitDim(rank, dim));
+    Value split = sharding(builder, loc, splitDim(dim));
     auto produced = shard::ShardOp::create(builder, loc, v, split);
     auto read = shard::ShardOp::create(builder, loc, produced, split,
                                        /*annotate_for_users=*/true);
@@ -392,8 +388,7 @@ struct AnnotateTensorParallelPass
     Operation *user = operand.getOwner();
     OpBuilder builder(user);
     Location loc = user->getLoc();
-    int64_t rank = cast<RankedTensorType>(operand.get().getType()).getRank();
-    Value split = sharding(builder, loc, splitDim(rank, dim));
+    Value split = sharding(builder, loc, splitDim(dim));
     auto read = shard::ShardOp::create(builder, loc, operand.get(), split,
                                        /*annotate_for_users=*/true);
     operand.set(read);
@@ -623,7 +618,6 @@ struct AnnotateTensorParallelPass
     for (LinearOp column : block.columns)
       planFor(column);
 
-    SmallVector<std::pair<Operation *, int64_t>> kvChains;
     for (Operation *op : block.ops) {
       auto attention = dyn_cast<AttentionOp>(op);
       if (!attention)
