@@ -175,6 +175,9 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
   if (options.tensorParallel > 1 && cuda)
     return "--tp needs --target=host for now: the NCCL collectives of CUDA "
            "models are not built yet";
+  if (options.sequenceParallel && options.tensorParallel < 2)
+    return "--sp splits the tokens among the --tp ranks: it needs --tp=N "
+           "with N of 2 or more";
   if (options.tensorParallel > 1 && options.precision == Precision::FP8)
     return "--tp with --precision=fp8 is not supported yet (each quantised "
            "tensor needs one scale across the ranks)";
@@ -227,6 +230,7 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
   if (options.tensorParallel > 1) {
     TensorParallelPipelineOptions parallel;
     parallel.tpSize = options.tensorParallel;
+    parallel.sequenceParallel = options.sequenceParallel;
     buildTensorParallelPipeline(pm, parallel);
   }
 }

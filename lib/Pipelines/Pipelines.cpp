@@ -89,6 +89,7 @@ void mte::buildTensorParallelPipeline(
     OpPassManager &pm, const TensorParallelPipelineOptions &options) {
   transformer::AnnotateTensorParallelOptions annotate;
   annotate.tpSize = options.tpSize;
+  annotate.sequenceParallel = options.sequenceParallel;
   pm.addPass(transformer::createAnnotateTensorParallel(annotate));
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(shard::createPartition());

@@ -70,9 +70,14 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
             SiluOp, SwigluOp, GegluOp>(op))
       ++counts[op->getName().stripDialect()];
     // Tensor parallelism: where the ranks meet (one sum per row-parallel
-    // linear).
+    // linear; under sequence parallelism a reduce-scatter, and an
+    // all-gather before each column-parallel group).
     if (isa<shard::AllReduceOp>(op))
       ++counts["all_reduce"];
+    if (isa<shard::ReduceScatterOp>(op))
+      ++counts["reduce_scatter"];
+    if (isa<shard::AllGatherOp>(op))
+      ++counts["all_gather"];
     if (auto linear = dyn_cast<LinearOp>(op)) {
       // Recognised patterns are counted where a fusion absorbed them too:
       // each projection of a horizontal group, each activation epilogue.
@@ -109,7 +114,8 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
         "residual", "norm_linear", "gemm", "fp8_gemm", "fp8_skipped"})
     result.push_back({kind, counts.lookup(kind)});
   // Only sharded models have collectives.
-  if (int64_t sums = counts.lookup("all_reduce"))
-    result.push_back({"all_reduce", sums});
+  for (StringRef kind : {"all_reduce", "reduce_scatter", "all_gather"})
+    if (int64_t n = counts.lookup(kind))
+      result.push_back({kind, n});
   return result;
 }

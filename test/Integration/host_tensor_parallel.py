@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Tensor parallelism on the host: compiles each fixture family with
---tp=1, 2 and 4, runs the sharded builds through `mte-run --world-size N`
+--tp=1, 2 and 4 (with --sp: --tp=2 and 4 with sequence parallelism), runs the sharded builds through `mte-run --world-size N`
 (N processes meeting in the host communicator) on seeded random inputs, and
 compares rank 0's output with the --tp=1 build (rtol 1e-5, atol 1e-6: the
 ranks sum partial products in another order) and with the independent
 float64 reference of models.py (|err| <= 1e-4 |ref| + 1e-5, as
 host_models.py). Each sharded build must split its blocks: --fusion-stats
-reports at least one all-reduce per layer.
+reports at least one all-reduce per layer (under --sp, a reduce-scatter and
+an all-gather, and no all-reduce).
 
 Usage: host_tensor_parallel.py MTE_COMPILE MTE_RUN WORKDIR
-           [--families gpt2,llama,...] [--tp 2,4] [--batch 2 --seq 16]
+           [--families gpt2,llama,...] [--tp 2,4] [--sp] [--batch 2 --seq 16]
 """
 import argparse
 import os
@@ -35,11 +36,25 @@ def relative_rms(got, want):
     return np.linalg.norm(got - want) / np.linalg.norm(want)
 
 
-def all_reduces(stats):
+def count(stats, kind):
     for line in stats.splitlines():
-        if line.startswith("all_reduce:"):
+        if line.startswith(kind + ":"):
             return int(line.split(":")[1])
     return 0
+
+
+def check_collectives(stats, sp):
+    """Why the collectives of a sharded build show unsplit blocks, or None:
+    one sum per block, all-reduced, or under --sp reduce-scattered with an
+    all-gather before the next column-parallel linears."""
+    sums = count(stats, "reduce_scatter" if sp else "all_reduce")
+    if sums < LAYERS:
+        return f"{sums} row-parallel sums for {LAYERS} layers"
+    if sp and count(stats, "all_reduce"):
+        return f"{count(stats, 'all_reduce')} all-reduces left under --sp"
+    if sp and count(stats, "all_gather") < LAYERS:
+        return f"{count(stats, 'all_gather')} all-gathers for {LAYERS} layers"
+    return None
 
 
 def run_case(args, family, exporter):
@@ -61,52 +76,61 @@ def run_case(args, family, exporter):
                       + "x".join(map(str, reference[name].shape)))
         files += ["-i", f"{name}={path}"]
     outputs = {}
-    for tp in [1] + args.tp:
-        so = f"{stem}.tp{tp}.so"
+    builds = [(1, False)] + [(tp, args.sp) for tp in args.tp]
+    for tp, sp in builds:
+        name = f"tp={tp}" + (" sp" if sp else "")
+        so = f"{stem}.tp{tp}{'.sp' if sp else ''}.so"
         compiled = subprocess.run(
             [args.compile, stem + ".onnx", "-o", so, f"--tp={tp}",
-             "--fusion-stats"] + shapes, capture_output=True, text=True)
+             "--fusion-stats"] + (["--sp"] if sp else []) + shapes,
+            capture_output=True, text=True)
         if compiled.returncode != 0:
-            lines.append(f"FAIL {family} {exporter} tp={tp}: compile: "
+            # Tokens that no rank count divides are an error naming the op.
+            if sp and all(d % tp for d in want.shape[:-1]) and \
+                    "sequence parallelism: no dimension" in compiled.stderr:
+                lines.append(f"PASS {family} {exporter} {name}: no token "
+                             f"dimension of {want.shape} divides: "
+                             f"{compiled.stderr.strip().splitlines()[0]}")
+                continue
+            lines.append(f"FAIL {family} {exporter} {name}: compile: "
                          f"{compiled.stderr.strip()}")
             failures += 1
             continue
-        if tp > 1 and all_reduces(compiled.stdout) < LAYERS:
-            lines.append(f"FAIL {family} {exporter} tp={tp}: "
-                         f"{all_reduces(compiled.stdout)} all-reduces for "
-                         f"{LAYERS} layers: the blocks were not split")
+        unsplit = tp > 1 and check_collectives(compiled.stdout, sp)
+        if unsplit:
+            lines.append(f"FAIL {family} {exporter} {name}: {unsplit}: the "
+                         f"blocks were not split")
             failures += 1
-        out = f"{stem}.tp{tp}.out"
+        out = so[:-3] + ".out"
         ran = subprocess.run([args.run, so, "--world-size", str(tp),
                               "-o", out] + files,
                              capture_output=True, text=True)
         if ran.returncode != 0:
-            lines.append(f"FAIL {family} {exporter} tp={tp}: run: "
+            lines.append(f"FAIL {family} {exporter} {name}: run: "
                          f"{ran.stderr.strip()}")
             failures += 1
             continue
-        outputs[tp] = np.load(os.path.join(out, "last_hidden_state.npy"))
-    if 1 not in outputs:
+        outputs[name] = np.load(os.path.join(out, "last_hidden_state.npy"))
+    if "tp=1" not in outputs:
         return lines, failures + 1
-    for tp, got in outputs.items():
+    for name, got in outputs.items():
         if family.endswith("_fp16"):
             to_ref = relative_rms(got, want)
-            to_tp1 = relative_rms(got, outputs[1])
+            to_tp1 = relative_rms(got, outputs["tp=1"])
             ok = (got.shape == want.shape and to_ref <= FP16_RMS_REFERENCE
                   and to_tp1 <= FP16_RMS_TP1)
             lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
-                         f"tp={tp}: relative RMS error {to_ref:.2e} from the "
+                         f"{name}: relative RMS error {to_ref:.2e} from the "
                          f"reference, {to_tp1:.2e} from tp=1")
             failures += not ok
             continue
         err = np.abs(got.astype(np.float64) - want)
         ok = got.shape == want.shape and bool(
             np.all(err <= RTOL * np.abs(want) + ATOL))
-        same = tp == 1 or bool(np.allclose(got, outputs[1], rtol=1e-5,
-                                           atol=1e-6))
-        diff = np.abs(got - outputs[1]).max()
+        same = bool(np.allclose(got, outputs["tp=1"], rtol=1e-5, atol=1e-6))
+        diff = np.abs(got - outputs["tp=1"]).max()
         lines.append(f"{'PASS' if ok and same else 'FAIL'} {family} "
-                     f"{exporter} tp={tp}: max abs error {err.max():.2e} "
+                     f"{exporter} {name}: max abs error {err.max():.2e} "
                      f"from the reference, {diff:.2e} from tp=1")
         failures += not (ok and same)
     return lines, failures
@@ -120,6 +144,8 @@ def main():
     ap.add_argument("--families", default="bert,gpt2,llama")
     ap.add_argument("--exporters", default="torchscript,dynamo")
     ap.add_argument("--tp", default="2,4")
+    ap.add_argument("--sp", action="store_true",
+                    help="build each --tp with --sp (sequence parallelism)")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=16)
     args = ap.parse_args()

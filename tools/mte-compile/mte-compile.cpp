@@ -81,6 +81,13 @@ cl::opt<int64_t> tensorParallel(
              "row-parallel linears, heads split; --target=host for now): one "
              "model.so that every rank opens (mte-run --world-size N)"),
     cl::init(1), cl::cat(compilerOptions));
+cl::opt<bool> sequenceParallel(
+    "sp",
+    cl::desc("With --tp: sequence parallelism (Megatron-LM's): norms, "
+             "residual adds and elementwise ops between the blocks run on "
+             "1/N of the tokens; reduce-scatter after the row-parallel "
+             "linears, all-gather before the column-parallel ones"),
+    cl::init(false), cl::cat(compilerOptions));
 cl::opt<std::string> weights(
     "weights",
     cl::desc("embed (default): weights in model.so; external (with "
@@ -164,6 +171,7 @@ std::string readOptions(CompilerOptions &options) {
   options.amaxHistory = amaxHistory;
   options.amaxAlgorithm = amaxAlgo;
   options.tensorParallel = tensorParallel;
+  options.sequenceParallel = sequenceParallel;
   options.indexCheck = indexCheck;
   options.output = emit;
   options.fusion = fusion;

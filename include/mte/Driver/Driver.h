@@ -86,6 +86,9 @@ struct CompilerOptions {
   std::string amaxAlgorithm = "max";
   /// Ranks that split each block (--tp); 1: an unsharded model.
   int64_t tensorParallel = 1;
+  /// With tensorParallel: split the values between the blocks along their
+  /// tokens too (--sp, Megatron-LM's sequence parallelism).
+  bool sequenceParallel = false;
   /// Static shapes of graph inputs.
   ONNXImportOptions import;
 };

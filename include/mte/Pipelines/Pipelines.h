@@ -92,6 +92,11 @@ struct TensorParallelPipelineOptions
                          llvm::cl::desc("The number of ranks that split each "
                                         "block"),
                          llvm::cl::init(2)};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("Split the values between the blocks along their "
+                     "tokens (Megatron-LM's sequence parallelism)"),
+      llvm::cl::init(false)};
 };
 
 /// Splits the model Megatron-style over `tp-size` ranks: the blocks are

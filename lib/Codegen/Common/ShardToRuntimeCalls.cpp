@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -43,6 +44,10 @@ public:
       return lowerAllSlice(builder, slice);
     if (auto reduce = dyn_cast<shard::AllReduceOp>(op))
       return lowerAllReduce(builder, reduce);
+    if (auto gather = dyn_cast<shard::AllGatherOp>(op))
+      return lowerAllGather(builder, gather);
+    if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
+      return lowerReduceScatter(builder, scatter);
     if (auto index = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
       if (failed(gridOf(op, index.getGridAttr())))
         return failure();
@@ -151,60 +156,221 @@ private:
     return success();
   }
 
+  /// The runtime's element type and reduction for collective `op` on
+  /// `type`.
+  static FailureOr<mte_dtype> dtypeOf(Operation *op, RankedTensorType type) {
+    if (!type.hasStaticShape())
+      return op->emitOpError("communicates a tensor of dynamic shape");
+    std::optional<mte_dtype> dtype = mte::getDType(type.getElementType());
+    if (!dtype)
+      return op->emitOpError("communicates elements of type ")
+             << type.getElementType() << ", which the runtime does not take";
+    return *dtype;
+  }
+
+  static FailureOr<mte_reduce_op> reduceOpOf(Operation *op,
+                                             shard::ReductionKind kind) {
+    switch (kind) {
+    case shard::ReductionKind::Sum:
+      return MTE_REDUCE_SUM;
+    case shard::ReductionKind::Max:
+      return MTE_REDUCE_MAX;
+    case shard::ReductionKind::Min:
+      return MTE_REDUCE_MIN;
+    default:
+      return op->emitOpError("reduces by ")
+             << shard::stringifyReductionKind(kind)
+             << ", which the runtime does not provide";
+    }
+  }
+
+  /// The address of `tensor`'s buffer, which the call only reads.
+  static Value inputAddress(OpBuilder &builder, Location loc, Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Value buffer = bufferization::ToBufferOp::create(
+        builder, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        tensor, /*read_only=*/true);
+    return address(builder, loc, buffer);
+  }
+
+  static Value address(OpBuilder &builder, Location loc, Value buffer) {
+    Value index =
+        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, buffer);
+    return arith::IndexCastOp::create(builder, loc, builder.getI64Type(),
+                                      index);
+  }
+
+  /// Calls `callee` with `leading` (the send address, then what comes
+  /// before the output) and the output buffer's address inserted after it,
+  /// then `trailing`; returns the output as a tensor of `type`.
+  static Value callWithOutput(OpBuilder &builder, Location loc,
+                              func::FuncOp callee, Value send,
+                              RankedTensorType type,
+                              ArrayRef<int64_t> trailing) {
+    Value output = memref::AllocOp::create(
+        builder, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    SmallVector<Value> args = {send, address(builder, loc, output)};
+    auto argTypes = callee.getFunctionType().getInputs().drop_front(2);
+    for (auto [value, argType] : llvm::zip_equal(trailing, argTypes))
+      args.push_back(arith::ConstantIntOp::create(
+          builder, loc, value, cast<IntegerType>(argType).getWidth()));
+    func::CallOp::create(builder, loc, callee, args);
+    return bufferization::ToTensorOp::create(builder, loc, type, output,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+
+  /// The runtime's collectives cut and join buffers in contiguous parts,
+  /// one per rank: along the outermost dimension. Splitting dimension
+  /// `axis` of a tensor of `shape` instead (a token dimension after a
+  /// batch one) goes through a view with the rank index first: true when
+  /// the dimensions before `axis` hold more than one element.
+  static bool needsRankMajorView(ArrayRef<int64_t> shape, int64_t axis) {
+    int64_t before = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      before *= shape[d];
+    return before > 1;
+  }
+
+  /// transpose(`tensor`, `permutation`) into a new tensor.
+  static Value transpose(OpBuilder &builder, Location loc, Value tensor,
+                         ArrayRef<int64_t> permutation) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t d : permutation)
+      shape.push_back(type.getDimSize(d));
+    Value init =
+        tensor::EmptyOp::create(builder, loc, shape, type.getElementType());
+    return linalg::TransposeOp::create(builder, loc, tensor, init, permutation)
+        .getResult()[0];
+  }
+
+  /// Reassociation of a rank `rank + 1` shape into one of `rank`, merging
+  /// dimensions `axis` and `axis + 1`.
+  static SmallVector<ReassociationIndices> mergeAt(int64_t rank,
+                                                   int64_t axis) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0, i = 0; d < rank; ++d) {
+      if (d == axis) {
+        groups.push_back({i, i + 1});
+        i += 2;
+      } else {
+        groups.push_back({i++});
+      }
+    }
+    return groups;
+  }
+
   LogicalResult lowerAllReduce(OpBuilder &builder, shard::AllReduceOp reduce) {
     if (failed(gridOf(reduce, reduce.getGridAttr())))
       return failure();
     Location loc = reduce.getLoc();
     auto type = dyn_cast<RankedTensorType>(reduce.getInput().getType());
-    if (!type || !type.hasStaticShape() ||
-        type != reduce.getResult().getType())
-      return reduce.emitOpError("reduces other than a static tensor into its "
-                                "own type");
-    std::optional<mte_dtype> dtype = mte::getDType(type.getElementType());
-    if (!dtype)
-      return reduce.emitOpError("reduces elements of type ")
-             << type.getElementType() << ", which the runtime does not take";
-    mte_reduce_op op;
-    switch (reduce.getReduction()) {
-    case shard::ReductionKind::Sum:
-      op = MTE_REDUCE_SUM;
-      break;
-    case shard::ReductionKind::Max:
-      op = MTE_REDUCE_MAX;
-      break;
-    case shard::ReductionKind::Min:
-      op = MTE_REDUCE_MIN;
-      break;
-    default:
-      return reduce.emitOpError("reduces by ")
-             << shard::stringifyReductionKind(reduce.getReduction())
-             << ", which the runtime does not provide";
-    }
-    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    Value input = bufferization::ToBufferOp::create(
-        builder, loc, memrefType, reduce.getInput(), /*read_only=*/true);
-    Value output = memref::AllocOp::create(builder, loc, memrefType);
-    auto address = [&](Value buffer) -> Value {
-      Value index =
-          memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, buffer);
-      return arith::IndexCastOp::create(builder, loc, builder.getI64Type(),
-                                        index);
-    };
-    auto i64 = [&](int64_t v) -> Value {
-      return arith::ConstantIntOp::create(builder, loc, v, 64);
-    };
-    auto i32 = [&](int64_t v) -> Value {
-      return arith::ConstantIntOp::create(builder, loc, v, 32);
-    };
-    func::FuncOp callee = DECLARE(mte_comm_all_reduce);
-    func::CallOp::create(
-        builder, loc, callee,
-        ValueRange{address(input), address(output), i64(type.getNumElements()),
-                   i32(*dtype), i32(op), i32(axesMask(reduce.getGridAxes()))});
-    Value result = bufferization::ToTensorOp::create(
-        builder, loc, type, output, /*restrict=*/true, /*writable=*/true);
+    if (!type || type != reduce.getResult().getType())
+      return reduce.emitOpError("reduces other than a tensor into its own "
+                                "type");
+    FailureOr<mte_dtype> dtype = dtypeOf(reduce, type);
+    FailureOr<mte_reduce_op> op = reduceOpOf(reduce, reduce.getReduction());
+    if (failed(dtype) || failed(op))
+      return failure();
+    Value result = callWithOutput(
+        builder, loc, DECLARE(mte_comm_all_reduce),
+        inputAddress(builder, loc, reduce.getInput()), type,
+        {type.getNumElements(), *dtype, *op, axesMask(reduce.getGridAxes())});
     reduce.replaceAllUsesWith(result);
     reduce.erase();
+    return success();
+  }
+
+  /// all_gather along `axis`: the runtime joins the ranks' buffers one
+  /// after another ([ranks, local...]), which is the result when nothing
+  /// precedes `axis`; else that is transposed to [..., ranks, local axis,
+  /// ...] and the two dimensions merged.
+  LogicalResult lowerAllGather(OpBuilder &builder, shard::AllGatherOp gather) {
+    FailureOr<shard::GridOp> grid = gridOf(gather, gather.getGridAttr());
+    if (failed(grid))
+      return failure();
+    Location loc = gather.getLoc();
+    auto localType = cast<RankedTensorType>(gather.getInput().getType());
+    auto type = cast<RankedTensorType>(gather.getResult().getType());
+    FailureOr<mte_dtype> dtype = dtypeOf(gather, localType);
+    if (failed(dtype) || failed(dtypeOf(gather, type)))
+      return failure();
+    int64_t axis = gather.getGatherAxis().getSExtValue();
+    int64_t ranks = type.getDimSize(axis) / localType.getDimSize(axis);
+    bool view = needsRankMajorView(localType.getShape(), axis);
+    SmallVector<int64_t> joinedShape;
+    if (view) {
+      joinedShape.push_back(ranks);
+      llvm::append_range(joinedShape, localType.getShape());
+    } else {
+      joinedShape.assign(type.getShape().begin(), type.getShape().end());
+    }
+    auto joinedType =
+        RankedTensorType::get(joinedShape, type.getElementType());
+    Value result = callWithOutput(
+        builder, loc, DECLARE(mte_comm_all_gather),
+        inputAddress(builder, loc, gather.getInput()), joinedType,
+        {localType.getNumElements(), *dtype, axesMask(gather.getGridAxes())});
+    if (view) {
+      // [ranks, d0, ..., d_axis, ...] -> [d0, ..., ranks, d_axis, ...].
+      SmallVector<int64_t> permutation;
+      for (int64_t d = 1; d <= axis; ++d)
+        permutation.push_back(d);
+      permutation.push_back(0);
+      for (int64_t d = axis + 1; d <= localType.getRank(); ++d)
+        permutation.push_back(d);
+      result = transpose(builder, loc, result, permutation);
+      result = tensor::CollapseShapeOp::create(
+          builder, loc, type, result, mergeAt(type.getRank(), axis));
+    }
+    gather.replaceAllUsesWith(result);
+    gather.erase();
+    return success();
+  }
+
+  /// reduce_scatter along `axis`: the runtime gives rank g the g-th
+  /// contiguous part of the sum, which is its slice when nothing precedes
+  /// `axis`; else the input is first viewed as [..., ranks, local axis,
+  /// ...] and transposed to put the ranks first.
+  LogicalResult lowerReduceScatter(OpBuilder &builder,
+                                   shard::ReduceScatterOp scatter) {
+    if (failed(gridOf(scatter, scatter.getGridAttr())))
+      return failure();
+    Location loc = scatter.getLoc();
+    auto inputType = cast<RankedTensorType>(scatter.getInput().getType());
+    auto type = cast<RankedTensorType>(scatter.getResult().getType());
+    FailureOr<mte_dtype> dtype = dtypeOf(scatter, type);
+    FailureOr<mte_reduce_op> op = reduceOpOf(scatter, scatter.getReduction());
+    if (failed(dtype) || failed(op) || failed(dtypeOf(scatter, inputType)))
+      return failure();
+    if (inputType.getElementType() != type.getElementType())
+      return scatter.emitOpError("reduces into another element type");
+    int64_t axis = scatter.getScatterAxis().getSExtValue();
+    int64_t ranks = inputType.getDimSize(axis) / type.getDimSize(axis);
+    Value input = scatter.getInput();
+    if (needsRankMajorView(inputType.getShape(), axis)) {
+      // [d0, ..., ranks * local, ...] -> [d0, ..., ranks, local, ...]
+      // -> [ranks, d0, ..., local, ...].
+      SmallVector<int64_t> viewShape(inputType.getShape());
+      viewShape[axis] = type.getDimSize(axis);
+      viewShape.insert(viewShape.begin() + axis, ranks);
+      input = tensor::ExpandShapeOp::create(
+          builder, loc,
+          RankedTensorType::get(viewShape, inputType.getElementType()), input,
+          mergeAt(inputType.getRank(), axis));
+      SmallVector<int64_t> permutation = {axis};
+      for (int64_t d = 0; d <= inputType.getRank(); ++d)
+        if (d != axis)
+          permutation.push_back(d);
+      input = transpose(builder, loc, input, permutation);
+    }
+    Value result = callWithOutput(
+        builder, loc, DECLARE(mte_comm_reduce_scatter),
+        inputAddress(builder, loc, input), type,
+        {type.getNumElements(), *dtype, *op, axesMask(scatter.getGridAxes())});
+    scatter.replaceAllUsesWith(result);
+    scatter.erase();
     return success();
   }
 #undef DECLARE

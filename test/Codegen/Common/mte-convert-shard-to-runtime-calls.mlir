@@ -18,8 +18,8 @@
 // CHECK: %[[OFFSET:.*]] = arith.muli %[[INDEX]], %c4
 // CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[W]][0, %[[OFFSET]]] [8, 4] [1, 1] : tensor<8x16xf32> to tensor<8x4xf32>
 // CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x8xf32> to memref<4x8xf32>
-// CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x8xf32>
 // CHECK: %[[INP:.*]] = memref.extract_aligned_pointer_as_index %[[IN]]
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x8xf32>
 // CHECK: %[[OUTP:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
 // CHECK: %[[COUNT:.*]] = arith.constant 32 : i64
 // CHECK: %[[F32:.*]] = arith.constant 1 : i32
@@ -38,11 +38,71 @@ func.func @rank_program(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x
 
 // -----
 
+// Sequence parallelism's collectives. Along the outermost dimension the
+// runtime's contiguous parts are the result.
+
+// CHECK-LABEL: func.func @gather_outer
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<8x8xf32>
+// CHECK: call @mte_comm_all_gather(%{{.*}}, %{{.*}}, %c32_i64, %c1_i32, %c1_i32{{.*}}) : (i64, i64, i64, i32, i32) -> ()
+// CHECK: %[[T:.*]] = bufferization.to_tensor %[[OUT]]
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[T]]
 shard.grid @g(shape = 2)
-func.func @gather(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{'shard.all_gather' op has no lowering for sharded models yet}}
+func.func @gather_outer(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
   %r = shard.all_gather %x on @g grid_axes = [0] gather_axis = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
+}
+
+// -----
+
+// The tokens of [B, S, H] after a batch of 2: the ranks' parts arrive as
+// [ranks, B, S / ranks, H], transposed to [B, ranks, S / ranks, H] and
+// merged into [B, S, H].
+
+// CHECK-LABEL: func.func @gather_tokens
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8xf32>)
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x2x4x8xf32>
+// CHECK: call @mte_comm_all_gather(%{{.*}}, %{{.*}}, %c64_i64, %c1_i32, %c1_i32{{.*}})
+// CHECK: %[[J:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<2x2x4x8xf32> to tensor<2x2x4x8xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x2x4x8xf32>
+// CHECK: %[[TR:.*]] = linalg.transpose ins(%[[J]] : tensor<2x2x4x8xf32>) outs(%[[E]] : tensor<2x2x4x8xf32>) permutation = [1, 0, 2, 3]
+// CHECK: %[[R:.*]] = tensor.collapse_shape %[[TR]] {{\[\[}}0], [1, 2], [3]] : tensor<2x2x4x8xf32> into tensor<2x8x8xf32>
+// CHECK: return %[[R]]
+shard.grid @g(shape = 2)
+func.func @gather_tokens(%x: tensor<2x4x8xf32>) -> tensor<2x8x8xf32> {
+  %r = shard.all_gather %x on @g grid_axes = [0] gather_axis = 1 : tensor<2x4x8xf32> -> tensor<2x8x8xf32>
+  return %r : tensor<2x8x8xf32>
+}
+
+// -----
+
+// A reduce-scatter of the tokens over 4 ranks: [B, S, H] viewed as
+// [B, 4, S / 4, H], the ranks first, then the runtime's contiguous parts.
+
+// CHECK: func.func private @mte_comm_reduce_scatter(i64, i64, i64, i32, i32, i32)
+// CHECK-LABEL: func.func @scatter_tokens
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x6xf32>)
+// CHECK: %[[V:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1, 2], [3]] output_shape [2, 4, 2, 6] : tensor<2x8x6xf32> into tensor<2x4x2x6xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x2x2x6xf32>
+// CHECK: %[[TR:.*]] = linalg.transpose ins(%[[V]] : tensor<2x4x2x6xf32>) outs(%[[E]] : tensor<4x2x2x6xf32>) permutation = [1, 0, 2, 3]
+// CHECK: %[[IN:.*]] = bufferization.to_buffer %[[TR]] read_only
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x2x6xf32>
+// CHECK: call @mte_comm_reduce_scatter(%{{.*}}, %{{.*}}, %c24_i64, %c1_i32, %c0_i32, %c1_i32{{.*}}) : (i64, i64, i64, i32, i32, i32) -> ()
+// CHECK: %[[T:.*]] = bufferization.to_tensor %[[OUT]]
+// CHECK: return %[[T]]
+shard.grid @g(shape = 4)
+func.func @scatter_tokens(%x: tensor<2x8x6xf32>) -> tensor<2x2x6xf32> {
+  %r = shard.reduce_scatter %x on @g grid_axes = [0] scatter_axis = 1 : tensor<2x8x6xf32> -> tensor<2x2x6xf32>
+  return %r : tensor<2x2x6xf32>
+}
+
+// -----
+
+shard.grid @g(shape = 2)
+func.func @all_to_all(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'shard.all_to_all' op has no lowering for sharded models yet}}
+  %r = shard.all_to_all %x on @g grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
 }
 
 // -----

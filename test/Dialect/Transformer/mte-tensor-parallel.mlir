@@ -1,5 +1,7 @@
 // RUN: mte-opt %s --split-input-file --pass-pipeline='builtin.module(mte-tensor-parallel{tp-size=2})' | FileCheck %s --check-prefix=TP2
 // RUN: mte-opt %s --split-input-file --pass-pipeline='builtin.module(mte-tensor-parallel{tp-size=4})' | FileCheck %s --check-prefix=TP4
+// RUN: mte-opt %s --split-input-file --pass-pipeline='builtin.module(mte-tensor-parallel{tp-size=2 sequence-parallel=true})' | FileCheck %s --check-prefix=SP2
+// RUN: mte-opt %s --split-input-file --pass-pipeline='builtin.module(mte-tensor-parallel{tp-size=4 sequence-parallel=true})' | FileCheck %s --check-prefix=SP4
 
 // A GPT-2 block as mte-transformer-fusion leaves it: fused QKV with bias
 // and a split, attention, the output projection with the residual, the MLP
@@ -38,6 +40,36 @@
 // TP4: shard.all_reduce {{.*}} : tensor<2x8x16xf32> -> tensor<2x8x16xf32>
 // TP4: activation <gelu_tanh> : (tensor<2x8x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
 // TP4: shard.all_reduce
+
+// Sequence parallelism: each row-parallel sum is reduce-scattered over the
+// 8 tokens; its bias, the residual add (the block's input, sliced to the
+// rank's tokens) and the next norm run on 8 / tp tokens, which FC1 reads
+// all-gathered; the block's output is gathered for the caller.
+// SP2-LABEL: func.func @gpt2_block
+// SP2-SAME: (%[[X:.*]]: tensor<2x8x16xf32>)
+// SP2: %[[LN:.*]] = transformer.layer_norm %[[X]], {{.*}} -> tensor<2x8x16xf32>
+// SP2: transformer.linear %[[LN]]
+// SP2: transformer.attention {{.*}} -> tensor<2x8x8xf32>
+// SP2: %[[XS:.*]] = shard.all_slice %[[X]] on @tp grid_axes = [0] slice_axis = 1 : tensor<2x8x16xf32> -> tensor<2x4x16xf32>
+// SP2: %[[P:.*]] = transformer.linear {{.*}} -> tensor<2x8x16xf32>
+// SP2: %[[RS:.*]] = shard.reduce_scatter %[[P]] on @tp grid_axes = [0] scatter_axis = 1 : tensor<2x8x16xf32> -> tensor<2x4x16xf32>
+// SP2: %[[B:.*]] = transformer.add %[[RS]], %{{.*}} : (tensor<2x4x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+// SP2: %[[LN2:.*]], %[[H:.*]] = transformer.layer_norm %[[B]], %{{.*}} bias %{{.*}} residual %[[XS]] {{.*}} -> (tensor<2x4x16xf32>, tensor<2x4x16xf32>)
+// SP2: %[[G:.*]] = shard.all_gather %[[LN2]] on @tp grid_axes = [0] gather_axis = 1 : tensor<2x4x16xf32> -> tensor<2x8x16xf32>
+// SP2: transformer.linear %[[G]], {{.*}} activation <gelu_tanh> : {{.*}} -> tensor<2x8x16xf32>
+// SP2: %[[RS2:.*]] = shard.reduce_scatter %{{.*}} scatter_axis = 1 : tensor<2x8x16xf32> -> tensor<2x4x16xf32>
+// SP2: %[[B2:.*]] = transformer.add %[[RS2]]
+// SP2: %[[Y:.*]] = transformer.add %[[B2]], %[[H]] : (tensor<2x4x16xf32>, tensor<2x4x16xf32>)
+// SP2: %[[YG:.*]] = shard.all_gather %[[Y]] {{.*}} gather_axis = 1 : tensor<2x4x16xf32> -> tensor<2x8x16xf32>
+// SP2-NOT: shard.all_reduce
+// SP2: return %[[YG]]
+
+// SP4-LABEL: func.func @gpt2_block
+// SP4: shard.reduce_scatter {{.*}} scatter_axis = 1 : tensor<2x8x16xf32> -> tensor<2x2x16xf32>
+// SP4: transformer.layer_norm {{.*}} -> (tensor<2x2x16xf32>, tensor<2x2x16xf32>)
+// SP4: shard.all_gather {{.*}} gather_axis = 1 : tensor<2x2x16xf32> -> tensor<2x8x16xf32>
+// SP4-NOT: shard.all_reduce
+// SP4: return
 
 func.func @gpt2_block(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
   %g = arith.constant dense<1.0> : tensor<16xf32>
@@ -93,6 +125,22 @@ func.func @gpt2_block(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
 // TP4: transformer.swiglu %{{.*}}, %{{.*}} : tensor<2x8x8xf32>
 // TP4: shard.all_reduce
 
+// SP4-LABEL: func.func @llama_block
+// SP4-SAME: (%[[X:[^:]*]]: tensor<2x8x16xf32>
+// SP4: transformer.rms_norm %[[X]], {{.*}} -> tensor<2x8x16xf32>
+// SP4: transformer.attention {{.*}}num_heads = 1 : i64, num_kv_heads = 1 : i64{{.*}} -> tensor<2x8x4xf32>
+// SP4: %[[XS:.*]] = shard.all_slice %[[X]] on @tp grid_axes = [0] slice_axis = 1 : tensor<2x8x16xf32> -> tensor<2x2x16xf32>
+// SP4: %[[RS:.*]] = shard.reduce_scatter %{{.*}} scatter_axis = 1 : tensor<2x8x16xf32> -> tensor<2x2x16xf32>
+// SP4: %[[N:.*]], %[[H:.*]] = transformer.rms_norm %[[RS]], %{{.*}} residual %[[XS]] {{.*}} -> (tensor<2x2x16xf32>, tensor<2x2x16xf32>)
+// SP4: %[[G:.*]] = shard.all_gather %[[N]] {{.*}} gather_axis = 1 : tensor<2x2x16xf32> -> tensor<2x8x16xf32>
+// SP4: transformer.linear %[[G]], {{.*}} -> tensor<2x8x16xf32>
+// SP4: transformer.swiglu {{.*}} : tensor<2x8x8xf32>
+// SP4: %[[RS2:.*]] = shard.reduce_scatter
+// SP4: %[[Y:.*]] = transformer.add %[[RS2]], %[[H]]
+// SP4: %[[YG:.*]] = shard.all_gather %[[Y]]
+// SP4-NOT: shard.all_reduce
+// SP4: return %[[YG]]
+
 func.func @llama_block(%x: tensor<2x8x16xf32>, %cos: tensor<8x4xf32>, %sin: tensor<8x4xf32>) -> tensor<2x8x16xf32> {
   %g = arith.constant dense<1.0> : tensor<16xf32>
   %wqkv = arith.constant dense<0.5> : tensor<32x16xf32>
@@ -131,6 +179,16 @@ func.func @llama_block(%x: tensor<2x8x16xf32>, %cos: tensor<8x4xf32>, %sin: tens
 // TP2: transformer.concat {{.*}} -> tensor<1x2x4x4xf32>
 // TP2: transformer.attention {{.*}}num_heads = 2 : i64, num_kv_heads = 2 : i64{{.*}} -> tensor<1x4x8xf32>
 // TP2-COUNT-2: shard.all_reduce
+
+// Under sequence parallelism both halves' sums are reduce-scattered, and
+// added with the input's tokens.
+// SP2-LABEL: func.func @parallel_block
+// SP2: %[[A:.*]] = shard.reduce_scatter {{.*}} : tensor<1x4x16xf32> -> tensor<1x2x16xf32>
+// SP2: %[[M:.*]] = shard.reduce_scatter {{.*}} : tensor<1x4x16xf32> -> tensor<1x2x16xf32>
+// SP2: %[[S:.*]] = transformer.add %[[A]], %[[M]]
+// SP2: %[[XS:.*]] = shard.all_slice %{{.*}} slice_axis = 1 : tensor<1x4x16xf32> -> tensor<1x2x16xf32>
+// SP2: %[[Y:.*]] = transformer.add %[[S]], %[[XS]]
+// SP2: shard.all_gather %[[Y]] {{.*}} -> tensor<1x4x16xf32>
 
 func.func @parallel_block(%x: tensor<1x4x16xf32>, %cos: tensor<4x2xf32>, %sin: tensor<4x2xf32>) -> tensor<1x4x16xf32> {
   %w = arith.constant dense<0.5> : tensor<16x80xf32>

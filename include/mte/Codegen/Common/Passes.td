@@ -85,20 +85,26 @@ def ConvertShardToRuntimeCalls
       such as a weight) becomes a `tensor.extract_slice` at the rank's
       offset: no communication, and after bufferization a view of the
       constant, so no rank copies the weights it does not use;
-    - `shard.all_reduce` becomes `mte_comm_all_reduce` on the buffer of its
-      input, writing a new buffer;
+    - `shard.all_reduce`, `shard.all_gather` and `shard.reduce_scatter`
+      become `mte_comm_all_reduce`, `mte_comm_all_gather` and
+      `mte_comm_reduce_scatter` on the buffer of their input, writing a new
+      buffer. The runtime joins and cuts buffers in contiguous parts, one
+      per rank; a gather or scatter along a dimension after others of more
+      than one element (the tokens of `[B, S, H]`) goes through a
+      rank-major view and a `linalg.transpose`;
     - `shard.process_linear_index` and `shard.process_multi_index` become
       `mte_comm_rank()` and its coordinates in the grid.
 
     The grid axes of a collective become the bit mask the runtime takes. The
     pass runs on tensors, before bufferization, and removes the grid once
-    nothing refers to it. Other collectives (all_gather, reduce_scatter,
-    all_to_all, send/recv) are an error naming the op, as are groups over a
-    grid the module does not define statically.
+    nothing refers to it. Other collectives (all_to_all, send/recv, ...)
+    are an error naming the op, as are groups over a grid the module does
+    not define statically.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::tensor::TensorDialect"];
 }

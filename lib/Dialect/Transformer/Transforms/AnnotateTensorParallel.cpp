@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mte::transformer {
@@ -348,6 +349,8 @@ struct AnnotateTensorParallelPass
         if (failed(splitBlock(block)))
           return signalPassFailure();
       numBlocks += blocks.size();
+      if (sequenceParallel && failed(splitSequence(blocks)))
+        return signalPassFailure();
       completeAnnotations(func);
     }
   }
@@ -394,6 +397,155 @@ struct AnnotateTensorParallelPass
     operand.set(read);
   }
 
+
+  /// Whether `op` computes each token from the same token of its operands,
+  /// so that it runs on a rank's tokens: elementwise ops and norms (whose
+  /// normalised dimensions must not hold the tokens).
+  static bool isTokenwise(Operation *op, int64_t dim) {
+    if (isa<AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp, SiluOp, ReluOp, TanhOp,
+            SigmoidOp, ExpOp, NegOp>(op))
+      return true;
+    int64_t axis;
+    if (auto norm = dyn_cast<LayerNormOp>(op))
+      axis = norm.getAxis();
+    else if (auto norm = dyn_cast<RMSNormOp>(op))
+      axis = norm.getAxis();
+    else
+      return false;
+    int64_t rank = resultRankOf(op);
+    return dim < normalizeAxis(axis, rank).value_or(rank - 1);
+  }
+
+  static int64_t resultRankOf(Operation *op) {
+    return cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+  }
+
+  /// The dimension of `operand` (read by an op of result rank `rank`, numpy
+  /// broadcasting) that holds result dimension `dim`, if it has one of
+  /// more than one element.
+  static std::optional<int64_t> operandDim(Value operand, int64_t rank,
+                                           int64_t dim) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type)
+      return std::nullopt;
+    int64_t d = dim - (rank - type.getRank());
+    if (d < 0 || type.getDimSize(d) == 1)
+      return std::nullopt;
+    return d;
+  }
+
+  /// The token dimension a row-parallel output of `type` is split along:
+  /// the one before the hidden dimension when it divides, else the last
+  /// other leading one that does.
+  std::optional<int64_t> tokenDim(RankedTensorType type) {
+    int64_t tp = tpSize;
+    for (int64_t d = type.getRank() - 2; d >= 0; --d)
+      if (type.getDimSize(d) % tp == 0)
+        return d;
+    return std::nullopt;
+  }
+
+  /// Sequence parallelism: from each block's output, the values that ops
+  /// working token by token compute are split along the tokens. Their
+  /// readers get them split when they work token by token too, else whole
+  /// (an all-gather); the other operands of a token-wise op that have
+  /// every token are read as the rank's tokens (a slice).
+  LogicalResult splitSequence(ArrayRef<Block> blocks) {
+    llvm::MapVector<Value, int64_t> dims;
+    // A row's output is reduce-scattered; its residual is read split.
+    llvm::DenseSet<Operation *> tokenwise;
+    for (const Block &block : blocks)
+      for (LinearOp row : block.rows) {
+        RankedTensorType type = row.getType();
+        std::optional<int64_t> dim = tokenDim(type);
+        if (!dim || type.getRank() < 2)
+          return row.emitError("sequence parallelism: no dimension of the "
+                               "output ")
+                 << type << " but the hidden one divides among --tp="
+                 << static_cast<int64_t>(tpSize) << " ranks";
+        dims.insert({row.getOutput(), *dim});
+        tokenwise.insert(row);
+      }
+    // Forward, in program order within each function: an op joins when
+    // one of its operands is split, every split operand along the result
+    // dimension `dim` with the result's shape, and it works token by token
+    // along `dim`.
+    SmallVector<Value> worklist;
+    for (auto &entry : dims)
+      worklist.push_back(entry.first);
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      int64_t dim = dims.lookup(v);
+      for (Operation *user : v.getUsers()) {
+        if (tokenwise.contains(user) || !isTokenwise(user, dim))
+          continue;
+        int64_t rank = resultRankOf(user);
+        auto resultType = cast<RankedTensorType>(user->getResult(0).getType());
+        bool consistent = llvm::all_of(user->getOperands(), [&](Value operand) {
+          auto it = dims.find(operand);
+          if (it == dims.end())
+            return true;
+          auto type = cast<RankedTensorType>(operand.getType());
+          return it->second == dim && type.getShape() == resultType.getShape();
+        });
+        if (!consistent || rank != resultType.getRank())
+          continue;
+        tokenwise.insert(user);
+        for (Value result : user->getResults())
+          if (isa<RankedTensorType>(result.getType()) &&
+              dims.insert({result, dim}).second)
+            worklist.push_back(result);
+      }
+    }
+
+    // The producers write their values split; each reader reads them as
+    // it runs.
+    for (auto [v, dim] : dims) {
+      OpBuilder builder(v.getContext());
+      builder.setInsertionPointAfterValue(v);
+      Location loc = v.getLoc();
+      Value split = sharding(builder, loc, splitDim(dim));
+      auto produced = shard::ShardOp::create(builder, loc, v, split);
+      for (OpOperand &use : llvm::make_early_inc_range(v.getUses())) {
+        Operation *user = use.getOwner();
+        if (user == produced)
+          continue;
+        // A row reads only its residual by tokens.
+        auto row = dyn_cast<LinearOp>(user);
+        bool reads = tokenwise.contains(user) &&
+                     (!row || (row.getResidual() == v &&
+                               &use == &row.getResidualMutable()[0]));
+        OpBuilder at(user);
+        Value how = reads ? split : sharding(at, loc, {{}});
+        use.set(shard::ShardOp::create(at, loc, produced, how,
+                                       /*annotate_for_users=*/true));
+      }
+    }
+    // The operands of token-wise ops that have every token, not split
+    // yet: each rank reads its tokens.
+    for (Operation *op : tokenwise) {
+      int64_t rank = resultRankOf(op);
+      Value result = op->getResult(0);
+      int64_t dim = dims.lookup(result);
+      for (OpOperand &operand : op->getOpOperands()) {
+        Value value = operand.get();
+        if (value.getDefiningOp<shard::ShardOp>())
+          continue; // read split above
+        if (auto linear = dyn_cast<LinearOp>(op))
+          if (value != linear.getResidual())
+            continue; // a row reads its input and weight as the block does
+        std::optional<int64_t> d = operandDim(value, rank, dim);
+        if (!d)
+          continue;
+        OpBuilder builder(op);
+        Value split = sharding(builder, op->getLoc(), splitDim(*d));
+        operand.set(shard::ShardOp::create(builder, op->getLoc(), value, split,
+                                           /*annotate_for_users=*/true));
+      }
+    }
+    numSequenceSplit += dims.size();
+    return success();
+  }
 
   /// shard-partition reads every tensor value through annotations: its
   /// producer's (the value's only use) and each user's. The values the

@@ -177,6 +177,52 @@ struct SliceModel : ShardingInterface::ExternalModel<SliceModel, SliceOp> {
   }
 };
 
+/// transformer.layer_norm and rms_norm: every token on its own, so a split
+/// of the dimensions before the normalised ones (the tokens, under
+/// sequence parallelism) runs the norm on the local tokens.
+template <typename NormOp>
+struct NormModel
+    : ShardingInterface::ExternalModel<NormModel<NormOp>, NormOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return parallelLoops(resultRank(op));
+  }
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto norm = cast<NormOp>(op);
+    MLIRContext *ctx = op->getContext();
+    int64_t rank = resultRank(op);
+    int64_t axis = normalizeAxis(norm.getAxis(), rank).value_or(rank - 1);
+    SmallVector<AffineExpr> normalised;
+    for (int64_t d = axis; d < rank; ++d)
+      normalised.push_back(getAffineDimExpr(d, ctx));
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    SmallVector<AffineMap> maps;
+    for (Value operand : op->getOperands())
+      maps.push_back(operand == norm.getInput() || operand == norm.getResidual()
+                         ? identity
+                         : AffineMap::get(rank, 0, normalised, ctx));
+    maps.append(op->getNumResults(), identity);
+    return maps;
+  }
+  LogicalResult partition(Operation *op, ArrayRef<Value>,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    auto norm = cast<NormOp>(op);
+    int64_t rank = resultRank(op);
+    for (int64_t d = normalizeAxis(norm.getAxis(), rank).value_or(rank - 1);
+         d < rank; ++d)
+      for (const Sharding &sharding :
+           llvm::concat<const Sharding>(operandShardings.take_front(1),
+                                        resultShardings))
+        if (!splitAxesOf(sharding, d).empty())
+          return op->emitOpError("normalises dimension ")
+                 << d << ", which is split among the ranks";
+    cloneLocally(op, resultShardings, map, symbols, builder);
+    return success();
+  }
+};
+
 /// transformer.linear: loops over the output's dimensions (parallel), then
 /// K (a sum).
 struct LinearModel : ShardingInterface::ExternalModel<LinearModel, LinearOp> {
@@ -239,20 +285,44 @@ struct LinearModel : ShardingInterface::ExternalModel<LinearModel, LinearOp> {
       return op->emitOpError("a linear split along K has whole output rows");
     if (linear.getInputScale() || linear.getWeightScale())
       return op->emitOpError("a scaled FP8 linear cannot be split along K");
+    // Under sequence parallelism the output is split along its tokens.
+    std::optional<int64_t> scatterDim;
+    for (int64_t d = 0; d + 1 < inputRank; ++d) {
+      ArrayRef<GridAxis> axes = splitAxesOf(resultShardings[0], d);
+      if (axes.empty())
+        continue;
+      if (axes != kAxes || scatterDim)
+        return op->emitOpError("a linear split along K scatters its sum "
+                               "over the K axes along one dimension");
+      scatterDim = d;
+    }
 
-    // Row parallel: the sum of the ranks' partial products, then the
-    // epilogue on the whole sum.
+    // Row parallel: the sum of the ranks' partial products (all-reduced, or
+    // reduce-scattered over the tokens), then the epilogue on the sum.
     LinearOp::Adaptor local(operands, linear);
     Location loc = linear.getLoc();
     auto type = cast<RankedTensorType>(
         localType(op, linear.getType(), resultShardings[0], symbols));
+    SmallVector<int64_t> productShape(
+        cast<RankedTensorType>(local.getInput().getType())
+            .getShape()
+            .drop_back());
+    productShape.push_back(type.getShape().back());
+    auto productType =
+        RankedTensorType::get(productShape, type.getElementType());
     Value product = LinearOp::create(
-        builder, loc, type, local.getInput(), local.getWeight(),
+        builder, loc, productType, local.getInput(), local.getWeight(),
         /*bias=*/nullptr, /*residual=*/nullptr, /*input_scale=*/nullptr,
         /*weight_scale=*/nullptr, linear.getWeightLayout(), Activation::None);
-    Value sum = AllReduceOp::create(builder, loc, product,
-                                    resultShardings[0].getGrid(), kAxes,
-                                    ReductionKind::Sum);
+    Value sum =
+        scatterDim
+            ? Value(ReduceScatterOp::create(
+                  builder, loc, type, resultShardings[0].getGrid(), kAxes,
+                  product, ReductionKind::Sum,
+                  APInt(64, static_cast<uint64_t>(*scatterDim))))
+            : Value(AllReduceOp::create(builder, loc, product,
+                                        resultShardings[0].getGrid(), kAxes,
+                                        ReductionKind::Sum));
     if (Value bias = local.getBias())
       sum = AddOp::create(builder, loc, type, sum, bias);
     switch (linear.getActivation()) {
@@ -384,7 +454,8 @@ void attachElementwise(MLIRContext *ctx) {
 
 template <typename OpTy>
 constexpr bool hasShardingModel =
-    llvm::is_one_of<OpTy, LinearOp, AttentionOp, RotaryEmbeddingOp, ReshapeOp,
+    llvm::is_one_of<OpTy, LinearOp, AttentionOp, RotaryEmbeddingOp,
+                    LayerNormOp, RMSNormOp, ReshapeOp,
                     SplitOp, TransposeOp, ConcatOp, SliceOp, AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp,
                     SiluOp, SwigluOp, GegluOp, ReluOp, TanhOp, SigmoidOp,
                     ExpOp, NegOp>::value;
@@ -412,6 +483,8 @@ void mte::transformer::registerShardingInterfaceExternalModels(
     TransposeOp::attachInterface<CloningModel<TransposeOp, true>>(*ctx);
     ConcatOp::attachInterface<CloningModel<ConcatOp, true>>(*ctx);
     SliceOp::attachInterface<SliceModel>(*ctx);
+    LayerNormOp::attachInterface<NormModel<LayerNormOp>>(*ctx);
+    RMSNormOp::attachInterface<NormModel<RMSNormOp>>(*ctx);
     attachElementwise<AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp, SiluOp,
                       SwigluOp, GegluOp, ReluOp, TanhOp, SigmoidOp, ExpOp,
                       NegOp>(ctx);

@@ -434,10 +434,21 @@ def AnnotateTensorParallel
     replicated: every rank computes it whole. Heads or widths that do not
     divide among the ranks are an error naming the op; a block whose values
     are used outside it stays replicated.
+
+    With `sequence-parallel` (Megatron-LM's sequence parallelism) the values
+    between the blocks are split too, along their tokens: a row-parallel
+    linear's output is reduce-scattered over the token dimension (the one
+    before the hidden one, or another leading one that divides when that
+    does not), and the ops after it that work token by token (its bias and
+    residual add, norms, elementwise ops) run on their rank's tokens, up to
+    the next op that needs every token (a column-parallel linear, the LM
+    head, a function result), which reads them all-gathered.
   }];
   let options = [
     Option<"tpSize", "tp-size", "int64_t", "1",
-           "The number of ranks that split each block">
+           "The number of ranks that split each block">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", "false",
+           "Split the values between the blocks along their tokens">
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
   let statistics = [
@@ -446,7 +457,9 @@ def AnnotateTensorParallel
     Statistic<"numColumnLinears", "tp_column_linears",
               "Number of column-parallel linears">,
     Statistic<"numReplicatedKv", "tp_replicated_kv",
-              "Number of attentions whose key/value heads were replicated">
+              "Number of attentions whose key/value heads were replicated">,
+    Statistic<"numSequenceSplit", "sp_values",
+              "Number of values split along their tokens">
   ];
 }
 
