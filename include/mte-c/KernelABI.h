@@ -75,11 +75,22 @@ mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v, uint64_t out,
  * coordinate except those of the axes in `gridAxes` (a bit mask: bit i is
  * axis i), ordered by their linear index. Every rank of such a group makes
  * the same calls in the same order (SPMD). Buffers hold dense elements of
- * `dtype` (an mte_dtype): host addresses for host models, device
- * addresses for CUDA models. A reduction of f16 or bf16 accumulates in f32
- * over the ranks in order and rounds once, so every rank gets the same
- * bits. The functions return nothing: a failure is recorded and reported
- * by the run that made the call (Runtime.h). */
+ * `dtype` (an mte_dtype). The functions return nothing: a failure is
+ * recorded and reported by the run that made the call (Runtime.h).
+ *
+ * Host models: host addresses; the collective has run when the call
+ * returns. A reduction of f16 or bf16 accumulates in f32 over the ranks in
+ * rank order and rounds once; every rank gets the same bits.
+ *
+ * CUDA models: device addresses on the model's device; the collective is
+ * enqueued on the run's stream, ordered after the work enqueued before it
+ * and before the work after, and the call returns without waiting for it
+ * (the host code that calls it may be being captured into a CUDA graph).
+ * Reductions are NCCL's (ncclAllReduce, ncclReduceScatter): every rank of
+ * a group gets the same bits, but the order and precision of the
+ * accumulation are NCCL's (f16 and bf16 may round at each step), not the
+ * host's. Collectives over a group of one rank copy send to recv on the
+ * stream. */
 typedef enum mte_reduce_op {
   MTE_REDUCE_SUM = 0,
   MTE_REDUCE_MAX = 1,

@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 9
+#define MTE_MODEL_ABI_VERSION 10
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -69,6 +69,16 @@ typedef struct mte_weight_info {
   uint32_t num_sources;
   uint64_t outer;
   const mte_weight_source *sources;
+  /* Sharded CUDA models: when slice_parts > 1, each rank holds only its
+   * part of the weight (num_bytes is the whole's). The whole is viewed as
+   * slice_outer contiguous chunks, each cut into slice_parts equal parts;
+   * the rank whose index in the group of ranks over the grid axes
+   * slice_grid_axes (a bit mask, as a collective's) is g gets part g of
+   * every chunk, back to back: num_bytes / slice_parts bytes on its
+   * device. slice_parts 0 or 1: the whole weight. */
+  uint64_t slice_outer;
+  uint32_t slice_parts;
+  uint32_t slice_grid_axes;
 } mte_weight_info;
 
 /* An index check: the indices of an ONNX `op` (Gather, GatherElements,

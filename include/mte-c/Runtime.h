@@ -42,7 +42,7 @@ extern "C" {
 /*===-- Versions ----------------------------------------------------------===*/
 
 #define MTE_RUNTIME_VERSION_MAJOR 0
-#define MTE_RUNTIME_VERSION_MINOR 6
+#define MTE_RUNTIME_VERSION_MINOR 7
 #define MTE_RUNTIME_VERSION_PATCH 0
 
 /* Returns the version of the loaded runtime library as "MAJOR.MINOR.PATCH".
@@ -64,7 +64,8 @@ typedef enum mte_status {
   /* The model file, or the file of its external weights, does not exist or
    * cannot be read, or the weights differ from the compiled ones; or the
    * ranks of a sharded model could not meet: the shared memory of their
-   * communicator failed, or not every rank joined in time. */
+   * communicator failed, not every rank joined in time, or NCCL could not
+   * make the communicator of a sharded CUDA model. */
   MTE_ERROR_IO = 2,
   /* The dynamic loader rejected the file: not a shared library for this
    * machine, or one of its dependencies is missing. */
@@ -81,7 +82,8 @@ typedef enum mte_status {
   /* A tensor's shape differs from the model's. */
   MTE_ERROR_SHAPE_MISMATCH = 8,
   /* The model's run function reported a failure, or a collective of a
-   * sharded model failed (another rank failed, exited or timed out). */
+   * sharded model failed (another rank failed, exited or timed out; NCCL
+   * failed). */
   MTE_ERROR_RUN_FAILED = 9,
   /* An output buffer, or device memory for a CUDA model (weights, staging
    * buffers, activation arena, allocations during a run), could not be
@@ -89,7 +91,8 @@ typedef enum mte_status {
   MTE_ERROR_OUT_OF_MEMORY = 10,
   /* A CUDA model cannot use the GPU: no driver, no device, an architecture
    * the model was not compiled for, or a device memory failure; or it is
-   * sharded (collectives of CUDA models, over NCCL, are not built yet). */
+   * sharded and NCCL (libnccl.so.2), which its collectives run on, cannot
+   * be loaded. */
   MTE_ERROR_DEVICE = 11,
   /* An input's values are invalid for the model: an index (a token id, a
    * position) outside the range of the table a Gather or Scatter reads.
@@ -136,8 +139,11 @@ typedef struct mte_model mte_model;
  * 0: this is mte_model_open_with_options(path, NULL, model). */
 MTE_RUNTIME_API mte_status mte_model_open(const char *path, mte_model **model);
 
-/* The device of mte_open_options that means "the runtime's choice": device
- * 0. */
+/* The device of mte_open_options that means "the runtime's choice": the
+ * launcher's local rank ($LOCAL_RANK, torchrun's; else
+ * $OMPI_COMM_WORLD_LOCAL_RANK, Open MPI's; else $MPI_LOCALRANKID, MPICH's)
+ * for a CUDA model, so that each rank of a machine gets a GPU of its own;
+ * else device 0. */
 #define MTE_DEVICE_DEFAULT (-1)
 
 /* How mte_model_open_with_options opens a model. Fields are only ever added
@@ -151,7 +157,8 @@ typedef struct mte_open_options {
    * runtime it runs with) is MTE_ERROR_INVALID_ARGUMENT. */
   uint32_t struct_size;
   /* The CUDA device a CUDA model runs on, as the driver numbers the devices
-   * it sees (CUDA_VISIBLE_DEVICES applies), or MTE_DEVICE_DEFAULT. A device
+   * it sees (CUDA_VISIBLE_DEVICES applies), or MTE_DEVICE_DEFAULT. The
+   * ranks of a sharded CUDA model must run on different GPUs. A device
    * the driver does not have is MTE_ERROR_DEVICE, and the message names
    * it. Host models run on the CPU: they take 0 or MTE_DEVICE_DEFAULT, and
    * any other device is MTE_ERROR_INVALID_ARGUMENT, as is a value below -1
@@ -182,7 +189,29 @@ typedef struct mte_open_options {
    * 60: then MTE_ERROR_IO); the k-th open of a sharded model under one
    * name in a process meets the k-th open of every other rank. */
   const char *comm_id;
+  /* Added in 0.7.0 (struct_size 32 on 64-bit machines). A sharded CUDA
+   * model's collectives run on NCCL, whose ranks meet through a unique id
+   * (ncclUniqueId, 128 bytes) that one rank makes and every rank is given.
+   * Taken, in order: from NCCL itself when $NCCL_COMM_ID ("host:port" of
+   * rank 0) is set; from here, when not NULL: the same
+   * MTE_NCCL_UNIQUE_ID_BYTES bytes in every rank, which a launcher made
+   * with mte_nccl_get_unique_id and sent to the ranks (several machines);
+   * else rank 0 makes one and sends it to the others through the host
+   * communicator of `comm_id` (ranks on one machine only). Ignored by
+   * other models. */
+  const void *nccl_unique_id;
 } mte_open_options;
+
+/* The size of an NCCL unique id (NCCL_UNIQUE_ID_BYTES). */
+#define MTE_NCCL_UNIQUE_ID_BYTES 128
+
+/* Makes a new NCCL unique id (ncclGetUniqueId), which names rank 0's
+ * address, in `id`, MTE_NCCL_UNIQUE_ID_BYTES bytes: rank 0 of a sharded
+ * CUDA model's ranks calls it and passes the bytes to every rank, which
+ * opens the model with them in mte_open_options.nccl_unique_id. Loads NCCL
+ * (MTE_ERROR_DEVICE when it cannot); MTE_ERROR_INVALID_ARGUMENT for a
+ * NULL `id`, MTE_ERROR_IO when NCCL fails (no network interface). */
+MTE_RUNTIME_API mte_status mte_nccl_get_unique_id(void *id);
 
 /* The rank of mte_open_options that means "the launcher's" (above). */
 #define MTE_RANK_DEFAULT (-1)

@@ -7,6 +7,7 @@
 #include "DType.h"
 #include "HostCommunicator.h"
 #include "Model.h"
+#include "NcclCommunicator.h"
 
 #include "mte-c/KernelABI.h"
 
@@ -26,10 +27,9 @@ CollectiveScope::~CollectiveScope() { currentScope = previous; }
 
 /// The reason `call` (made by the model of `scope` with the arguments
 /// given) cannot run, or empty.
-static std::string checkCall(const CollectiveScope &scope,
+static std::string checkCall(const mte_model &model,
                              const CollectiveCall &call, int32_t gridAxes,
                              uint64_t send, uint64_t recv) {
-  const mte_model &model = scope.model;
   if (call.count < 0)
     return "the count is negative";
   const DTypeInfo *dtype = lookupDType(call.dtype);
@@ -59,12 +59,40 @@ static std::string checkCall(const CollectiveScope &scope,
   uint64_t parts =
       call.kind == CollectiveCall::AllReduce
           ? 1
-          : static_cast<uint64_t>(model.comm->groupSize(call.gridAxes));
+          : static_cast<uint64_t>(gridGroupSize(model.gridShape, call.gridAxes));
   if (elements && (elements > SIZE_MAX / dtype->size / parts))
     return "its buffers do not fit in memory";
   if (elements && (!send || !recv))
     return std::string(!send ? "the send" : "the receive") + " buffer is null";
   return std::string();
+}
+
+/// Enqueues `call` of `model`, a CUDA model, on the run's stream over device
+/// buffers, or records why it cannot.
+static void runDeviceCollective(const mte_model &model,
+                                const CollectiveCall &call, int32_t gridAxes,
+                                uint64_t send, uint64_t recv) {
+  if (mte::cuda::failed())
+    return; // an earlier call of this forward failed
+  std::string error = checkCall(model, call, gridAxes, send, recv);
+  if (error.empty()) {
+    const void *from = reinterpret_cast<const void *>(send);
+    void *to = reinterpret_cast<void *>(recv);
+    void *stream = mte::cuda::currentStream();
+    NcclCommunicator *nccl = model.cuda->communicator();
+    // A group of one rank has nothing to exchange, unless it is the world:
+    // a grid of one rank runs on NCCL too, as its larger grids do.
+    if (nccl && (gridGroupSize(model.gridShape, call.gridAxes) > 1 ||
+                 model.worldSize == 1))
+      nccl->run(from, to, call, stream, error);
+    else if (from != to && call.count > 0)
+      mte::cuda::copyOnDevice(to, from,
+                              static_cast<size_t>(call.count) *
+                                  lookupDType(call.dtype)->size,
+                              stream, error);
+  }
+  if (!error.empty())
+    mte::cuda::recordError(call.describe() + ": " + error);
 }
 
 /// Runs the collective `call` of the model of this thread's scope, or
@@ -80,16 +108,17 @@ static void runCollective(CollectiveCall::Kind kind, uint64_t send,
   call.count = count;
   CollectiveScope *scope = currentScope;
   if (!scope) {
-    if (!mte::cuda::failed())
-      mte::cuda::recordError(call.describe() +
-                             ": collectives of CUDA models (NCCL) are not "
-                             "built yet");
+    // Model code called it outside a run (which this thread's CUDA calls
+    // would report, if any).
+    mte::cuda::recordError(call.describe() + ": called outside a run");
     return;
   }
+  if (scope->model.cuda)
+    return runDeviceCollective(scope->model, call, gridAxes, send, recv);
   if (!scope->error.empty())
     return; // an earlier collective of this run failed
   HostCommunicator &comm = *scope->model.comm;
-  std::string error = checkCall(*scope, call, gridAxes, send, recv);
+  std::string error = checkCall(scope->model, call, gridAxes, send, recv);
   if (!error.empty())
     comm.fail(call.describe() + ": " + error); // the others wait for it
   else if (comm.run(reinterpret_cast<const void *>(send),

@@ -28,6 +28,11 @@ static constexpr Launcher kLaunchers[] = {
     {"PMI_RANK", "PMI_SIZE"},                         // MPICH, Intel MPI
 };
 
+/// The variables that name a process's rank among those of its machine, in
+/// the order they are looked for: torchrun's, Open MPI's, MPICH's.
+static constexpr const char *kLocalRankVariables[] = {
+    "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
+
 /// The value of environment variable `name`, or null when it is unset or
 /// empty.
 static const char *environmentValue(const char *name) {
@@ -100,6 +105,24 @@ mte_status mte::runtime::resolveRanks(const char *function, int32_t rank,
       return status;
     placement.rankSource =
         std::string(" (from ") + launcher->rankVariable + ")";
+  }
+  return MTE_OK;
+}
+
+mte_status mte::runtime::resolveDevice(const char *function, int32_t device,
+                                       int32_t &resolved, std::string &source) {
+  resolved = device == MTE_DEVICE_DEFAULT ? 0 : device;
+  source.clear();
+  if (device != MTE_DEVICE_DEFAULT)
+    return MTE_OK;
+  for (const char *variable : kLocalRankVariables) {
+    if (!environmentValue(variable))
+      continue;
+    if (mte_status status =
+            readLauncherValue(function, variable, false, resolved))
+      return status;
+    source = variable;
+    return MTE_OK;
   }
   return MTE_OK;
 }

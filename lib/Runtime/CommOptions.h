@@ -3,8 +3,9 @@
 // Internal to libmte_runtime. A model opens as one rank of a world of
 // processes: mte_open_options names the rank, the world size and the
 // communicator's name, or leaves them to the launcher's environment
-// (torchrun, Open MPI, MPICH), as Runtime.h describes. The communicator's
-// timeout and staging buffer come from the environment too.
+// (torchrun, Open MPI, MPICH), as Runtime.h describes, and so may the CUDA
+// device (the launcher's local rank). The communicator's timeout and
+// staging buffer come from the environment too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,15 @@ struct RankPlacement {
 /// MTE_ERROR_INVALID_ARGUMENT. Does not check rank < world size.
 mte_status resolveRanks(const char *function, int32_t rank, int32_t worldSize,
                         RankPlacement &placement);
+
+/// Resolves the CUDA device of an open from mte_open_options' `device`: the
+/// one given (MTE_DEVICE_DEFAULT: the launcher's local rank, $LOCAL_RANK
+/// (torchrun), else $OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), else
+/// $MPI_LOCALRANKID (MPICH), else 0). Sets `source` to the variable the
+/// device came from, or empty. A malformed value is
+/// MTE_ERROR_INVALID_ARGUMENT.
+mte_status resolveDevice(const char *function, int32_t device,
+                         int32_t &resolved, std::string &source);
 
 /// Resolves the communicator's name from mte_open_options' `commId` (null:
 /// $MTE_COMM_ID, $MASTER_ADDR:$MASTER_PORT, or the parent process).

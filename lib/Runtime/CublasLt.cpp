@@ -127,35 +127,28 @@ using PlanKey =
 /// CUDA toolkit's lib64) and resolves its functions, once per process.
 /// Null with the reason in `error`, the same on every call after a failure.
 const Library *openLibrary(std::string &error) {
-  struct Opened {
-    std::once_flag once;
-    std::string error;
-    Library library;
-  };
-  static Opened *opened = new Opened();
-  std::call_once(opened->once, [] {
-    const char *cudaHome = std::getenv("CUDA_HOME");
-    mte::runtime::DynamicLibrary library;
-    std::string reason;
-    if (!library.open("MTE_CUBLASLT_LIBRARY",
-                      {"libcublasLt.so.13", "libcublasLt.so.12",
-                       std::string(cudaHome ? cudaHome : "/usr/local/cuda") +
-                           "/lib64/libcublasLt.so"},
-                      reason)) {
-      opened->error = "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
-                      "MTE_CUBLASLT_LIBRARY to its path)";
-      return;
-    }
-    Library &l = opened->library;
-    const mte::runtime::DynamicSymbol symbols[] = {
+  return mte::runtime::openOnce<Library>(
+      [](Library &l) -> std::string {
+        const char *cudaHome = std::getenv("CUDA_HOME");
+        mte::runtime::DynamicLibrary library;
+        std::string reason;
+        if (!library.open(
+                "MTE_CUBLASLT_LIBRARY",
+                {"libcublasLt.so.13", "libcublasLt.so.12",
+                 std::string(cudaHome ? cudaHome : "/usr/local/cuda") +
+                     "/lib64/libcublasLt.so"},
+                reason))
+          return "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
+                 "MTE_CUBLASLT_LIBRARY to its path)";
+        const mte::runtime::DynamicSymbol symbols[] = {
 #define MTE_DYNAMIC_SYMBOL(name, type) {#name, &l.name},
 #include "CublasLt.def"
-    };
-    if (const char *missing = library.resolve(symbols))
-      opened->error = std::string("cuBLASLt lacks ") + missing;
-  });
-  error = opened->error;
-  return error.empty() ? &opened->library : nullptr;
+        };
+        if (const char *missing = library.resolve(symbols))
+          return std::string("cuBLASLt lacks ") + missing;
+        return std::string();
+      },
+      error);
 }
 } // namespace
 

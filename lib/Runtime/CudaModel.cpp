@@ -2,11 +2,14 @@
 
 #include "CudaModel.h"
 
+#include "Collectives.h"
 #include "CudaDevice.h"
 #include "ExternalWeights.h"
+#include "HostCommunicator.h"
 #include "IndexChecks.h"
 #include "Model.h"
 #include "ModelState.h"
+#include "NcclCommunicator.h"
 #include "Status.h"
 
 #include <cstdlib>
@@ -17,6 +20,8 @@ using namespace mte::runtime;
 /// How many runDevice runs may be in flight before the next waits for the
 /// oldest one's index status.
 static constexpr size_t kIndexStatusSlots = 4;
+
+CudaModel::CudaModel(mte_model &model) : model(model) {}
 
 CudaModel::~CudaModel() {
   std::string ignored;
@@ -58,9 +63,14 @@ mte_status CudaModel::open() {
   std::string loadError = mte::cuda::takeError();
   std::string error;
   device = mte::cuda::Device::get(model.device, error);
-  if (!device || !device->makeCurrent(error))
+  if (!device || !device->makeCurrent(error)) {
+    // "... (the driver sees 1); device 1 is LOCAL_RANK's"
+    if (!model.deviceSource.empty())
+      error += "; device " + std::to_string(model.device) + " is " +
+               model.deviceSource + "'s";
     return fail(MTE_ERROR_DEVICE, "'%s' is a CUDA model, but %s", path,
                 error.c_str());
+  }
   if (!device->supportsArch(abi->gpu_arch, error))
     return fail(MTE_ERROR_DEVICE, "'%s': %s", path, error.c_str());
   if (!loadError.empty())
@@ -81,12 +91,21 @@ mte_status CudaModel::open() {
         return status;
       data = external.data();
     }
+    // A sharded model's rank holds only its part of a sliced weight.
+    uint64_t deviceBytes = weight.num_bytes;
+    std::vector<char> part;
+    if (weight.slice_parts > 1) {
+      if (mte_status status = slicePart(weight, i, data, part))
+        return status;
+      data = part.data();
+      deviceBytes = part.size();
+    }
     void *device = nullptr;
     if (mte_status status =
-            allocate(weight.num_bytes, "weight " + std::to_string(i), device))
+            allocate(deviceBytes, "weight " + std::to_string(i), device))
       return status;
     deviceWeights.push_back(device);
-    if (!mte::cuda::copyToDevice(device, data, weight.num_bytes, error))
+    if (!mte::cuda::copyToDevice(device, data, deviceBytes, error))
       return fail(MTE_ERROR_DEVICE, "'%s': cannot upload weight %u: %s", path,
                   i, error.c_str());
   }
@@ -134,7 +153,40 @@ mte_status CudaModel::open() {
     }
   }
   if (abi->arena_bytes)
-    return allocate(abi->arena_bytes, "its activation arena", arena);
+    if (mte_status status =
+            allocate(abi->arena_bytes, "its activation arena", arena))
+      return status;
+  if (model.gridShape.empty())
+    return MTE_OK;
+  return NcclCommunicator::open(model, *device, nccl);
+}
+
+mte_status CudaModel::slicePart(const mte_weight_info &weight, uint32_t index,
+                                const void *whole, std::vector<char> &part) {
+  const char *path = model.path.c_str();
+  uint64_t outer = weight.slice_outer, parts = weight.slice_parts;
+  uint32_t allAxes = model.gridShape.size() >= 32
+                         ? ~0u
+                         : (1u << model.gridShape.size()) - 1;
+  if (outer == 0 || weight.num_bytes % (outer * parts) != 0 ||
+      (weight.slice_grid_axes & ~allAxes) != 0 ||
+      gridGroupSize(model.gridShape, weight.slice_grid_axes) !=
+          static_cast<int64_t>(parts))
+    return fail(MTE_ERROR_NOT_A_MODEL,
+                "'%s' has a malformed model table: weight %u is cut into %u "
+                "parts of %llu chunks over grid axes 0x%x, which do not fit "
+                "its %llu bytes and the grid %s",
+                path, index, weight.slice_parts,
+                static_cast<unsigned long long>(outer), weight.slice_grid_axes,
+                static_cast<unsigned long long>(weight.num_bytes),
+                formatGrid(model.gridShape).c_str());
+  size_t group;
+  gridGroup(model.gridShape, model.rank, weight.slice_grid_axes, group);
+  uint64_t chunk = weight.num_bytes / outer, bytes = chunk / parts;
+  part.resize(weight.num_bytes / parts);
+  const char *from = static_cast<const char *>(whole) + group * bytes;
+  for (uint64_t c = 0; c < outer; ++c)
+    std::memcpy(part.data() + c * bytes, from + c * chunk, bytes);
   return MTE_OK;
 }
 
@@ -176,6 +228,8 @@ void *&CudaModel::graphFor(const GraphKey &key) {
 
 int32_t CudaModel::enqueueForward(void *const *inputs, void *const *outputs) {
   mte::cuda::setStream(stream);
+  // The model's collectives (Collectives.h) act for it, on this stream.
+  CollectiveScope collectives(model);
   unsigned current = model.currentState;
   GraphKey key(inputs, inputs + model.inputs.size());
   key.insert(key.end(), outputs, outputs + model.outputs.size());

@@ -2,21 +2,24 @@
 //
 // Internal to libmte_runtime. An open CUDA model owns device copies of its
 // weights, staging buffers for runs on host buffers, the activation arena,
-// a stream, the forward captured as a CUDA graph and the buffers its index
-// statuses come back through. It runs on host buffers (mte_model_run*) and
-// on the caller's device buffers and stream (mte_model_run_device).
+// a stream, the forward captured as a CUDA graph, the buffers its index
+// statuses come back through and, for a sharded model, the ranks' NCCL
+// communicator. It runs on host buffers (mte_model_run*) and on the
+// caller's device buffers and stream (mte_model_run_device).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MTE_LIB_RUNTIME_CUDAMODEL_H
 #define MTE_LIB_RUNTIME_CUDAMODEL_H
 
+#include "mte-c/ModelABI.h"
 #include "mte-c/Runtime.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <list>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,20 +30,27 @@ class Device;
 
 namespace mte::runtime {
 
+class NcclCommunicator;
+
 class CudaModel {
 public:
   /// The GPU side of `model`, whose description is loaded; empty until
   /// open().
-  explicit CudaModel(mte_model &model) : model(model) {}
+  explicit CudaModel(mte_model &model);
   CudaModel(const CudaModel &) = delete;
   CudaModel &operator=(const CudaModel &) = delete;
   /// Frees the device buffers, the stream and the graph, in the device's
   /// context whichever thread closes the model.
   ~CudaModel();
 
-  /// Opens the model's device (mte_model::device), uploads its weights and
-  /// allocates its staging buffers and its activation arena.
+  /// Opens the model's device (mte_model::device), uploads its weights,
+  /// allocates its staging buffers and its activation arena and, for a
+  /// sharded model, makes its NCCL communicator (waiting for every rank).
   mte_status open();
+
+  /// The NCCL communicator of a sharded model (null for an unsharded one),
+  /// which its collectives run on during a forward.
+  NcclCommunicator *communicator() const { return nccl.get(); }
 
   /// Runs the model on host buffers: inputs up, the forward on the model's
   /// stream, outputs down. Takes the library's lock; the forward's work goes
@@ -93,6 +103,10 @@ private:
   /// Reports the index statuses of earlier runDevice runs, oldest first,
   /// that the GPU has finished; waits for those still in flight, or
   /// (`keep`) for all but that many.
+  /// The part of weight `index` (sliced: mte_weight_info::slice_parts > 1)
+  /// this rank holds, cut from the whole weight's bytes `whole`.
+  mte_status slicePart(const mte_weight_info &weight, uint32_t index,
+                       const void *whole, std::vector<char> &part);
   mte_status checkPendingIndexStatus(size_t keep);
 
   /// Device memory of `bytes` for `what`, or the error: the device running
@@ -129,6 +143,8 @@ private:
   std::vector<int64_t *> indexStatusSlots;
   void *deviceIndexStatus = nullptr;
   std::deque<std::pair<int64_t *, void *>> pendingIndexStatus;
+  /// Destroyed after the graphs, which hold its collectives.
+  std::unique_ptr<NcclCommunicator> nccl;
 };
 
 } // namespace mte::runtime

@@ -23,6 +23,7 @@
 #define MTE_LIB_RUNTIME_DYNAMICLIBRARY_H
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,25 @@ public:
 private:
   void *handle = nullptr;
 };
+
+/// The `Library` (a struct of function pointers) that `open(library)` fills
+/// in, returning the reason it cannot (empty on success), opened once per
+/// process and call site: null with that reason in `error`, the same on
+/// every call after a failure. Never destroyed, so that models closed from
+/// exit handlers still find it.
+template <typename Library, typename Open>
+const Library *openOnce(Open open, std::string &error) {
+  struct Opened {
+    std::once_flag once;
+    std::string error;
+    Library library;
+  };
+  static Opened *opened = new Opened();
+  std::call_once(opened->once,
+                 [&] { opened->error = open(opened->library); });
+  error = opened->error;
+  return error.empty() ? &opened->library : nullptr;
+}
 
 } // namespace mte::runtime
 

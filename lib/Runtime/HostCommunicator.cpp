@@ -388,15 +388,15 @@ bool HostCommunicator::awaitJoined(std::string &error) {
   return joined;
 }
 
-std::vector<int32_t> HostCommunicator::group(uint32_t gridAxes,
-                                             size_t &index) const {
-  // A rank's grid coordinates are its linear index, row-major.
-  auto coordinate = [&](int32_t linear, size_t axis) {
-    int64_t rest = linear;
+std::vector<int32_t> mte::runtime::gridGroup(const std::vector<int64_t> &grid,
+                                             int32_t rank, uint32_t gridAxes,
+                                             size_t &index) {
+  auto coordinate = [&](int64_t linear, size_t axis) {
     for (size_t a = grid.size(); --a > axis;)
-      rest /= grid[a];
-    return rest % grid[axis];
+      linear /= grid[a];
+    return linear % grid[axis];
   };
+  int64_t worldSize = gridGroupSize(grid, ~0u);
   std::vector<int32_t> members;
   index = 0;
   for (int32_t r = 0; r < worldSize; ++r) {
@@ -413,7 +413,15 @@ std::vector<int32_t> HostCommunicator::group(uint32_t gridAxes,
   return members;
 }
 
-int64_t HostCommunicator::groupSize(uint32_t gridAxes) const {
+std::string mte::runtime::formatGrid(const std::vector<int64_t> &grid) {
+  std::string text;
+  for (int64_t extent : grid)
+    text += (text.empty() ? "" : "x") + std::to_string(extent);
+  return text;
+}
+
+int64_t mte::runtime::gridGroupSize(const std::vector<int64_t> &grid,
+                                    uint32_t gridAxes) {
   int64_t size = 1;
   for (size_t axis = 0; axis < grid.size(); ++axis)
     if ((gridAxes >> axis) & 1)
@@ -594,7 +602,7 @@ bool HostCommunicator::run(const void *send, void *recv,
   Operands operands;
   operands.in = static_cast<const char *>(send);
   operands.out = static_cast<char *>(recv);
-  operands.members = group(call.gridAxes, operands.index);
+  operands.members = gridGroup(grid, rank, call.gridAxes, operands.index);
   operands.elementSize = lookupDType(call.dtype)->size;
   switch (call.kind) {
   case CollectiveCall::AllReduce:

@@ -54,6 +54,19 @@ struct CollectiveCall {
   std::string describe() const;
 };
 
+/// The group of `rank` on `grid` for `gridAxes` (axes the grid has): the
+/// ranks sharing every grid coordinate but those of the axes, by linear
+/// index (a rank's coordinates are its linear index, row-major), and
+/// `rank`'s index among them.
+std::vector<int32_t> gridGroup(const std::vector<int64_t> &grid, int32_t rank,
+                               uint32_t gridAxes, size_t &index);
+
+/// A grid in messages: "2" or "2x2".
+std::string formatGrid(const std::vector<int64_t> &grid);
+
+/// The number of ranks in a group of `gridAxes` on `grid`.
+int64_t gridGroupSize(const std::vector<int64_t> &grid, uint32_t gridAxes);
+
 class HostCommunicator {
 public:
   /// The most ranks one communicator holds.
@@ -79,9 +92,6 @@ public:
   bool run(const void *send, void *recv, const CollectiveCall &call,
            std::string &error);
 
-  /// The number of ranks in the group of `gridAxes`.
-  int64_t groupSize(uint32_t gridAxes) const;
-
   /// Marks the communicator failed for every rank, for `reason`.
   void fail(const std::string &reason);
 
@@ -104,10 +114,6 @@ private:
   void unmap();
   /// Waits until every rank has joined; rank 0 then removes the name.
   bool awaitJoined(std::string &error);
-
-  /// The ranks of this rank's group for `gridAxes`, by linear index, and
-  /// this rank's index among them.
-  std::vector<int32_t> group(uint32_t gridAxes, size_t &index) const;
 
   /// What a collective works on: the buffers, the group and this rank's
   /// index in it, and the size of an element.

@@ -48,8 +48,10 @@ struct mte_model {
   std::string path;
   std::string target;
   /// The CUDA device the model runs on (mte_open_options::device; 0 for
-  /// host models).
-  int device = 0;
+  /// host models), and the launcher's variable it came from (LOCAL_RANK)
+  /// when the options left it to the default, else empty.
+  int32_t device = 0;
+  std::string deviceSource;
   void *library = nullptr;
   const mte_model_abi *abi = nullptr;
   /// Shared by every handle on `library` (ModelLoader.cpp).
@@ -78,8 +80,12 @@ struct mte_model {
   /// for an unsharded one.
   std::vector<int64_t> gridShape;
   /// Sharded host models: the ranks' communicator, which the model's
-  /// collectives (KernelABI.h) use during its runs.
+  /// collectives (KernelABI.h) use during its runs. (A sharded CUDA
+  /// model's is NCCL's, which its CudaModel holds.)
   std::unique_ptr<mte::runtime::HostCommunicator> comm;
+  /// Sharded CUDA models: the NCCL unique id of mte_open_options (its
+  /// MTE_NCCL_UNIQUE_ID_BYTES bytes), or empty when none was given.
+  std::string ncclUniqueId;
 };
 
 namespace mte::runtime {

@@ -6,6 +6,7 @@
 #include "CudaDevice.h"
 #include "DType.h"
 #include "ElfCheck.h"
+#include "HostCommunicator.h"
 #include "IndexChecks.h"
 #include "Model.h"
 #include "ModelState.h"
@@ -199,16 +200,9 @@ static mte_status readGrid(const char *path, const mte_model_abi *abi,
   return MTE_OK;
 }
 
-/// A grid in messages: "2" or "2x2".
-static std::string formatGrid(const std::vector<int64_t> &grid) {
-  std::string text;
-  for (int64_t extent : grid)
-    text += (text.empty() ? "" : "x") + std::to_string(extent);
-  return text;
-}
-
 /// Checks that a sharded `model` is opened as one rank of its grid, and
-/// for a host model joins the ranks' communicator.
+/// for a host model joins the ranks' communicator. (A sharded CUDA model
+/// makes its NCCL communicator once its device is open: CudaModel::open.)
 static mte_status openRanks(mte_model &model, const RankPlacement &placement) {
   const char *path = model.path.c_str();
   int64_t ranks = 1;
@@ -222,11 +216,6 @@ static mte_status openRanks(mte_model &model, const RankPlacement &placement) {
                 path, static_cast<long long>(ranks), ranks == 1 ? "" : "s",
                 formatGrid(model.gridShape).c_str(), model.worldSize,
                 placement.worldSource.c_str());
-  if (sharded && model.cuda)
-    return fail(MTE_ERROR_DEVICE,
-                "'%s' is a sharded CUDA model (a grid of %s): collectives of "
-                "CUDA models (NCCL) are not built yet",
-                path, formatGrid(model.gridShape).c_str());
   if (model.cuda)
     return MTE_OK;
   CommLimits limits;
@@ -319,11 +308,16 @@ mte_status mte::runtime::loadModel(mte_model &model,
     return status;
   model.abi = abi;
   model.target = abi->target;
-  if (model.target == "host" && model.device != 0)
-    return fail(MTE_ERROR_INVALID_ARGUMENT,
-                "'%s' is a host model, which runs on the CPU: it takes device "
-                "0 or MTE_DEVICE_DEFAULT (-1), not %d",
-                path, model.device);
+  if (model.target == "host") {
+    // A launcher's local rank picks GPUs, not a host model's CPU.
+    if (model.device != 0 && model.deviceSource.empty())
+      return fail(MTE_ERROR_INVALID_ARGUMENT,
+                  "'%s' is a host model, which runs on the CPU: it takes "
+                  "device 0 or MTE_DEVICE_DEFAULT (-1), not %d",
+                  path, model.device);
+    model.device = 0;
+    model.deviceSource.clear();
+  }
   if (model.target == "cuda" && kernelDevice != model.device)
     return fail(MTE_ERROR_DEVICE,
                 "'%s' is loaded for CUDA device %d, which holds its kernels: "

@@ -16,6 +16,7 @@
 #include "Model.h"
 #include "ModelLoader.h"
 #include "ModelState.h"
+#include "Nccl.h"
 #include "Status.h"
 
 #include <cstddef>
@@ -82,6 +83,7 @@ static mte_status openModel(const char *function, const char *path,
   int32_t rank = MTE_RANK_DEFAULT;
   int32_t worldSize = MTE_WORLD_SIZE_DEFAULT;
   const char *commId = nullptr;
+  const void *ncclUniqueId = nullptr;
   if (options) {
     if (options->struct_size < kFirstOpenOptionsSize)
       return fail(MTE_ERROR_INVALID_ARGUMENT,
@@ -108,6 +110,9 @@ static mte_status openModel(const char *function, const char *path,
       worldSize = options->world_size;
     if (given(offsetof(mte_open_options, comm_id), sizeof(options->comm_id)))
       commId = options->comm_id;
+    if (given(offsetof(mte_open_options, nccl_unique_id),
+              sizeof(options->nccl_unique_id)))
+      ncclUniqueId = options->nccl_unique_id;
   }
   if (device < MTE_DEVICE_DEFAULT)
     return fail(MTE_ERROR_INVALID_ARGUMENT,
@@ -127,9 +132,15 @@ static mte_status openModel(const char *function, const char *path,
   if (mte_status status = resolveCommId(function, commId, resolvedCommId))
     return status;
   auto loaded = std::make_unique<mte_model>();
+  if (mte_status status = resolveDevice(function, device, loaded->device,
+                                        loaded->deviceSource))
+    return status;
   loaded->path = path;
   loaded->commId = std::move(resolvedCommId);
-  loaded->device = device == MTE_DEVICE_DEFAULT ? 0 : device;
+  if (ncclUniqueId) {
+    const char *bytes = static_cast<const char *>(ncclUniqueId);
+    loaded->ncclUniqueId.assign(bytes, bytes + MTE_NCCL_UNIQUE_ID_BYTES);
+  }
   loaded->rank = placement.rank;
   loaded->worldSize = placement.worldSize;
   if (mte_status status = loadModel(*loaded, placement)) {
@@ -148,6 +159,21 @@ mte_status mte_model_open_with_options(const char *path,
                                        const mte_open_options *options,
                                        mte_model **model) {
   return openModel("mte_model_open_with_options", path, options, model);
+}
+
+mte_status mte_nccl_get_unique_id(void *id) {
+  if (!id)
+    return fail(MTE_ERROR_INVALID_ARGUMENT, "mte_nccl_get_unique_id: id is null");
+  static_assert(MTE_NCCL_UNIQUE_ID_BYTES == sizeof(mte::nccl::UniqueId));
+  std::string error;
+  const mte::nccl::Library *library = mte::nccl::openLibrary(error);
+  if (!library)
+    return fail(MTE_ERROR_DEVICE, "mte_nccl_get_unique_id: %s", error.c_str());
+  mte::nccl::UniqueId unique;
+  if (!mte::nccl::getUniqueId(*library, unique, error))
+    return fail(MTE_ERROR_IO, "mte_nccl_get_unique_id: %s", error.c_str());
+  std::memcpy(id, &unique, sizeof(unique));
+  return succeed();
 }
 
 void mte_model_close(mte_model *model) {

@@ -73,6 +73,7 @@ class _OpenOptions(ctypes.Structure):
         ("rank", ctypes.c_int32),
         ("world_size", ctypes.c_int32),
         ("comm_id", ctypes.c_char_p),
+        ("nccl_unique_id", ctypes.c_void_p),
     ]
 
 
@@ -80,6 +81,8 @@ class _OpenOptions(ctypes.Structure):
 _DEVICE_DEFAULT = -1
 _RANK_DEFAULT = -1
 _WORLD_SIZE_DEFAULT = 0
+# MTE_NCCL_UNIQUE_ID_BYTES
+_NCCL_UNIQUE_ID_BYTES = 128
 
 
 class _Tensor(ctypes.Structure):
@@ -165,6 +168,7 @@ def _runtime():
     signatures = {
         "mte_runtime_version": (ctypes.c_char_p, []),
         "mte_last_error": (ctypes.c_char_p, []),
+        "mte_nccl_get_unique_id": (ctypes.c_int, [ctypes.c_void_p]),
         "mte_model_open_with_options": (
             ctypes.c_int,
             [ctypes.c_char_p, ctypes.POINTER(_OpenOptions), ctypes.POINTER(c_model)],
@@ -269,9 +273,55 @@ def _set_int32(options, field, value):
         raise Error(f"{field} {value} is outside the range of int32")
 
 
-def _open_options(device, rank, world_size, comm_id):
+def nccl_unique_id():
+    """Returns a new NCCL unique id (ncclGetUniqueId: 128 bytes naming this
+    process's address), for a launcher to hand every rank of a sharded CUDA
+    model: ``mte.load(path, rank=r, world_size=n, nccl_unique_id=id)``.
+    Loads NCCL; raises Error when it cannot."""
+    lib = _runtime()
+    buffer = ctypes.create_string_buffer(_NCCL_UNIQUE_ID_BYTES)
+    _check(lib, lib.mte_nccl_get_unique_id(buffer))
+    return buffer.raw
+
+
+def _global_rank(distributed, group, group_rank):
+    """The global rank of `group`'s rank `group_rank` (torch.distributed)."""
+    if hasattr(distributed, "get_global_rank"):
+        return distributed.get_global_rank(group, group_rank)
+    from torch.distributed import distributed_c10d
+
+    return distributed_c10d._get_global_rank(group, group_rank)
+
+
+def _ranks_of_group(group, rank, world_size, unique_id):
+    """rank, world_size and nccl_unique_id from torch.distributed's process
+    group `group`: its rank and size unless given, and the NCCL unique id
+    its rank 0 makes, broadcast to the group (None when rank 0 has no
+    NCCL: a host or unsharded model does not need it)."""
+    import torch.distributed as distributed
+
+    group_rank = distributed.get_rank(group)
+    if rank is None:
+        rank = group_rank
+    if world_size is None:
+        world_size = distributed.get_world_size(group)
+    if unique_id is None:
+        message = [None]
+        if group_rank == 0:
+            try:
+                message = [nccl_unique_id()]
+            except Error:
+                pass
+        distributed.broadcast_object_list(
+            message, src=_global_rank(distributed, group, 0), group=group)
+        unique_id = message[0]
+    return rank, world_size, unique_id
+
+
+def _open_options(device, rank, world_size, comm_id, unique_id=None):
     """The mte_open_options of these arguments, or None for the defaults."""
-    if device is None and rank is None and world_size is None and comm_id is None:
+    if (device is None and rank is None and world_size is None
+            and comm_id is None and unique_id is None):
         return None
     if rank is not None and world_size is None:
         raise Error(f"rank {rank} given without world_size")
@@ -285,6 +335,15 @@ def _open_options(device, rank, world_size, comm_id):
         if not isinstance(comm_id, str):
             raise Error(f"comm_id must be a str, not {type(comm_id).__name__}")
         options.comm_id = comm_id.encode("utf-8")
+    if unique_id is not None:
+        if (not isinstance(unique_id, (bytes, bytearray))
+                or len(unique_id) != _NCCL_UNIQUE_ID_BYTES):
+            raise Error(f"nccl_unique_id must be {_NCCL_UNIQUE_ID_BYTES} "
+                        "bytes (mte.nccl_unique_id())")
+        # Held by the options, which the byref holds, until the open.
+        options.id_buffer = ctypes.create_string_buffer(bytes(unique_id),
+                                                        len(unique_id))
+        options.nccl_unique_id = ctypes.addressof(options.id_buffer)
     return ctypes.byref(options)
 
 
@@ -315,6 +374,17 @@ class Model:
     waits until every rank has opened the model. A rank needs a
     world_size; a world_size without a rank takes the rank from there.
 
+    A sharded CUDA model's ranks run its collectives on NCCL, each on a GPU
+    of its own (``device`` None: the launcher's LOCAL_RANK), and meet
+    through an NCCL unique id: ``nccl_unique_id`` (bytes that
+    ``mte.nccl_unique_id()`` made on one rank and every rank is given),
+    else NCCL's from $NCCL_COMM_ID, else one that rank 0 sends the others
+    through shared memory (ranks on one machine). ``group``, a
+    torch.distributed process group, gives the rank and world size (unless
+    given) and sends rank 0's unique id to the group
+    (``broadcast_object_list``), which works across machines; torch is
+    imported only then.
+
     ``states`` describes what the model carries from run to run (FP8
     delayed scaling's ``fp8.amax_history`` and ``fp8.scale``);
     ``get_state``, ``set_state``, ``reset_state`` and ``freeze_state`` read
@@ -323,7 +393,7 @@ class Model:
     """
 
     def __init__(self, path, device=None, rank=None, world_size=None,
-                 comm_id=None):
+                 comm_id=None, nccl_unique_id=None, group=None):
         self._handle = None
         # Calls in progress, counted under the condition: close() waits for
         # none before it unloads, so no call uses a freed handle.
@@ -331,10 +401,13 @@ class Model:
         self._calls = 0
         self._lib = lib = _runtime()
         self.path = os.fspath(path)
+        if group is not None:
+            rank, world_size, nccl_unique_id = _ranks_of_group(
+                group, rank, world_size, nccl_unique_id)
         handle = ctypes.c_void_p()
         _check(lib, lib.mte_model_open_with_options(
             os.fsencode(self.path),
-            _open_options(device, rank, world_size, comm_id),
+            _open_options(device, rank, world_size, comm_id, nccl_unique_id),
             ctypes.byref(handle)))
         self._handle = handle
         self.target = lib.mte_model_target(handle).decode()
@@ -562,9 +635,12 @@ class Model:
         return code
 
 
-def load(path, device=None, rank=None, world_size=None, comm_id=None):
+def load(path, device=None, rank=None, world_size=None, comm_id=None,
+         nccl_unique_id=None, group=None):
     """Opens the model.so at `path` (a CUDA model on `device`, None for the
     default; a sharded model as rank `rank` of `world_size`, meeting the
-    other ranks under `comm_id`, None for the launcher's) and returns a
-    Model."""
-    return Model(path, device, rank, world_size, comm_id)
+    other ranks under `comm_id`, None for the launcher's; a sharded CUDA
+    model's NCCL ranks through `nccl_unique_id`, or those of the
+    torch.distributed process group `group`) and returns a Model."""
+    return Model(path, device, rank, world_size, comm_id, nccl_unique_id,
+                 group)

@@ -366,9 +366,11 @@ std::string mte::generateABISource(const ModelSignature &signature) {
       if (w.isExternal())
         os << "    {0, " << w.numBytes << "ull, " << dtypeName(w.elementType)
            << ", " << w.sources.size() << ", " << w.outer
-           << "ull, weight_sources_" << i << "},\n";
+           << "ull, weight_sources_" << i;
       else
-        os << "    {" << w.symbol << ", " << w.numBytes << "ull, 0, 0, 1, 0},\n";
+        os << "    {" << w.symbol << ", " << w.numBytes << "ull, 0, 0, 1, 0";
+      os << ", " << w.sliceOuter << "ull, " << w.sliceParts << ", "
+         << w.sliceGridAxes << "u},\n";
     }
     os << "};\n";
   }
@@ -451,21 +453,28 @@ LogicalResult mte::collectWeights(ModuleOp lowered,
     auto symbol = entry.getArgAttrOfType<FlatSymbolRefAttr>(i, "mte.weight");
     if (!symbol)
       continue;
+    ModelWeight weight;
     if (nextExternal != external.end() &&
         nextExternal->symbol == symbol.getValue()) {
-      signature.weights.push_back(std::move(*nextExternal++));
-      continue;
+      weight = std::move(*nextExternal++);
+    } else {
+      const llvm::GlobalVariable *global =
+          llvmModule.getNamedGlobal(symbol.getValue());
+      if (!global) {
+        error = "weight '" + symbol.getValue().str() + "' has no global";
+        return failure();
+      }
+      weight.symbol = symbol.getValue().str();
+      weight.numBytes =
+          layout.getTypeAllocSize(global->getValueType()).getFixedValue();
     }
-    const llvm::GlobalVariable *global =
-        llvmModule.getNamedGlobal(symbol.getValue());
-    if (!global) {
-      error = "weight '" + symbol.getValue().str() + "' has no global";
-      return failure();
+    if (auto slice = entry.getArgAttrOfType<transformer::WeightSliceAttr>(
+            i, "mte.weight_slice")) {
+      weight.sliceOuter = slice.getOuter();
+      weight.sliceParts = slice.getParts();
+      for (int16_t axis : slice.getGridAxes())
+        weight.sliceGridAxes |= 1u << axis;
     }
-    ModelWeight weight;
-    weight.symbol = symbol.getValue().str();
-    weight.numBytes =
-        layout.getTypeAllocSize(global->getValueType()).getFixedValue();
     signature.weights.push_back(std::move(weight));
   }
   return success();
@@ -479,10 +488,18 @@ uint64_t mte::externalizeWeights(ModuleOp lowered,
   auto &provenance =
       transformer::WeightProvenance::get(lowered.getContext());
   uint64_t embeddedBytes = 0;
+  // Arguments may share a global (a sharded model's slices of one weight):
+  // each is listed, the global erased once all are.
+  llvm::StringMap<size_t> listed;
+  SmallVector<LLVM::GlobalOp> externalized;
   for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
     auto symbol = entry.getArgAttrOfType<FlatSymbolRefAttr>(i, "mte.weight");
     if (!symbol)
       continue;
+    if (auto it = listed.find(symbol.getValue()); it != listed.end()) {
+      signature.weights.push_back(signature.weights[it->second]);
+      continue;
+    }
     auto global = lowered.lookupSymbol<LLVM::GlobalOp>(symbol.getAttr());
     if (!global)
       continue;
@@ -509,9 +526,12 @@ uint64_t mte::externalizeWeights(ModuleOp lowered,
            llvm::crc32(ArrayRef<uint8_t>(
                reinterpret_cast<const uint8_t *>(part.bytes.data()),
                part.bytes.size()))});
+    listed[symbol.getValue()] = signature.weights.size();
     signature.weights.push_back(std::move(weight));
-    global.erase();
+    externalized.push_back(global);
   }
+  for (LLVM::GlobalOp global : externalized)
+    global.erase();
   return embeddedBytes;
 }
 

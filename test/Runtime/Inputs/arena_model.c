@@ -61,15 +61,6 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
   return 3; /* more open models than the table holds */
 }
 
-#ifdef MTE_TEST_GRID
-/* A sharded CUDA model, which the runtime refuses (no NCCL yet). */
-static const int64_t grid[] = {MTE_TEST_GRID};
-#define MTE_TEST_GRID_AXES (sizeof(grid) / sizeof(grid[0]))
-#else
-static const int64_t *const grid = NULL;
-#define MTE_TEST_GRID_AXES 0
-#endif
-
 static const mte_model_abi abi = {
     MTE_MODEL_ABI_VERSION,
     "cuda",
@@ -85,8 +76,8 @@ static const mte_model_abi abi = {
     NULL,
     0,
     NULL,
-    MTE_TEST_GRID_AXES,
-    grid,
+    0,
+    NULL,
     run,
 };
 

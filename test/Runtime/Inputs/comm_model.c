@@ -21,6 +21,8 @@
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
+#include "comm_grid.h"
+
 #include "mte-c/KernelABI.h"
 #include "mte-c/ModelABI.h"
 
@@ -28,67 +30,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#ifndef MTE_TEST_GRID
-#error "MTE_TEST_GRID lists the extents of the model's grid"
-#endif
-#ifndef MTE_TEST_GROUP
-#error "MTE_TEST_GROUP is the number of ranks of a collective's group"
-#endif
-
-static const int64_t grid[] = {MTE_TEST_GRID};
-enum {
-  kNumAxes = sizeof(grid) / sizeof(grid[0]),
-  G = MTE_TEST_GROUP,
-  N = 3000
-};
-
-#ifndef MTE_TEST_AXES
-#define MTE_TEST_AXES ((1 << kNumAxes) - 1)
-#endif
-
-static const int64_t groupRows[] = {G, N};
-static const int64_t row[] = {N};
-
-static const mte_tensor_info inputs[] = {
-    {"x", MTE_DTYPE_F32, 2, groupRows}, {"h", MTE_DTYPE_BF16, 1, row},
-    {"f", MTE_DTYPE_F16, 1, row},       {"d", MTE_DTYPE_F64, 1, row},
-    {"ids", MTE_DTYPE_I64, 1, row},     {"k", MTE_DTYPE_I32, 1, row},
-};
-
-static const mte_tensor_info outputs[] = {
-    {"rank", MTE_DTYPE_I64, 0, NULL},
-    {"sum", MTE_DTYPE_F32, 2, groupRows},
-    {"gathered", MTE_DTYPE_F32, 2, groupRows},
-    {"scattered", MTE_DTYPE_F32, 1, row},
-    {"max_bf16", MTE_DTYPE_BF16, 1, row},
-    {"sum_bf16", MTE_DTYPE_BF16, 1, row},
-    {"sum_f16", MTE_DTYPE_F16, 1, row},
-    {"min_f64", MTE_DTYPE_F64, 1, row},
-    {"sum_i64", MTE_DTYPE_I64, 1, row},
-    {"max_i32", MTE_DTYPE_I32, 1, row},
-};
+static const mte_tensor_info inputs[] = {MTE_TEST_COMM_INPUTS};
+static const mte_tensor_info outputs[] = {MTE_TEST_COMM_OUTPUTS};
 enum {
   kNumInputs = sizeof(inputs) / sizeof(inputs[0]),
   kNumOutputs = sizeof(outputs) / sizeof(outputs[0]),
 };
-
-/* The index of `rank` in its group: its coordinates on the group's axes,
- * row-major (the group is ordered by linear index). Sets *size to the
- * group's number of ranks. */
-static int64_t groupIndex(int64_t rank, int64_t *size) {
-  int64_t index = 0, stride = 1, rest = rank;
-  int axis;
-  for (axis = kNumAxes - 1; axis >= 0; --axis) {
-    int64_t coordinate = rest % grid[axis];
-    rest /= grid[axis];
-    if ((MTE_TEST_AXES >> axis) & 1) {
-      index += coordinate * stride;
-      stride *= grid[axis];
-    }
-  }
-  *size = stride;
-  return index;
-}
 
 /* out[i] = in[(i + shift) % N] for elements of `size` bytes. */
 static void rotate(void *out, const void *in, size_t size, int64_t shift) {
@@ -96,8 +43,6 @@ static void rotate(void *out, const void *in, size_t size, int64_t shift) {
   memcpy(out, (const char *)in + head * size, (N - head) * size);
   memcpy((char *)out + (N - head) * size, in, head * size);
 }
-
-#define ADDRESS(p) ((uint64_t)(uintptr_t)(p))
 
 static int32_t run(void *const *in, void *const *out, void *const *weights,
                    void *arena, int64_t *index_status, void *const *state,
@@ -150,24 +95,6 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
   return 0;
 }
 
-static const mte_model_abi abi = {
-    MTE_MODEL_ABI_VERSION,
-    "host",
-    NULL,
-    kNumInputs,
-    kNumOutputs,
-    0,
-    inputs,
-    outputs,
-    NULL,
-    0,
-    0,
-    NULL,
-    0,
-    NULL,
-    kNumAxes,
-    grid,
-    run,
-};
+static const mte_model_abi abi = MTE_TEST_COMM_ABI("host", NULL);
 
 const mte_model_abi *mte_model_get_abi(void) { return &abi; }

@@ -5,7 +5,10 @@
 |* the host's. Every object remembers the context it was made in, and using  *|
 |* it while another context is current fails with CUDA_ERROR_INVALID_CONTEXT *|
 |* and a line on stderr, as a driver fails across devices. Nothing runs:     *|
-|* launches, copies between streams and graphs only check contexts.          *|
+|* launches, copies between streams and graphs only check contexts (copies   *|
+|* and memsets write host memory at once). It serves fake_cublaslt.c and     *|
+|* fake_nccl.c the current context and device, its checks of objects, and   *|
+|* whether a stream is being captured.                                       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -30,6 +33,7 @@ typedef struct Context {
 } Context;
 typedef struct Object {
   const Context *context;
+  int capturing; /* a stream between begin and end of a capture */
 } Object;
 
 static Context contexts[kDevices];
@@ -37,6 +41,22 @@ static __thread const Context *current;
 
 /* The current context, for fake_cublaslt.c. */
 const void *fakeCudaCurrentContext(void) { return current; }
+
+/* The current context's device, or -1, for fake_nccl.c. */
+int fakeCudaCurrentDevice(void) { return current ? current->device : -1; }
+
+/* Whether `stream` is being captured, for fake_nccl.c. */
+int fakeCudaCapturing(const void *stream) {
+  return stream && ((const Object *)stream)->capturing;
+}
+
+static CUresult inContext(const void *object, const char *what);
+
+/* inContext for fake_nccl.c: 0 when `object` belongs to the current
+ * context. */
+int fakeCudaCheck(const void *object, const char *what) {
+  return inContext(object, what);
+}
 
 static CUresult inContext(const void *object, const char *what) {
   const Context *context = ((const Object *)object)->context;
@@ -50,6 +70,7 @@ static CUresult inContext(const void *object, const char *what) {
 static void *make(size_t bytes) {
   Object *object = malloc(sizeof(Object) + 16 + bytes);
   object->context = current;
+  object->capturing = 0;
   return object;
 }
 
@@ -161,10 +182,20 @@ CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
   memcpy((void *)(uintptr_t)to, (const void *)(uintptr_t)from, bytes);
   return inContext(stream, "cuMemcpyAsync");
 }
-USE(cuMemsetD32Async, CUdeviceptr to, unsigned value, size_t count,
-    void *stream)
-USE(cuMemsetD16Async, CUdeviceptr to, unsigned short value, size_t count,
-    void *stream)
+CUresult cuMemsetD32Async(CUdeviceptr to, unsigned value, size_t count,
+                          void *stream) {
+  size_t i;
+  for (i = 0; i < count; ++i)
+    memcpy((char *)(uintptr_t)to + 4 * i, &value, 4);
+  return inContext(stream, "cuMemsetD32Async");
+}
+CUresult cuMemsetD16Async(CUdeviceptr to, unsigned short value, size_t count,
+                          void *stream) {
+  size_t i;
+  for (i = 0; i < count; ++i)
+    memcpy((char *)(uintptr_t)to + 2 * i, &value, 2);
+  return inContext(stream, "cuMemsetD16Async");
+}
 CUresult cuMemAllocHost_v2(void **pointer, size_t bytes) {
   *pointer = malloc(bytes);
   return current ? kSuccess : kInvalidContext;
@@ -194,8 +225,12 @@ CUresult cuEventRecord(void *event, void *stream) {
 USE(cuEventSynchronize)
 USE(cuEventQuery)
 
-USE(cuStreamBeginCapture_v2, int mode)
+CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  ((Object *)stream)->capturing = 1;
+  return inContext(stream, "cuStreamBeginCapture");
+}
 CUresult cuStreamEndCapture(void *stream, void **graph) {
+  ((Object *)stream)->capturing = 0;
   *graph = make(0);
   return inContext(stream, "cuStreamEndCapture");
 }

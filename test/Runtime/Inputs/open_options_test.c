@@ -3,13 +3,16 @@
 |*   mte-runtime-open-options-test test_model.so cuda_model.so \             *|
 |*       comm_model_1.so comm_model_2.so                                      *|
 |*   mte-runtime-open-options-test --ranks test_model.so                      *|
+|*   mte-runtime-open-options-test --nccl cuda_comm_model_2.so               *|
 |*                                                                            *|
 |* Prints one line per call for open-options.test to check: the defaults     *|
 |* (no options, MTE_DEVICE_DEFAULT, device 0) open and run the host model,   *|
 |* the ranks and grids models open with, and every malformed option is a    *|
 |* status and a message. --ranks opens the model with the launcher's rank    *|
-|* and world size (the environment's). Exits with status 1 as soon as a      *|
-|* result the output does not show is wrong.                                 *|
+|* and world size (the environment's). --nccl makes NCCL unique ids and      *|
+|* opens a sharded CUDA model with one, and with one past struct_size (which *|
+|* does not count). Exits with status 1 as soon as a result the output does *|
+|* not show is wrong.                                                         *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -17,6 +20,7 @@
 
 #include "expect.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +76,29 @@ static int openWithLaunchersRanks(const char *path) {
   return 0;
 }
 
+/* --nccl: mte_nccl_get_unique_id, and rank 1 of 2 of a sharded CUDA model
+ * given an id (no other rank needed: fake_nccl.c) and given one past
+ * struct_size (the ranks meet through the host communicator, which no
+ * other rank joins). */
+static int openWithNcclIds(const char *path) {
+  char id[MTE_NCCL_UNIQUE_ID_BYTES] = "open-options-test";
+  mte_open_options options = {sizeof(mte_open_options),
+                              MTE_DEVICE_DEFAULT,
+                              1,
+                              2,
+                              "open-options-nccl",
+                              id};
+  mte_status status = mte_nccl_get_unique_id(NULL);
+  printf("null id: %s: %s\n", mte_status_name(status), mte_last_error());
+  status = mte_nccl_get_unique_id(id);
+  printf("unique id: %s: %s\n", mte_status_name(status), mte_last_error());
+  memcpy(id, "open-options-test", sizeof("open-options-test"));
+  tryOpen("given an id", path, &options, 0);
+  options.struct_size = offsetof(mte_open_options, nccl_unique_id);
+  tryOpen("an id past struct_size", path, &options, 0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   mte_open_options options = {sizeof(mte_open_options), MTE_DEVICE_DEFAULT,
                               MTE_RANK_DEFAULT, MTE_WORLD_SIZE_DEFAULT, NULL};
@@ -79,11 +106,14 @@ int main(int argc, char **argv) {
   const char *host, *cuda, *oneRank, *twoRanks;
   if (argc == 3 && strcmp(argv[1], "--ranks") == 0)
     return openWithLaunchersRanks(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--nccl") == 0)
+    return openWithNcclIds(argv[2]);
   if (argc != 5) {
     fprintf(stderr,
             "usage: %s test_model.so cuda_model.so comm_model_1.so "
-            "comm_model_2.so\n       %s --ranks test_model.so\n",
-            argv[0], argv[0]);
+            "comm_model_2.so\n       %s --ranks test_model.so\n"
+            "       %s --nccl cuda_comm_model_2.so\n",
+            argv[0], argv[0], argv[0]);
     return 2;
   }
   host = argv[1];

@@ -46,6 +46,13 @@ struct ModelWeight {
   mlir::Type elementType;
   uint64_t outer = 1;
   std::vector<ModelWeightSource> sources;
+  /// A sharded CUDA model's weight of which each rank holds a part
+  /// (`#transformer.weight_slice`): parts of each of `sliceOuter` chunks
+  /// among the `sliceParts` ranks over the grid axes `sliceGridAxes` (a
+  /// bit mask). sliceParts 1: the whole weight.
+  uint64_t sliceOuter = 1;
+  uint32_t sliceParts = 1;
+  uint32_t sliceGridAxes = 0;
   bool isExternal() const { return !sources.empty(); }
 };
 

@@ -54,6 +54,28 @@ IndexCheckAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+WeightSliceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t axis, int64_t outer, int64_t parts,
+                        ArrayRef<int16_t> gridAxes) {
+  if (axis < 0)
+    return emitError() << "a weight slice's axis must not be negative";
+  if (outer < 1)
+    return emitError() << "a weight slice needs outer >= 1, not " << outer;
+  if (parts < 2)
+    return emitError() << "a weight slice is one of 2 or more parts, not "
+                       << parts;
+  if (gridAxes.empty())
+    return emitError() << "a weight slice names the grid axes it is split "
+                          "over";
+  for (auto [i, gridAxis] : llvm::enumerate(gridAxes))
+    if (gridAxis < 0 || gridAxis >= 31 ||
+        llvm::is_contained(gridAxes.take_front(i), gridAxis))
+      return emitError() << "weight slice grid axes must be distinct axes "
+                            "from 0 to 30";
+  return success();
+}
+
+LogicalResult
 ModelStateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        StringAttr name, StateKindAttr kind,
                        ElementsAttr initial, ArrayAttr labels) {

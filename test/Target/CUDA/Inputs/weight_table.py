@@ -4,6 +4,9 @@ mte_model_get_abi only reads constant data) and prints its external weights;
 checks every source against the data file (bounds and zlib CRC-32).
 
 Usage: weight_table.py EXTERNAL.so EMBEDDED.so DATAFILE
+       weight_table.py --slices MODEL.so
+With --slices, prints each weight of a sharded model: its bytes, the part
+one rank holds, and the bytes every rank's device holds in all.
 """
 import ctypes
 import os
@@ -26,7 +29,10 @@ class Source(ctypes.Structure):
 class Weight(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("num_bytes", ctypes.c_uint64),
                 ("dtype", ctypes.c_int32), ("num_sources", ctypes.c_uint32),
-                ("outer", ctypes.c_uint64), ("sources", ctypes.POINTER(Source))]
+                ("outer", ctypes.c_uint64), ("sources", ctypes.POINTER(Source)),
+                ("slice_outer", ctypes.c_uint64),
+                ("slice_parts", ctypes.c_uint32),
+                ("slice_grid_axes", ctypes.c_uint32)]
 
 
 class ABI(ctypes.Structure):
@@ -49,7 +55,23 @@ def load_table(path):
     return lib.mte_model_get_abi().contents
 
 
+def print_slices(path):
+    abi = load_table(path)
+    device = 0
+    for i in range(abi.num_weights):
+        w = abi.weights[i]
+        parts = max(w.slice_parts, 1)
+        device += w.num_bytes // parts
+        where = (f"part of {parts} over grid axes {w.slice_grid_axes:#x}, "
+                 f"{w.slice_outer} chunks" if parts > 1 else "whole")
+        print(f"weight {i}: {w.num_bytes} bytes, {where}")
+    print(f"device bytes per rank: {device}")
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--slices":
+        return print_slices(sys.argv[2])
     external_so, embedded_so, data_path = sys.argv[1:4]
     abi = load_table(external_so)
     data = open(data_path, "rb").read()

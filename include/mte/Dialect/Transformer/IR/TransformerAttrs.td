@@ -164,4 +164,31 @@ def Transformer_IndexCheckAttr
   let genVerifyDecl = 1;
 }
 
+def Transformer_WeightSliceAttr
+    : AttrDef<Transformer_Dialect, "WeightSlice"> {
+  let mnemonic = "weight_slice";
+  let summary = "the part of a weight each rank of a sharded model holds";
+  let description = [{
+    On a weight argument of a sharded CUDA model's entry function (beside
+    `mte.weight`, the symbol of the whole weight), set by
+    mte-convert-shard-to-runtime-calls: the argument is one of `parts`
+    equal slices of that weight along dimension `axis`, the one of the
+    rank's index in the group of ranks over `grid_axes` (as a collective's
+    group, KernelABI.h). `outer` is the product of the whole weight's
+    dimensions before `axis`: the runtime takes the rank's part of each of
+    the `outer` contiguous chunks when it uploads the weight, so no device
+    holds the parts of its peers.
+
+    ```mlir
+    #transformer.weight_slice<axis = 1, outer = 768, parts = 2, grid_axes = [0]>
+    ```
+  }];
+  let parameters = (ins "int64_t":$axis, "int64_t":$outer, "int64_t":$parts,
+                        ArrayRefParameter<"int16_t">:$grid_axes);
+  let assemblyFormat = "`<` `axis` `=` $axis `,` `outer` `=` $outer `,` "
+                       "`parts` `=` $parts `,` `grid_axes` `=` `[` $grid_axes "
+                       "`]` `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_IR_TRANSFORMERATTRS_TD

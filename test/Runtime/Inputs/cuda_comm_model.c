@@ -1,0 +1,136 @@
+/*===- cuda_comm_model.c - a hand-written sharded CUDA model ------*- C -*-===*\
+|*                                                                            *|
+|* A CUDA model without kernels of the device grid MTE_TEST_GRID (default    *|
+|* "1"; comm_grid.h) whose run calls the collectives of KernelABI.h on its   *|
+|* device buffers, as compiled models do from their host code, over the grid *|
+|* axes MTE_TEST_AXES, whose group has MTE_TEST_GROUP ranks (G, default 1).  *|
+|* Rank r with group index g, on inputs                                       *|
+|*   x f32 [G, N], h bf16 [N], f f16 [N], d f64 [N], ids i64 [N], k i32 [N],  *|
+|*   q f8e4m3fn [N]                                                           *|
+|* computes                                                                   *|
+|*   rank        i64 []      r (mte_comm_rank, written by two memsets)        *|
+|*   sum         f32 [G, N]  all_reduce sum of x                              *|
+|*   gathered    f32 [G, N]  all_gather of row g of x                         *|
+|*   scattered   f32 [N]     reduce_scatter sum of x                          *|
+|*   max_bf16    bf16 [N]    all_reduce max of h                              *|
+|*   sum_bf16    bf16 [N]    all_reduce sum of h                              *|
+|*   sum_f16     f16 [N]     all_reduce sum of f                              *|
+|*   min_f64     f64 [N]     all_reduce min of d                              *|
+|*   sum_i64     i64 [N]     all_reduce sum of ids, in place                  *|
+|*   max_i32     i32 [N]     all_reduce max of k                              *|
+|*   gathered_f8 f8e4m3fn [G, N]  all_gather of q                             *|
+|*   alone       f32 [N]     all_reduce sum of row 0 of x over no axis        *|
+|*   weight_part f32 [4, 2]  its part of the weight f32 [4, 2G] (element      *|
+|*                           (i, j) = 100 i + j), cut along its columns among *|
+|*                           the group when the runtime uploads it: columns   *|
+|*                           2g and 2g + 1                                    *|
+|* With every rank given the same inputs, NCCL makes sum and sum_* G times   *|
+|* the input (rounded to its type), gathered = x, scattered = G x[g], the    *|
+|* max and min their input, gathered_f8 G copies of q and alone row 0 of x;  *|
+|* for one rank every output but `rank` is its input. utils/gpu/check_nccl.py *|
+|* runs it on GPUs, nccl.test on fake_cuda.c and fake_nccl.c.                 *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef MTE_TEST_GRID
+#define MTE_TEST_GRID 1
+#endif
+#ifndef MTE_TEST_GROUP
+#define MTE_TEST_GROUP 1
+#endif
+
+#include "comm_grid.h"
+
+/* The parts its weight is cut into (G; another count is a malformed
+ * table the runtime refuses). */
+#ifndef MTE_TEST_SLICE_PARTS
+#define MTE_TEST_SLICE_PARTS G
+#endif
+
+#include "mte-c/KernelABI.h"
+#include "mte-c/ModelABI.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* libmte_runtime's stream and copies (MLIR's CUDA runtime ABI). */
+void *mgpuStreamCreate(void);
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
+void mgpuMemset32(void *dst, unsigned value, size_t count, void *stream);
+
+static const mte_tensor_info inputs[] = {
+    MTE_TEST_COMM_INPUTS,
+    {"q", MTE_DTYPE_F8E4M3FN, 1, row},
+};
+
+static const int64_t partShape[] = {4, 2};
+static const mte_tensor_info outputs[] = {
+    MTE_TEST_COMM_OUTPUTS,
+    {"gathered_f8", MTE_DTYPE_F8E4M3FN, 2, groupRows},
+    {"alone", MTE_DTYPE_F32, 1, row},
+    {"weight_part", MTE_DTYPE_F32, 2, partShape},
+};
+
+/* The whole weight, filled in by mte_model_get_abi, which the runtime
+ * calls before it uploads the weights. */
+static float wholeWeight[4 * 2 * G];
+static const mte_weight_info weightTable[] = {
+    {wholeWeight, sizeof(wholeWeight), 0, 0, 1, NULL, 4, MTE_TEST_SLICE_PARTS,
+     MTE_TEST_AXES},
+};
+enum {
+  kNumInputs = sizeof(inputs) / sizeof(inputs[0]),
+  kNumOutputs = sizeof(outputs) / sizeof(outputs[0]),
+};
+
+static int32_t run(void *const *in, void *const *out, void *const *weights,
+                   void *arena, int64_t *index_status, void *const *state,
+                   void *const *next_state) {
+  void *stream = mgpuStreamCreate();
+  int64_t rank = mte_comm_rank(), size, g = groupIndex(rank, &size);
+  const float *x = (const float *)in[0];
+  (void)arena;
+  (void)index_status;
+  (void)state;
+  (void)next_state;
+  if (size != G)
+    return 1; /* MTE_TEST_GROUP does not match the grid */
+
+  mgpuMemset32(out[0], (unsigned)rank, 1, stream);
+  mgpuMemset32((char *)out[0] + 4, 0, 1, stream);
+  mte_comm_all_reduce(ADDRESS(x), ADDRESS(out[1]), G * N, MTE_DTYPE_F32,
+                      MTE_REDUCE_SUM, MTE_TEST_AXES);
+  mte_comm_all_gather(ADDRESS(x + g * N), ADDRESS(out[2]), N, MTE_DTYPE_F32,
+                      MTE_TEST_AXES);
+  mte_comm_reduce_scatter(ADDRESS(x), ADDRESS(out[3]), N, MTE_DTYPE_F32,
+                          MTE_REDUCE_SUM, MTE_TEST_AXES);
+  mte_comm_all_reduce(ADDRESS(in[1]), ADDRESS(out[4]), N, MTE_DTYPE_BF16,
+                      MTE_REDUCE_MAX, MTE_TEST_AXES);
+  mte_comm_all_reduce(ADDRESS(in[1]), ADDRESS(out[5]), N, MTE_DTYPE_BF16,
+                      MTE_REDUCE_SUM, MTE_TEST_AXES);
+  mte_comm_all_reduce(ADDRESS(in[2]), ADDRESS(out[6]), N, MTE_DTYPE_F16,
+                      MTE_REDUCE_SUM, MTE_TEST_AXES);
+  mte_comm_all_reduce(ADDRESS(in[3]), ADDRESS(out[7]), N, MTE_DTYPE_F64,
+                      MTE_REDUCE_MIN, MTE_TEST_AXES);
+  mgpuMemcpy(out[8], in[4], N * sizeof(int64_t), stream);
+  mte_comm_all_reduce(ADDRESS(out[8]), ADDRESS(out[8]), N, MTE_DTYPE_I64,
+                      MTE_REDUCE_SUM, MTE_TEST_AXES);
+  mte_comm_all_reduce(ADDRESS(in[5]), ADDRESS(out[9]), N, MTE_DTYPE_I32,
+                      MTE_REDUCE_MAX, MTE_TEST_AXES);
+  mte_comm_all_gather(ADDRESS(in[6]), ADDRESS(out[10]), N, MTE_DTYPE_F8E4M3FN,
+                      MTE_TEST_AXES);
+  mte_comm_all_reduce(ADDRESS(x), ADDRESS(out[11]), N, MTE_DTYPE_F32,
+                      MTE_REDUCE_SUM, 0);
+  mgpuMemcpy(out[12], weights[0], 8 * sizeof(float), stream);
+  return 0;
+}
+
+static const mte_model_abi abi =
+    MTE_TEST_COMM_ABI_WEIGHTS("cuda", "sm_70", 1, weightTable);
+
+const mte_model_abi *mte_model_get_abi(void) {
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2 * G; ++j)
+      wholeWeight[i * 2 * G + j] = (float)(100 * i + j);
+  return &abi;
+}
