@@ -82,9 +82,18 @@ gpu-artifacts: build
 	# 75 MB of models, 6 MB compressed: what the GPU machine is sent.
 	tar cJf $(BUILD_DIR)/gpu-check.tar.xz -C $(BUILD_DIR) gpu-check
 
+# NCCL for the sharded models: the system's, else PyTorch's wheel's
+# (nvidia-nccl), which is not on the loader's path.
+GPU_NCCL = $(if $(MTE_NCCL_LIBRARY),,MTE_NCCL_LIBRARY=$$(python3 -c \
+  'import glob, nvidia.nccl as n; print(glob.glob(n.__path__[0] + "/lib/libnccl.so*")[0])' \
+  2>/dev/null || echo libnccl.so.2)) NCCL_NVLS_ENABLE=0
+
 check-gpu:
 	test -d $(BUILD_DIR)/gpu-check || tar xJf $(BUILD_DIR)/gpu-check.tar.xz -C $(BUILD_DIR)
-	python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
+	$(GPU_NCCL) python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
+	$(GPU_NCCL) python3 utils/gpu/check_nccl.py \
+	  --runtime $(BUILD_DIR)/gpu-check/libmte_runtime.so \
+	  --fixtures $(BUILD_DIR)/gpu-check
 	python3 utils/gpu/check_attention.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
 	utils/gpu/sanitize.sh $(BUILD_DIR)/gpu-check
 

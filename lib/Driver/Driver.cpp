@@ -169,18 +169,12 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
       return "--precision=fp8 needs --fusion: the FP8 GEMMs are the linears "
              "it recognises";
   }
-  if (options.tensorParallel < 1 || options.tensorParallel > 1024)
-    return "--tp=" + std::to_string(options.tensorParallel) +
+  if (options.tensorParallel &&
+      (*options.tensorParallel < 1 || *options.tensorParallel > 1024))
+    return "--tp=" + std::to_string(*options.tensorParallel) +
            ": expected a number of ranks from 1 to 1024";
-  if (options.tensorParallel > 1 && cuda)
-    return "--tp needs --target=host for now: the NCCL collectives of CUDA "
-           "models are not built yet";
-  if (options.sequenceParallel && options.tensorParallel < 2)
-    return "--sp splits the tokens among the --tp ranks: it needs --tp=N "
-           "with N of 2 or more";
-  if (options.tensorParallel > 1 && options.precision == Precision::FP8)
-    return "--tp with --precision=fp8 is not supported yet (each quantised "
-           "tensor needs one scale across the ranks)";
+  if (options.sequenceParallel && !options.tensorParallel)
+    return "--sp splits the tokens among the --tp ranks: it needs --tp=N";
   if (options.fp8MinMacs < 0)
     return "--fp8-min-macs must not be negative";
   if (options.fp8Recipe != "current" && options.fp8Recipe != "delayed")
@@ -227,9 +221,9 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
         *transformer::symbolizeAmaxAlgorithm(options.amaxAlgorithm);
     buildPrecisionPipeline(pm, precision);
   }
-  if (options.tensorParallel > 1) {
+  if (options.tensorParallel) {
     TensorParallelPipelineOptions parallel;
-    parallel.tpSize = options.tensorParallel;
+    parallel.tpSize = *options.tensorParallel;
     parallel.sequenceParallel = options.sequenceParallel;
     buildTensorParallelPipeline(pm, parallel);
   }

@@ -204,6 +204,12 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(createConvertTransformerToRowKernels());
   buildLinalgLowering(pm, options.fuseElementwise, /*namedMatmul=*/true);
   pm.addPass(createHoistConstantsToArguments());
+  // A sharded model's collectives become runtime calls (NCCL); each rank's
+  // device holds only its slices of the weights, cut when they are
+  // uploaded, and its kernels read dense buffers.
+  mte::ConvertShardToRuntimeCallsOptions collectives;
+  collectives.denseSlices = true;
+  pm.addPass(createConvertShardToRuntimeCalls(collectives));
   buildBufferization(pm);
   pm.addPass(createBuildRowKernels());
   pm.addPass(createConvertMemRefCopyToLinalg());

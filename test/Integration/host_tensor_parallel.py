@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Tensor parallelism on the host: compiles each fixture family with
---tp=1, 2 and 4 (with --sp: --tp=2 and 4 with sequence parallelism), runs the sharded builds through `mte-run --world-size N`
-(N processes meeting in the host communicator) on seeded random inputs, and
-compares rank 0's output with the --tp=1 build (rtol 1e-5, atol 1e-6: the
-ranks sum partial products in another order) and with the independent
+"""Tensor parallelism on the host: compiles each fixture family unsharded
+and with --tp=1 (the sharded program on one rank), 2 and 4 (with --sp:
+--tp=2 and 4 with sequence parallelism, no --tp=1), runs the sharded builds
+through `mte-run --world-size N` (N processes meeting in the host
+communicator) on seeded random inputs, and compares rank 0's output with
+the unsharded build (rtol 1e-5, atol 1e-6: the ranks sum partial products
+in another order) and with the independent
 float64 reference of models.py (|err| <= 1e-4 |ref| + 1e-5, as
 host_models.py). Each sharded build must split its blocks: --fusion-stats
 reports at least one all-reduce per layer (under --sp, a reduce-scatter and
@@ -25,8 +27,8 @@ LAYERS = 2  # of every tiny fixture
 RTOL, ATOL = 1e-4, 1e-5
 # Float16 exports compute in f16, and the ranks' partial sums round before
 # the all-reduce: relative RMS error bounds instead, against the reference
-# (host_models.py's fp16 bound) and against the --tp=1 build (measured
-# 2026-12-02: 2.6e-4 to 6.5e-4, the --tp=1 build's own error from the
+# (host_models.py's fp16 bound) and against the unsharded build (measured
+# 2026-12-02: 2.6e-4 to 6.5e-4, the unsharded build's own error from the
 # reference being 4.8e-4 to 6.4e-4).
 FP16_RMS_REFERENCE, FP16_RMS_TP1 = 5e-3, 2e-3
 
@@ -76,14 +78,15 @@ def run_case(args, family, exporter):
                       + "x".join(map(str, reference[name].shape)))
         files += ["-i", f"{name}={path}"]
     outputs = {}
-    builds = [(1, False)] + [(tp, args.sp) for tp in args.tp]
+    builds = [(None, False)] + ([] if args.sp else [(1, False)]) + \
+        [(tp, args.sp) for tp in args.tp]
     for tp, sp in builds:
-        name = f"tp={tp}" + (" sp" if sp else "")
-        so = f"{stem}.tp{tp}{'.sp' if sp else ''}.so"
+        name = "unsharded" if tp is None else f"tp={tp}" + (" sp" if sp else "")
+        so = f"{stem}.tp{tp or 0}{'.sp' if sp else ''}.so"
         compiled = subprocess.run(
-            [args.compile, stem + ".onnx", "-o", so, f"--tp={tp}",
-             "--fusion-stats"] + (["--sp"] if sp else []) + shapes,
-            capture_output=True, text=True)
+            [args.compile, stem + ".onnx", "-o", so, "--fusion-stats"]
+            + ([f"--tp={tp}"] if tp else []) + (["--sp"] if sp else [])
+            + shapes, capture_output=True, text=True)
         if compiled.returncode != 0:
             # Tokens that no rank count divides are an error naming the op.
             if sp and all(d % tp for d in want.shape[:-1]) and \
@@ -96,13 +99,13 @@ def run_case(args, family, exporter):
                          f"{compiled.stderr.strip()}")
             failures += 1
             continue
-        unsplit = tp > 1 and check_collectives(compiled.stdout, sp)
+        unsplit = tp and check_collectives(compiled.stdout, sp)
         if unsplit:
             lines.append(f"FAIL {family} {exporter} {name}: {unsplit}: the "
                          f"blocks were not split")
             failures += 1
         out = so[:-3] + ".out"
-        ran = subprocess.run([args.run, so, "--world-size", str(tp),
+        ran = subprocess.run([args.run, so, "--world-size", str(tp or 1),
                               "-o", out] + files,
                              capture_output=True, text=True)
         if ran.returncode != 0:
@@ -111,27 +114,28 @@ def run_case(args, family, exporter):
             failures += 1
             continue
         outputs[name] = np.load(os.path.join(out, "last_hidden_state.npy"))
-    if "tp=1" not in outputs:
+    if "unsharded" not in outputs:
         return lines, failures + 1
     for name, got in outputs.items():
         if family.endswith("_fp16"):
             to_ref = relative_rms(got, want)
-            to_tp1 = relative_rms(got, outputs["tp=1"])
+            to_tp1 = relative_rms(got, outputs["unsharded"])
             ok = (got.shape == want.shape and to_ref <= FP16_RMS_REFERENCE
                   and to_tp1 <= FP16_RMS_TP1)
             lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
                          f"{name}: relative RMS error {to_ref:.2e} from the "
-                         f"reference, {to_tp1:.2e} from tp=1")
+                         f"reference, {to_tp1:.2e} from unsharded")
             failures += not ok
             continue
         err = np.abs(got.astype(np.float64) - want)
         ok = got.shape == want.shape and bool(
             np.all(err <= RTOL * np.abs(want) + ATOL))
-        same = bool(np.allclose(got, outputs["tp=1"], rtol=1e-5, atol=1e-6))
-        diff = np.abs(got - outputs["tp=1"]).max()
+        same = bool(np.allclose(got, outputs["unsharded"], rtol=1e-5,
+                                atol=1e-6))
+        diff = np.abs(got - outputs["unsharded"]).max()
         lines.append(f"{'PASS' if ok and same else 'FAIL'} {family} "
                      f"{exporter} {name}: max abs error {err.max():.2e} "
-                     f"from the reference, {diff:.2e} from tp=1")
+                     f"from the reference, {diff:.2e} from unsharded")
         failures += not (ok and same)
     return lines, failures
 

@@ -78,8 +78,9 @@ cl::opt<std::string> amaxAlgo(
 cl::opt<int64_t> tensorParallel(
     "tp",
     cl::desc("Split each block over N ranks, Megatron-style (column- and "
-             "row-parallel linears, heads split; --target=host for now): one "
-             "model.so that every rank opens (mte-run --world-size N)"),
+             "row-parallel linears, heads split): one model.so that every "
+             "rank opens (host: mte-run --world-size N; CUDA: one process "
+             "per GPU, NCCL). --tp=1: the sharded model on one rank"),
     cl::init(1), cl::cat(compilerOptions));
 cl::opt<bool> sequenceParallel(
     "sp",
@@ -170,7 +171,8 @@ std::string readOptions(CompilerOptions &options) {
   options.fp8Margin = fp8Margin;
   options.amaxHistory = amaxHistory;
   options.amaxAlgorithm = amaxAlgo;
-  options.tensorParallel = tensorParallel;
+  if (tensorParallel.getNumOccurrences())
+    options.tensorParallel = tensorParallel;
   options.sequenceParallel = sequenceParallel;
   options.indexCheck = indexCheck;
   options.output = emit;

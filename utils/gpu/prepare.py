@@ -10,7 +10,9 @@ weights in an external-data file, its CUDA model.so (mte-compile
 file (--precision=bf16 --weights=external), the same two unfused
 (--fusion=false, NAME.unfused.*), seeded inputs with the independent
 float64 numpy reference output (models.py), and the host backend's outputs
-(fp32 and bf16) for the same inputs. Also copies
+(fp32 and bf16) for the same inputs; for GPT-2 and Llama also the
+sharded program on one rank (--tp=1, NAME.tp1.*: its collectives NCCL's)
+with the host backend's --tp=1 outputs. Also copies
 libmte_runtime, and sets up broken copies of one external-weight model: a
 data file that differs, and none at all.
 
@@ -81,7 +83,36 @@ def prepare_fixture(args, family, exporter, size="tiny"):
     # time, are embedded; the other parameters are read from NAME.data.
     if family in ("gpt2", "llama") and size == "tiny":
         precisions.append(("fp8", ".external.fp8", ["--weights=external"], fp8))
+    # The sharded program on one rank (--tp=1: each collective NCCL's over
+    # that rank, weights sliced at upload), fused only, against the host
+    # backend's --tp=1 build (NAME.tp1[.bf16|.fp8]).
+    sharded = family in ("gpt2", "llama") and size == "tiny"
     for precision, suffix, extra, both in precisions:
+        if sharded and suffix != ".external.fp8":
+            tp1 = f"{stem}.tp1{suffix}"
+            subprocess.run([args.compile, stem + ".onnx", "-o",
+                            tp1 + ".host.so", f"--precision={precision}",
+                            "--tp=1"] + both + shapes, check=True)
+            host = mte.load(tp1 + ".host.so")(**inputs)["last_hidden_state"]
+            os.remove(tp1 + ".host.so")
+            subprocess.run([args.compile, stem + ".onnx", "-o",
+                            tp1 + ".cuda.so", f"--precision={precision}",
+                            "--tp=1"] + cuda + extra + both + shapes,
+                           check=True)
+            np.savez(tp1 + ".npz", host_output=host, **reference)
+            if suffix == ".bf16":
+                # Sequence parallelism's program too: its reduce-scatters
+                # and all-gathers, on NCCL (NAME.tp1.sp.bf16).
+                sp = f"{stem}.tp1.sp{suffix}"
+                subprocess.run([args.compile, stem + ".onnx", "-o",
+                                sp + ".host.so", f"--precision={precision}",
+                                "--tp=1", "--sp"] + shapes, check=True)
+                host = mte.load(sp + ".host.so")(**inputs)["last_hidden_state"]
+                os.remove(sp + ".host.so")
+                subprocess.run([args.compile, stem + ".onnx", "-o",
+                                sp + ".cuda.so", f"--precision={precision}",
+                                "--tp=1", "--sp"] + cuda + shapes, check=True)
+                np.savez(sp + ".npz", host_output=host, **reference)
         host_so = f"{stem}{suffix}.host.so"
         subprocess.run([args.compile, stem + ".onnx", "-o", host_so,
                         f"--precision={precision}"] + both + shapes,
@@ -368,8 +399,10 @@ def main():
     shutil.copy(os.path.join(os.path.dirname(os.path.abspath(args.compile)),
                              "mte-run"), args.outdir)
     # Hand-written CUDA models with an activation arena (test/Runtime).
+    # and the sharded ones whose collectives run on NCCL (check_nccl.py).
     for name in ["arena_model.so", "huge_arena_model.so",
-                 "huge_run_alloc_model.so"]:
+                 "huge_run_alloc_model.so", "cuda_comm_model_1.so",
+                 "cuda_comm_model_2.so"]:
         shutil.copy(os.path.join(os.path.dirname(lib), "test", "Runtime",
                                  name), args.outdir)
     families = (models.FAMILIES + models.ZOO_FAMILIES + models.ENCODER_FAMILIES

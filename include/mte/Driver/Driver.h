@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace mte::driver {
@@ -84,8 +85,10 @@ struct CompilerOptions {
   int64_t fp8Margin = 0;
   int64_t amaxHistory = 1024;
   std::string amaxAlgorithm = "max";
-  /// Ranks that split each block (--tp); 1: an unsharded model.
-  int64_t tensorParallel = 1;
+  /// Ranks that split each block (--tp); none: an unsharded model. 1 is a
+  /// sharded model on a grid of one rank: the sharded program, each
+  /// collective over that rank (NCCL's on a GPU), which one GPU can check.
+  std::optional<int64_t> tensorParallel;
   /// With tensorParallel: split the values between the blocks along their
   /// tokens too (--sp, Megatron-LM's sequence parallelism).
   bool sequenceParallel = false;

@@ -12,6 +12,7 @@
 
 #include "mte/Codegen/Common/KernelABI.h"
 #include "mte/Codegen/Common/Passes.h"
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
 #include "mte/Support/DType.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mte {
 #define GEN_PASS_DEF_CONVERTSHARDTORUNTIMECALLS
@@ -34,8 +36,20 @@ namespace {
 
 class CollectiveLowering {
 public:
-  CollectiveLowering(ModuleOp module, SymbolTableCollection &symbols)
-      : module(module), symbols(symbols) {}
+  CollectiveLowering(ModuleOp module, SymbolTableCollection &symbols,
+                     bool denseSlices)
+      : module(module), symbols(symbols), denseSlices(denseSlices) {}
+
+  /// Removes the weight arguments whose slices replaced every use.
+  void eraseSlicedWeights() {
+    for (auto &[func, arguments] : slicedWeights) {
+      llvm::BitVector unused(func.getNumArguments());
+      for (BlockArgument argument : arguments)
+        if (argument.use_empty())
+          unused.set(argument.getArgNumber());
+      (void)func.eraseArguments(unused);
+    }
+  }
 
   LogicalResult lower(Operation *op) {
     OpBuilder builder(op);
@@ -130,6 +144,52 @@ private:
     return mask;
   }
 
+  /// The weight argument of a public function that `value` is, or null.
+  static BlockArgument weightArgument(Value value) {
+    auto argument = dyn_cast<BlockArgument>(value);
+    if (!argument)
+      return nullptr;
+    auto func = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
+    if (!func || func.isPrivate() ||
+        !func.getArgAttr(argument.getArgNumber(), "mte.weight"))
+      return nullptr;
+    return argument;
+  }
+
+  /// `slice` of weight argument `weight` as a weight argument of its own,
+  /// which the runtime cuts from the whole weight when it uploads it: one
+  /// per weight, axis and group.
+  void sliceAtLoad(shard::AllSliceOp slice, BlockArgument weight,
+                   RankedTensorType type, int64_t axis) {
+    auto func = cast<func::FuncOp>(weight.getOwner()->getParentOp());
+    auto wholeType = cast<RankedTensorType>(weight.getType());
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= wholeType.getDimSize(d);
+    SmallVector<int16_t> gridAxes(slice.getGridAxes());
+    auto attr = mte::transformer::WeightSliceAttr::get(
+        module.getContext(), axis, outer,
+        wholeType.getDimSize(axis) / type.getDimSize(axis), gridAxes);
+    Value &local = localWeights[std::make_pair(Value(weight), Attribute(attr))];
+    if (!local) {
+      unsigned index = func.getNumArguments();
+      SmallVector<NamedAttribute> attrs = {
+          NamedAttribute(StringAttr::get(module.getContext(), "mte.weight"),
+                         func.getArgAttr(weight.getArgNumber(), "mte.weight")),
+          NamedAttribute(
+              StringAttr::get(module.getContext(), "mte.weight_slice"), attr)};
+      (void)func.insertArgument(index, type,
+                                DictionaryAttr::get(module.getContext(), attrs),
+                                slice.getLoc());
+      local = func.getArgument(index);
+      auto &arguments = slicedWeights[func];
+      if (!llvm::is_contained(arguments, weight))
+        arguments.push_back(weight);
+    }
+    slice.replaceAllUsesWith(local);
+    slice.erase();
+  }
+
   LogicalResult lowerAllSlice(OpBuilder &builder, shard::AllSliceOp slice) {
     FailureOr<shard::GridOp> grid = gridOf(slice, slice.getGridAttr());
     if (failed(grid))
@@ -139,6 +199,17 @@ private:
     if (!type.hasStaticShape())
       return slice.emitOpError("slices a tensor of dynamic shape");
     int64_t axis = slice.getSliceAxis().getSExtValue();
+    // A group of one rank slices nothing.
+    if (type == slice.getInput().getType()) {
+      slice.replaceAllUsesWith(slice.getInput());
+      slice.erase();
+      return success();
+    }
+    if (denseSlices)
+      if (BlockArgument weight = weightArgument(slice.getInput())) {
+        sliceAtLoad(slice, weight, type, axis);
+        return success();
+      }
     Value index = groupIndex(builder, loc, *grid, slice.getGridAxes());
     Value offset = arith::MulIOp::create(
         builder, loc, index,
@@ -149,8 +220,40 @@ private:
     for (int64_t size : type.getShape())
       sizes.push_back(builder.getIndexAttr(size));
     SmallVector<OpFoldResult> strides(type.getRank(), builder.getIndexAttr(1));
-    Value local = tensor::ExtractSliceOp::create(
-        builder, loc, type, slice.getInput(), offsets, sizes, strides);
+    Value local;
+    if (denseSlices) {
+      // The rank's part copied out, element by element at the offset: a
+      // dense tensor, not a view whose offset is known at run time only.
+      Value input = slice.getInput();
+      Value init =
+          tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                  type.getElementType());
+      SmallVector<AffineMap> maps = {
+          builder.getMultiDimIdentityMap(type.getRank())};
+      SmallVector<utils::IteratorType> loops(type.getRank(),
+                                             utils::IteratorType::parallel);
+      local = linalg::GenericOp::create(
+                  builder, loc, type, ValueRange{}, ValueRange{init}, maps,
+                  loops,
+                  [&](OpBuilder &b, Location l, ValueRange) {
+                    SmallVector<Value> coords;
+                    for (int64_t d = 0; d < type.getRank(); ++d) {
+                      Value i = linalg::IndexOp::create(b, l, d);
+                      coords.push_back(
+                          d == axis ? arith::AddIOp::create(b, l, i, offset)
+                                    : i);
+                    }
+                    linalg::YieldOp::create(
+                        b, l,
+                        tensor::ExtractOp::create(b, l, input, coords)
+                            .getResult());
+                  })
+                  .getResult(0);
+    } else {
+      local = tensor::ExtractSliceOp::create(builder, loc, type,
+                                             slice.getInput(), offsets, sizes,
+                                             strides);
+    }
     slice.replaceAllUsesWith(local);
     slice.erase();
     return success();
@@ -377,15 +480,22 @@ private:
 
   ModuleOp module;
   SymbolTableCollection &symbols;
+  bool denseSlices;
+  /// The weight arguments made for slices, by whole weight and slice.
+  DenseMap<std::pair<Value, Attribute>, Value> localWeights;
+  /// The whole weights that were sliced, by function.
+  llvm::MapVector<func::FuncOp, SmallVector<BlockArgument>> slicedWeights;
 };
 
 struct ConvertShardToRuntimeCallsPass
     : mte::impl::ConvertShardToRuntimeCallsBase<
           ConvertShardToRuntimeCallsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbols;
-    CollectiveLowering lowering(module, symbols);
+    CollectiveLowering lowering(module, symbols, denseSlices);
     SmallVector<Operation *> collectives;
     module.walk([&](Operation *op) {
       if (isa<shard::ShardDialect>(op->getDialect()) && !isa<shard::GridOp>(op))
@@ -394,6 +504,7 @@ struct ConvertShardToRuntimeCallsPass
     for (Operation *op : collectives)
       if (failed(lowering.lower(op)))
         return signalPassFailure();
+    lowering.eraseSlicedWeights();
     // The grid has served: nothing below the tensor level names it.
     for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
       grid.erase();

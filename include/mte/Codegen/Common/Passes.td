@@ -100,13 +100,30 @@ def ConvertShardToRuntimeCalls
     nothing refers to it. Other collectives (all_to_all, send/recv, ...)
     are an error naming the op, as are groups over a grid the module does
     not define statically.
+
+    With `dense-slices` (CUDA models, whose kernels take dense buffers;
+    after mte-hoist-constants-to-arguments) no slice is a view. A slice of
+    a weight argument (`mte.weight`) becomes a new weight argument of the
+    local type: the same `mte.weight` symbol and a
+    `#transformer.weight_slice` that tells the runtime which part each rank
+    uploads, so that a device holds only its rank's weights; the whole
+    weight's argument goes once nothing else reads it. A slice of any other
+    value (sequence parallelism's tokens of a replicated activation) is
+    copied into a new tensor, element by element at the rank's offset.
+    A slice over a group of one rank is its input.
   }];
+  let options = [
+    Option<"denseSlices", "dense-slices", "bool", "false",
+           "Slices of weight arguments become weight arguments the runtime "
+           "slices when it uploads them; other slices are copies">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mte::transformer::TransformerDialect"];
 }
 
 def PlanActivationMemory

@@ -58,9 +58,13 @@ struct Block {
 };
 
 bool hasConstantParameters(LinearOp linear) {
+  // An FP8 linear's scales are scalars every rank holds: the weight's a
+  // constant of the whole weight, the input's computed from an amax that
+  // is MAX-reduced over the ranks where the input is split.
   return constantOperand(linear.getWeight()) &&
          (!linear.getBias() || constantOperand(linear.getBias())) &&
-         !linear.getInputScale() && !linear.getWeightScale();
+         (!linear.getWeightScale() ||
+          matchPattern(linear.getWeightScale(), m_Constant()));
 }
 
 int64_t lastDim(Value v) {
@@ -106,8 +110,8 @@ bool collect(Value v, Block &block) {
   }
   // Head views: [B, S, H * D] <-> [B, S, H, D] <-> [B, H, S, D], slices and
   // concatenations along D (a partial rotary embedding).
-  if (isa<GeluOp, SiluOp, ReluOp, CastOp, ReshapeOp, TransposeOp, SliceOp>(
-          def)) {
+  if (isa<GeluOp, SiluOp, ReluOp, CastOp, QuantizeOp, ReshapeOp, TransposeOp,
+          SliceOp>(def)) {
     block.ops.insert(def);
     return collect(def->getOperand(0), block);
   }
@@ -126,9 +130,7 @@ bool collect(Value v, Block &block) {
 
 /// The block whose row-parallel linear is `row`, if it has one.
 std::optional<Block> findBlock(LinearOp row) {
-  if (!constantOperand(row.getWeight()) ||
-      (row.getBias() && !constantOperand(row.getBias())) ||
-      row.getInputScale() || row.getWeightScale())
+  if (!hasConstantParameters(row))
     return std::nullopt;
   Block block;
   block.rows.insert(row);
@@ -139,9 +141,12 @@ std::optional<Block> findBlock(LinearOp row) {
 
 /// Whether every value the block computes stays in it.
 bool isClosed(const Block &block) {
+  // FP8's amax of a split value reduces over the ranks (MAX): every rank
+  // gets the whole tensor's, so its scale stays one across them.
   auto staysIn = [&](Operation *op) {
-    return llvm::all_of(op->getUsers(),
-                        [&](Operation *user) { return block.contains(user); });
+    return llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return block.contains(user) || isa<AmaxOp>(user);
+    });
   };
   return llvm::all_of(block.ops, staysIn) &&
          llvm::all_of(block.columns,
@@ -255,6 +260,8 @@ std::optional<llvm::DenseMap<Value, int64_t>> splitDims(const Block &block) {
       if (dimOf(attention.getKey()) == rank - 1 &&
           dimOf(attention.getValue()) == rank - 1 && *in == rank - 1)
         out = *in;
+    } else if (isa<QuantizeOp>(op)) {
+      out = *in; // its scale is a scalar every rank holds
     } else if (llvm::all_of(op->getOperands(),
                             [&](Value v) { return dimOf(v) == in; })) {
       out = *in; // elementwise
@@ -311,8 +318,6 @@ struct AnnotateTensorParallelPass
           << static_cast<int64_t>(tpSize);
       return signalPassFailure();
     }
-    if (tpSize == 1)
-      return;
     if (module.lookupSymbol(kGridName)) {
       module.emitError("the module already has a symbol '")
           << kGridName << "'";
@@ -402,8 +407,8 @@ struct AnnotateTensorParallelPass
   /// so that it runs on a rank's tokens: elementwise ops and norms (whose
   /// normalised dimensions must not hold the tokens).
   static bool isTokenwise(Operation *op, int64_t dim) {
-    if (isa<AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp, SiluOp, ReluOp, TanhOp,
-            SigmoidOp, ExpOp, NegOp>(op))
+    if (isa<AddOp, SubOp, MulOp, DivOp, CastOp, QuantizeOp, GeluOp, SiluOp,
+            ReluOp, TanhOp, SigmoidOp, ExpOp, NegOp>(op))
       return true;
     int64_t axis;
     if (auto norm = dyn_cast<LayerNormOp>(op))
@@ -510,11 +515,13 @@ struct AnnotateTensorParallelPass
         Operation *user = use.getOwner();
         if (user == produced)
           continue;
-        // A row reads only its residual by tokens.
+        // A row reads only its residual by tokens; an FP8 amax reads the
+        // rank's tokens and MAX-reduces over the ranks.
         auto row = dyn_cast<LinearOp>(user);
-        bool reads = tokenwise.contains(user) &&
-                     (!row || (row.getResidual() == v &&
-                               &use == &row.getResidualMutable()[0]));
+        bool reads = (tokenwise.contains(user) &&
+                      (!row || (row.getResidual() == v &&
+                                &use == &row.getResidualMutable()[0]))) ||
+                     isa<AmaxOp>(user);
         OpBuilder at(user);
         Value how = reads ? split : sharding(at, loc, {{}});
         use.set(shard::ShardOp::create(at, loc, produced, how,
@@ -660,9 +667,8 @@ struct AnnotateTensorParallelPass
              : Value();
     auto linear = LinearOp::create(
         builder, loc, outType, column.getInput(), newWeight, newBias,
-        /*residual=*/nullptr, /*input_scale=*/nullptr,
-        /*weight_scale=*/nullptr, column.getWeightLayout(),
-        column.getActivation());
+        /*residual=*/nullptr, column.getInputScale(), column.getWeightScale(),
+        column.getWeightLayout(), column.getActivation());
     annotateParameters(linear);
     if (!split) {
       column.getOutput().replaceAllUsesWith(linear.getOutput());

@@ -12,8 +12,9 @@
 //    row-parallel linear: those are not linear in the partial sums);
 //  - attention and packed rotary embeddings split along heads run on their
 //    local heads;
-//  - elementwise ops, reshapes and splits along an unsplit axis keep their
-//    attributes and take the local types.
+//  - elementwise ops (FP8 quantisation included), reshapes and splits along
+//    an unsplit axis keep their attributes and take the local types;
+//  - an amax of a split tensor is the MAX all-reduce of the local amaxes.
 //
 // Every model also describes the op's loops and indexing maps, which the
 // interface's verifier and sharding-propagation read.
@@ -283,8 +284,6 @@ struct LinearModel : ShardingInterface::ExternalModel<LinearModel, LinearOp> {
     }
     if (!splitAxesOf(resultShardings[0], inputRank - 1).empty())
       return op->emitOpError("a linear split along K has whole output rows");
-    if (linear.getInputScale() || linear.getWeightScale())
-      return op->emitOpError("a scaled FP8 linear cannot be split along K");
     // Under sequence parallelism the output is split along its tokens.
     std::optional<int64_t> scatterDim;
     for (int64_t d = 0; d + 1 < inputRank; ++d) {
@@ -298,7 +297,10 @@ struct LinearModel : ShardingInterface::ExternalModel<LinearModel, LinearOp> {
     }
 
     // Row parallel: the sum of the ranks' partial products (all-reduced, or
-    // reduce-scattered over the tokens), then the epilogue on the sum.
+    // reduce-scattered over the tokens), then the epilogue on the sum. An
+    // FP8 product is scaled before the sum: its per-tensor scales are the
+    // same on every rank, so the sum of the scaled parts is the scaled
+    // whole.
     LinearOp::Adaptor local(operands, linear);
     Location loc = linear.getLoc();
     auto type = cast<RankedTensorType>(
@@ -312,8 +314,8 @@ struct LinearModel : ShardingInterface::ExternalModel<LinearModel, LinearOp> {
         RankedTensorType::get(productShape, type.getElementType());
     Value product = LinearOp::create(
         builder, loc, productType, local.getInput(), local.getWeight(),
-        /*bias=*/nullptr, /*residual=*/nullptr, /*input_scale=*/nullptr,
-        /*weight_scale=*/nullptr, linear.getWeightLayout(), Activation::None);
+        /*bias=*/nullptr, /*residual=*/nullptr, local.getInputScale(),
+        local.getWeightScale(), linear.getWeightLayout(), Activation::None);
     Value sum =
         scatterDim
             ? Value(ReduceScatterOp::create(
@@ -440,6 +442,51 @@ struct RotaryModel
   }
 };
 
+/// transformer.amax: one MAX reduction loop per input dimension. A rank
+/// holding part of the input takes its part's amax and all-reduces it by
+/// MAX over the axes the input is split on, so that every rank gets the
+/// whole tensor's amax (FP8 under tensor parallelism: each quantised tensor
+/// has one scale across the ranks, and delayed scaling's history stays the
+/// same on all of them).
+struct AmaxModel : ShardingInterface::ExternalModel<AmaxModel, AmaxOp> {
+  static int64_t inputRank(Operation *op) {
+    return cast<AmaxOp>(op).getInput().getType().getRank();
+  }
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(inputRank(op),
+                                            utils::IteratorType::reduction);
+  }
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *op) const {
+    return SmallVector<ReductionKind>(inputRank(op), ReductionKind::Max);
+  }
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = inputRank(op);
+    MLIRContext *ctx = op->getContext();
+    return {AffineMap::getMultiDimIdentityMap(rank, ctx),
+            AffineMap::get(rank, 0, {}, ctx)};
+  }
+  LogicalResult partition(Operation *op, ArrayRef<Value> operands,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    SmallVector<GridAxis> axes;
+    for (int64_t d = 0, e = inputRank(op); d < e; ++d)
+      for (GridAxis axis : splitAxesOf(operandShardings[0], d))
+        if (!llvm::is_contained(axes, axis))
+          axes.push_back(axis);
+    Operation *local = cloneLocally(op, resultShardings, map, symbols, builder);
+    if (axes.empty())
+      return success();
+    llvm::sort(axes);
+    Value whole = AllReduceOp::create(
+        builder, op->getLoc(), local->getResult(0),
+        operandShardings[0].getGrid(), axes, ReductionKind::Max);
+    map.map(op->getResult(0), whole);
+    return success();
+  }
+};
+
 /// Every other op runs replicated: each rank computes it whole. (Upstream
 /// shard-partition needs a model on every op whose results are annotated,
 /// and the annotation pass marks the values a split block reads and writes.)
@@ -456,9 +503,10 @@ template <typename OpTy>
 constexpr bool hasShardingModel =
     llvm::is_one_of<OpTy, LinearOp, AttentionOp, RotaryEmbeddingOp,
                     LayerNormOp, RMSNormOp, ReshapeOp,
-                    SplitOp, TransposeOp, ConcatOp, SliceOp, AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp,
-                    SiluOp, SwigluOp, GegluOp, ReluOp, TanhOp, SigmoidOp,
-                    ExpOp, NegOp>::value;
+                    SplitOp, TransposeOp, ConcatOp, SliceOp, AmaxOp, AddOp,
+                    SubOp, MulOp, DivOp, CastOp, QuantizeOp, DequantizeOp,
+                    GeluOp, SiluOp, SwigluOp, GegluOp, ReluOp, TanhOp,
+                    SigmoidOp, ExpOp, NegOp>::value;
 
 template <typename... Ops>
 void attachReplicated(MLIRContext *ctx) {
@@ -485,9 +533,10 @@ void mte::transformer::registerShardingInterfaceExternalModels(
     SliceOp::attachInterface<SliceModel>(*ctx);
     LayerNormOp::attachInterface<NormModel<LayerNormOp>>(*ctx);
     RMSNormOp::attachInterface<NormModel<RMSNormOp>>(*ctx);
-    attachElementwise<AddOp, SubOp, MulOp, DivOp, CastOp, GeluOp, SiluOp,
-                      SwigluOp, GegluOp, ReluOp, TanhOp, SigmoidOp, ExpOp,
-                      NegOp>(ctx);
+    AmaxOp::attachInterface<AmaxModel>(*ctx);
+    attachElementwise<AddOp, SubOp, MulOp, DivOp, CastOp, QuantizeOp,
+                      DequantizeOp, GeluOp, SiluOp, SwigluOp, GegluOp, ReluOp,
+                      TanhOp, SigmoidOp, ExpOp, NegOp>(ctx);
     attachReplicated<
 #define GET_OP_LIST
 #include "mte/Dialect/Transformer/IR/TransformerOps.cpp.inc"

@@ -404,12 +404,13 @@ def AnnotateTensorParallel
     Adds a one-axis device grid `shard.grid @tp(shape = tp-size)` and splits
     each block of the entry functions the way Megatron-LM does, by
     `shard.shard` annotations that upstream `shard-partition` then turns
-    into one rank's program:
+    into one rank's program (tp-size 1: a grid of one rank, whose program
+    is the sharded one with every collective over that rank):
 
     - a *row-parallel* linear (attention's output projection, the MLP's down
       projection) is one whose input comes, through attention, rotary
       embeddings, elementwise activations (gelu, silu, swiglu, geglu,
-      casts) and head views (reshapes, transposes, slices and
+      casts, FP8 quantisation) and head views (reshapes, transposes, slices and
       concatenations that keep the heads whole: a partial rotary embedding
       in the [B, H, S, D] layout), from other linears, the
       *column-parallel* ones (QKV, FC1, gate/up); every value on the way is
@@ -433,7 +434,10 @@ def AnnotateTensorParallel
     Everything else (embeddings, norms, residual adds, the LM head) is
     replicated: every rank computes it whole. Heads or widths that do not
     divide among the ranks are an error naming the op; a block whose values
-    are used outside it stays replicated.
+    are used outside it stays replicated, except by `transformer.amax`: FP8
+    scaling's amax of a split value is all-reduced by MAX, so every rank
+    quantises with the whole tensor's scale (Megatron-LM's fix for ranks
+    whose delayed-scaling histories diverged).
 
     With `sequence-parallel` (Megatron-LM's sequence parallelism) the values
     between the blocks are split too, along their tokens: a row-parallel
