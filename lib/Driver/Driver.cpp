@@ -173,6 +173,9 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
       (*options.tensorParallel < 1 || *options.tensorParallel > 1024))
     return "--tp=" + std::to_string(*options.tensorParallel) +
            ": expected a number of ranks from 1 to 1024";
+  if (options.vocabParallel && !options.tensorParallel)
+    return "--tp-vocab splits the vocabulary among the --tp ranks: it needs "
+           "--tp=N";
   if (options.sequenceParallel && !options.tensorParallel)
     return "--sp splits the tokens among the --tp ranks: it needs --tp=N";
   if (options.fp8MinMacs < 0)
@@ -225,6 +228,7 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
     TensorParallelPipelineOptions parallel;
     parallel.tpSize = *options.tensorParallel;
     parallel.sequenceParallel = options.sequenceParallel;
+    parallel.vocabParallel = options.vocabParallel;
     buildTensorParallelPipeline(pm, parallel);
   }
 }

@@ -90,6 +90,7 @@ void mte::buildTensorParallelPipeline(
   transformer::AnnotateTensorParallelOptions annotate;
   annotate.tpSize = options.tpSize;
   annotate.sequenceParallel = options.sequenceParallel;
+  annotate.vocabParallel = options.vocabParallel;
   pm.addPass(transformer::createAnnotateTensorParallel(annotate));
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(shard::createPartition());

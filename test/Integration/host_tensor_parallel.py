@@ -11,8 +11,14 @@ host_models.py). Each sharded build must split its blocks: --fusion-stats
 reports at least one all-reduce per layer (under --sp, a reduce-scatter and
 an all-gather, and no all-reduce).
 
+With --vocab, each fixture ends in an LM head (models.py --lm-head: the
+output is logits) and the sharded builds split the vocabulary too
+(--tp-vocab: the token embedding's rows, the LM head's columns; an
+all-gather of the logits).
+
 Usage: host_tensor_parallel.py MTE_COMPILE MTE_RUN WORKDIR
-           [--families gpt2,llama,...] [--tp 2,4] [--sp] [--batch 2 --seq 16]
+           [--families gpt2,llama,...] [--tp 2,4] [--sp] [--vocab]
+           [--batch 2 --seq 16]
 """
 import argparse
 import os
@@ -45,14 +51,21 @@ def count(stats, kind):
     return 0
 
 
-def check_collectives(stats, sp):
+def check_collectives(stats, sp, vocab):
     """Why the collectives of a sharded build show unsplit blocks, or None:
     one sum per block, all-reduced, or under --sp reduce-scattered with an
-    all-gather before the next column-parallel linears."""
+    all-gather before the next column-parallel linears; with --tp-vocab
+    the embedding's all-reduce and the logits' all-gather too."""
     sums = count(stats, "reduce_scatter" if sp else "all_reduce")
     if sums < LAYERS:
         return f"{sums} row-parallel sums for {LAYERS} layers"
-    if sp and count(stats, "all_reduce"):
+    if vocab and count(stats, "all_gather") < 1:
+        return "no all-gather of the logits"
+    if vocab and not sp and count(stats, "all_reduce") < LAYERS + 1:
+        return "no all-reduce of the embedding"
+    if vocab and sp and count(stats, "all_reduce") != 1:
+        return f"{count(stats, 'all_reduce')} all-reduces for the embedding"
+    if sp and count(stats, "all_reduce") > (1 if vocab else 0):
         return f"{count(stats, 'all_reduce')} all-reduces left under --sp"
     if sp and count(stats, "all_gather") < LAYERS:
         return f"{count(stats, 'all_gather')} all-gathers for {LAYERS} layers"
@@ -62,14 +75,15 @@ def check_collectives(stats, sp):
 def run_case(args, family, exporter):
     lines, failures = [], 0
     stem = os.path.join(args.workdir, f"{family}_{exporter}")
+    output = "logits" if args.vocab else "last_hidden_state"
     subprocess.run([sys.executable, MODELS, "--family", family,
                     "--exporter", exporter, "--seed", "3",
                     "-o", stem + ".onnx", "--reference-out", stem + ".npz",
-                    "--batch", str(args.batch), "--seq", str(args.seq)],
-                   check=True)
+                    "--batch", str(args.batch), "--seq", str(args.seq)]
+                   + (["--lm-head"] if args.vocab else []), check=True)
     reference = np.load(stem + ".npz")
-    want = reference["last_hidden_state"]
-    inputs = [k for k in reference.files if k != "last_hidden_state"]
+    want = reference[output]
+    inputs = [k for k in reference.files if k != output]
     shapes, files = [], []
     for name in inputs:
         path = f"{stem}.{name}.npy"
@@ -86,6 +100,7 @@ def run_case(args, family, exporter):
         compiled = subprocess.run(
             [args.compile, stem + ".onnx", "-o", so, "--fusion-stats"]
             + ([f"--tp={tp}"] if tp else []) + (["--sp"] if sp else [])
+            + (["--tp-vocab"] if tp and args.vocab else [])
             + shapes, capture_output=True, text=True)
         if compiled.returncode != 0:
             # Tokens that no rank count divides are an error naming the op.
@@ -99,7 +114,7 @@ def run_case(args, family, exporter):
                          f"{compiled.stderr.strip()}")
             failures += 1
             continue
-        unsplit = tp and check_collectives(compiled.stdout, sp)
+        unsplit = tp and check_collectives(compiled.stdout, sp, args.vocab)
         if unsplit:
             lines.append(f"FAIL {family} {exporter} {name}: {unsplit}: the "
                          f"blocks were not split")
@@ -113,7 +128,7 @@ def run_case(args, family, exporter):
                          f"{ran.stderr.strip()}")
             failures += 1
             continue
-        outputs[name] = np.load(os.path.join(out, "last_hidden_state.npy"))
+        outputs[name] = np.load(os.path.join(out, output + ".npy"))
     if "unsharded" not in outputs:
         return lines, failures + 1
     for name, got in outputs.items():
@@ -150,6 +165,8 @@ def main():
     ap.add_argument("--tp", default="2,4")
     ap.add_argument("--sp", action="store_true",
                     help="build each --tp with --sp (sequence parallelism)")
+    ap.add_argument("--vocab", action="store_true",
+                    help="fixtures with an LM head, built with --tp-vocab")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=16)
     args = ap.parse_args()

@@ -82,6 +82,13 @@ cl::opt<int64_t> tensorParallel(
              "rank opens (host: mte-run --world-size N; CUDA: one process "
              "per GPU, NCCL). --tp=1: the sharded model on one rank"),
     cl::init(1), cl::cat(compilerOptions));
+cl::opt<bool> vocabParallel(
+    "tp-vocab",
+    cl::desc("With --tp: split the vocabulary too (Megatron-LM's): each rank "
+             "holds 1/N of the token embedding's rows and of the LM head's "
+             "columns; an all-reduce joins the embedding, an all-gather the "
+             "logits"),
+    cl::init(false), cl::cat(compilerOptions));
 cl::opt<bool> sequenceParallel(
     "sp",
     cl::desc("With --tp: sequence parallelism (Megatron-LM's): norms, "
@@ -174,6 +181,7 @@ std::string readOptions(CompilerOptions &options) {
   if (tensorParallel.getNumOccurrences())
     options.tensorParallel = tensorParallel;
   options.sequenceParallel = sequenceParallel;
+  options.vocabParallel = vocabParallel;
   options.indexCheck = indexCheck;
   options.output = emit;
   options.fusion = fusion;

@@ -134,6 +134,37 @@ def prepare_fixture(args, family, exporter, size="tiny"):
     return name
 
 
+def prepare_vocab_models(args):
+    """GPT-2 and Llama ending in an LM head (models.py --lm-head: logits
+    out), bf16: unsharded, and the sharded program on one rank with the
+    vocabulary split too (--tp=1 --tp-vocab: the masked embedding gather,
+    its all-reduce and the logits' all-gather on NCCL), each against the
+    host backend's build of the same flags (NAME_lmhead[.tp1].bf16)."""
+    for family in ("gpt2", "llama"):
+        name = f"{family}_dynamo_lmhead"
+        stem = os.path.join(args.outdir, name)
+        subprocess.run([sys.executable, MODELS, "--family", family,
+                        "--exporter", "dynamo", "--seed", str(args.seed),
+                        "--lm-head", "-o", stem + ".onnx", "--reference-out",
+                        stem + ".npz", "--batch", str(args.batch),
+                        "--seq", str(args.seq)], check=True)
+        reference = dict(np.load(stem + ".npz"))
+        inputs = {k: v for k, v in reference.items() if k != "logits"}
+        shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
+                  for k, v in inputs.items()]
+        for infix, flags in [("", []), (".tp1", ["--tp=1", "--tp-vocab"])]:
+            out = f"{stem}{infix}.bf16"
+            common = [args.compile, stem + ".onnx", "--precision=bf16"] + \
+                flags + shapes
+            subprocess.run(common + ["-o", out + ".host.so"], check=True)
+            host = mte.load(out + ".host.so")(**inputs)["logits"]
+            os.remove(out + ".host.so")
+            subprocess.run(common + ["-o", out + ".cuda.so", "--target=cuda",
+                                     f"--gpu={args.gpu}"], check=True)
+            np.savez(out + ".npz", host_output=host, **reference)
+        print(f"prepared {name}", flush=True)
+
+
 def row_kernel_cases():
     """One-op models whose rows take the row kernels' multi-warp, block and
     ragged paths, which the fixtures' 64-wide rows never reach: (name,
@@ -415,6 +446,7 @@ def main():
         for name in pool.map(lambda c: prepare_fixture(args, *c), cases):
             print(f"prepared {name}", flush=True)
     prepare_one_op_models(args)
+    prepare_vocab_models(args)
     # External weights that do not match, or are missing.
     for case in ["corrupt", "missing"]:
         os.makedirs(os.path.join(args.outdir, case), exist_ok=True)

@@ -92,6 +92,9 @@ struct CompilerOptions {
   /// With tensorParallel: split the values between the blocks along their
   /// tokens too (--sp, Megatron-LM's sequence parallelism).
   bool sequenceParallel = false;
+  /// With tensorParallel: split the token embedding's rows and the LM
+  /// head's columns (--tp-vocab).
+  bool vocabParallel = false;
   /// Static shapes of graph inputs.
   ONNXImportOptions import;
 };

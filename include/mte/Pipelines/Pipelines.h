@@ -92,6 +92,11 @@ struct TensorParallelPipelineOptions
                          llvm::cl::desc("The number of ranks that split each "
                                         "block"),
                          llvm::cl::init(2)};
+  Option<bool> vocabParallel{
+      *this, "vocab-parallel",
+      llvm::cl::desc("Split the vocabulary: the token embedding's rows and "
+                     "the LM head's columns"),
+      llvm::cl::init(false)};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",
       llvm::cl::desc("Split the values between the blocks along their "

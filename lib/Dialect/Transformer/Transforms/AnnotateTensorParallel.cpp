@@ -342,7 +342,18 @@ struct AnnotateTensorParallelPass
           block.dims = std::move(*dims);
           blocks.push_back(std::move(block));
         }
-      if (blocks.empty()) {
+      for (Block &block : blocks)
+        if (failed(splitBlock(block)))
+          return signalPassFailure();
+      numBlocks += blocks.size();
+      FailureOr<bool> vocabulary =
+          vocabParallel ? splitVocabulary(func) : FailureOr<bool>(false);
+      if (failed(vocabulary))
+        return signalPassFailure();
+      if (vocabParallel && !*vocabulary && !blocks.empty())
+        func.emitWarning("--tp-vocab: no embedding table gathered by a graph "
+                         "input, and no LM head; the vocabulary stays whole");
+      if (blocks.empty() && !*vocabulary) {
         func.emitWarning("--tp=")
             << static_cast<int64_t>(tpSize)
             << ": no block to split (column-parallel linears, attention or "
@@ -350,10 +361,6 @@ struct AnnotateTensorParallelPass
                "the whole model";
         continue;
       }
-      for (Block &block : blocks)
-        if (failed(splitBlock(block)))
-          return signalPassFailure();
-      numBlocks += blocks.size();
       if (sequenceParallel && failed(splitSequence(blocks)))
         return signalPassFailure();
       completeAnnotations(func);
@@ -402,6 +409,93 @@ struct AnnotateTensorParallelPass
     operand.set(read);
   }
 
+
+  /// Whether `v` is one of `func`'s arguments, directly or through the
+  /// index check mte-check-indices puts before a gather.
+  static bool isGraphInput(Value v) {
+    if (auto check = v.getDefiningOp<CheckIndicesOp>())
+      v = check.getIndices();
+    return isa<BlockArgument>(v);
+  }
+
+  /// --tp-vocab: the vocabulary split among the ranks. The vocabulary is
+  /// the largest constant table [V, H] that a graph input (the token ids)
+  /// gathers rows of: each of its gathers reads the rank's V / tp rows
+  /// (Megatron's VocabParallelEmbedding: ids outside them read zeros, and
+  /// an all-reduce sums the ranks' rows); each linear whose output the
+  /// function returns with V columns (an LM head, tied to the table or
+  /// not) is column-parallel over them, its logits all-gathered.
+  /// Whether it split any; failure after an error.
+  FailureOr<bool> splitVocabulary(func::FuncOp func) {
+    int64_t tp = tpSize;
+    SmallVector<GatherOp> embeddings;
+    int64_t vocab = 0;
+    func.walk([&](GatherOp gather) {
+      auto type = cast<RankedTensorType>(gather.getData().getType());
+      if (gather.getAxis() != 0 || type.getRank() != 2 ||
+          !constantOperand(gather.getData()) ||
+          !isGraphInput(gather.getIndices()))
+        return;
+      if (type.getDimSize(0) > vocab) {
+        vocab = type.getDimSize(0);
+        embeddings.clear();
+      }
+      if (type.getDimSize(0) == vocab)
+        embeddings.push_back(gather);
+    });
+    // The LM heads, each with the casts between it and the return (a
+    // narrow model's logits returned as f32).
+    SmallVector<std::pair<LinearOp, SmallVector<Value>>> heads;
+    func.walk([&](LinearOp linear) {
+      // A linear of a split block reads an annotated weight.
+      if (linear.getResidual() || !hasConstantParameters(linear) ||
+          linear.getWeight().getDefiningOp<shard::ShardOp>() ||
+          lastDim(linear.getOutput()) != vocab)
+        return;
+      SmallVector<Value> chain = {linear.getOutput()};
+      while (chain.back().hasOneUse())
+        if (auto cast = dyn_cast<CastOp>(*chain.back().getUsers().begin()))
+          chain.push_back(cast.getResult());
+        else
+          break;
+      if (llvm::all_of(chain.back().getUsers(), [](Operation *user) {
+            return isa<func::ReturnOp>(user);
+          }))
+        heads.push_back({linear, std::move(chain)});
+    });
+    if (embeddings.empty() && heads.empty())
+      return false;
+    if (vocab % tp) {
+      Operation *op = embeddings.empty()
+                          ? heads.front().first.getOperation()
+                          : embeddings.front().getOperation();
+      op->emitError("tensor parallelism: a vocabulary of ")
+          << vocab << " does not divide among --tp=" << tp << " ranks";
+      return failure();
+    }
+    for (GatherOp gather : embeddings)
+      annotateOperand(gather.getDataMutable(), 0);
+    // Each head writes its columns, cast by column; the function returns
+    // them all-gathered.
+    for (auto &[head, chain] : heads) {
+      annotateParameters(head);
+      int64_t dim = head.getType().getRank() - 1;
+      for (Value v : ArrayRef<Value>(chain).drop_back())
+        annotateValue(v, dim);
+      Value logits = chain.back();
+      OpBuilder builder(head.getContext());
+      builder.setInsertionPointAfterValue(logits);
+      Location loc = logits.getLoc();
+      auto produced = shard::ShardOp::create(
+          builder, loc, logits, sharding(builder, loc, splitDim(dim)));
+      auto read = shard::ShardOp::create(builder, loc, produced,
+                                         sharding(builder, loc, {{}}),
+                                         /*annotate_for_users=*/true);
+      logits.replaceAllUsesExcept(read, produced);
+    }
+    numVocabSplit += embeddings.size() + heads.size();
+    return true;
+  }
 
   /// Whether `op` computes each token from the same token of its operands,
   /// so that it runs on a rank's tokens: elementwise ops and norms (whose

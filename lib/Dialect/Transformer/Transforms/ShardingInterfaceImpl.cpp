@@ -14,7 +14,9 @@
 //    local heads;
 //  - elementwise ops (FP8 quantisation included), reshapes and splits along
 //    an unsplit axis keep their attributes and take the local types;
-//  - an amax of a split tensor is the MAX all-reduce of the local amaxes.
+//  - an amax of a split tensor is the MAX all-reduce of the local amaxes;
+//  - a gather from a table split along its rows (a vocabulary-parallel
+//    embedding) reads the rank's rows and all-reduces.
 //
 // Every model also describes the op's loops and indexing maps, which the
 // interface's verifier and sharding-propagation read.
@@ -25,16 +27,20 @@
 #include "mte/Dialect/Transformer/IR/TransformerDialect.h"
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::shard;
 using namespace mte::transformer;
+// shard has a gather op too.
+using TransformerGatherOp = mte::transformer::GatherOp;
 
 namespace {
 
@@ -224,9 +230,9 @@ struct NormModel
   }
 };
 
-/// transformer.linear: loops over the output's dimensions (parallel), then
-/// K (a sum).
-struct LinearModel : ShardingInterface::ExternalModel<LinearModel, LinearOp> {
+/// The loops of an op that sums over one loop after its result's: a
+/// parallel loop per result dimension, then the sum.
+struct SumAfterParallelLoops {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
     SmallVector<utils::IteratorType> loops = parallelLoops(resultRank(op));
     loops.push_back(utils::IteratorType::reduction);
@@ -235,6 +241,15 @@ struct LinearModel : ShardingInterface::ExternalModel<LinearModel, LinearOp> {
   SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
     return {ReductionKind::Sum};
   }
+};
+
+/// transformer.linear: loops over the output's dimensions (parallel), then
+/// K (a sum).
+struct LinearModel
+    : ShardingInterface::ExternalModel<LinearModel, LinearOp>,
+      SumAfterParallelLoops {
+  using SumAfterParallelLoops::getLoopIteratorTypes;
+  using SumAfterParallelLoops::getReductionLoopIteratorKinds;
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
     auto linear = cast<LinearOp>(op);
     MLIRContext *ctx = op->getContext();
@@ -442,6 +457,122 @@ struct RotaryModel
   }
 };
 
+/// transformer.gather: a parallel loop per result dimension, then the
+/// gathered axis of `data` (a sum: each index selects one of its rows).
+/// A rank holding a slice of that axis (a vocabulary-parallel embedding)
+/// gathers the indices in its slice, reads zeros for the others, and the
+/// ranks' results are all-reduced: exactly one rank adds each row.
+struct GatherModel
+    : ShardingInterface::ExternalModel<GatherModel, TransformerGatherOp>,
+      SumAfterParallelLoops {
+  using SumAfterParallelLoops::getLoopIteratorTypes;
+  using SumAfterParallelLoops::getReductionLoopIteratorKinds;
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto gather = cast<TransformerGatherOp>(op);
+    MLIRContext *ctx = op->getContext();
+    int64_t rank = resultRank(op);
+    int64_t axis = gather.getAxis();
+    int64_t indexRank =
+        cast<RankedTensorType>(gather.getIndices().getType()).getRank();
+    SmallVector<AffineExpr> data, indices;
+    for (int64_t d = 0; d < axis; ++d)
+      data.push_back(getAffineDimExpr(d, ctx));
+    data.push_back(getAffineDimExpr(rank, ctx));
+    for (int64_t d = axis + indexRank; d < rank; ++d)
+      data.push_back(getAffineDimExpr(d, ctx));
+    for (int64_t d = axis; d < axis + indexRank; ++d)
+      indices.push_back(getAffineDimExpr(d, ctx));
+    return {AffineMap::get(rank + 1, 0, data, ctx),
+            AffineMap::get(rank + 1, 0, indices, ctx),
+            AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(
+                rank)};
+  }
+  LogicalResult partition(Operation *op, ArrayRef<Value> operands,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    auto gather = cast<TransformerGatherOp>(op);
+    int64_t axis = gather.getAxis();
+    ArrayRef<GridAxis> axes = splitAxesOf(operandShardings[0], axis);
+    if (axes.empty()) {
+      cloneLocally(op, resultShardings, map, symbols, builder);
+      return success();
+    }
+    if (axis != 0 || !splitAxesOf(operandShardings[1], 0).empty() ||
+        !splitAxesOf(resultShardings[0], 0).empty())
+      return op->emitOpError("splits the rows of its table, which only a "
+                             "gather along axis 0 of whole indices into a "
+                             "whole result does");
+    Location loc = op->getLoc();
+    Value data = operands[0], ids = operands[1];
+    auto idsType = cast<RankedTensorType>(ids.getType());
+    Type idType = idsType.getElementType();
+    int64_t rows = cast<RankedTensorType>(data.getType()).getDimSize(0);
+    int64_t whole = rows * shardCount(op, operandShardings[0], 0, symbols);
+    auto scalar = [&](int64_t v) -> Value {
+      auto type = RankedTensorType::get({}, idType);
+      return arith::ConstantOp::create(
+          builder, loc, DenseElementsAttr::get(type, builder.getIntegerAttr(
+                                                         idType, v)));
+    };
+    // The first row this rank holds: its index in the group times `rows`.
+    auto index = ProcessMultiIndexOp::create(
+        builder, loc, operandShardings[0].getGrid(), axes);
+    Value linear = index.getResults().front();
+    for (auto [axis, i] :
+         llvm::drop_begin(llvm::zip(axes, index.getResults()))) {
+      GridOp grid = getGrid(op, operandShardings[0].getGridAttr(), symbols);
+      Value extent = arith::ConstantIndexOp::create(
+          builder, loc, grid.getShape()[axis]);
+      linear = arith::AddIOp::create(
+          builder, loc, arith::MulIOp::create(builder, loc, linear, extent), i);
+    }
+    Value first = arith::MulIOp::create(
+        builder, loc, linear, arith::ConstantIndexOp::create(builder, loc, rows));
+    first = arith::IndexCastOp::create(builder, loc, idType, first);
+    first = tensor::FromElementsOp::create(
+        builder, loc, RankedTensorType::get({}, idType), first);
+    // Negative ids count from the end of the whole table.
+    auto boolType = RankedTensorType::get(idsType.getShape(),
+                                          builder.getI1Type());
+    Value negative = CompareOp::create(builder, loc, boolType,
+                                       ComparePredicate::LT, ids, scalar(0));
+    Value positive = WhereOp::create(
+        builder, loc, idsType, negative,
+        AddOp::create(builder, loc, idsType, ids, scalar(whole)), ids);
+    Value local = SubOp::create(builder, loc, idsType, positive, first);
+    Value mine = AndOp::create(
+        builder, loc, boolType,
+        CompareOp::create(builder, loc, boolType, ComparePredicate::GE, local,
+                          scalar(0)),
+        CompareOp::create(builder, loc, boolType, ComparePredicate::LT, local,
+                          scalar(rows)));
+    Value safe = WhereOp::create(builder, loc, idsType, mine, local,
+                                 scalar(0));
+    auto type = cast<RankedTensorType>(
+        localType(op, gather.getType(), resultShardings[0], symbols));
+    Value rowsRead = TransformerGatherOp::create(builder, loc, type, data, safe, axis);
+    // [ids..., 1, ...]: the mask broadcast over each row.
+    SmallVector<int64_t> maskShape(idsType.getShape());
+    maskShape.append(type.getRank() - idsType.getRank(), 1);
+    Value mask = ReshapeOp::create(
+        builder, loc, RankedTensorType::get(maskShape, builder.getI1Type()),
+        mine);
+    Type elementType = type.getElementType();
+    Value zero = arith::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(RankedTensorType::get({}, elementType),
+                               builder.getZeroAttr(elementType)));
+    Value masked = WhereOp::create(builder, loc, type, mask, rowsRead, zero);
+    Value sum = AllReduceOp::create(builder, loc, masked,
+                                    operandShardings[0].getGrid(), axes,
+                                    ReductionKind::Sum);
+    map.map(gather.getResult(), sum);
+    return success();
+  }
+};
+
 /// transformer.amax: one MAX reduction loop per input dimension. A rank
 /// holding part of the input takes its part's amax and all-reduces it by
 /// MAX over the axes the input is split on, so that every rank gets the
@@ -503,7 +634,8 @@ template <typename OpTy>
 constexpr bool hasShardingModel =
     llvm::is_one_of<OpTy, LinearOp, AttentionOp, RotaryEmbeddingOp,
                     LayerNormOp, RMSNormOp, ReshapeOp,
-                    SplitOp, TransposeOp, ConcatOp, SliceOp, AmaxOp, AddOp,
+                    SplitOp, TransposeOp, ConcatOp, SliceOp, AmaxOp,
+                    TransformerGatherOp, AddOp,
                     SubOp, MulOp, DivOp, CastOp, QuantizeOp, DequantizeOp,
                     GeluOp, SiluOp, SwigluOp, GegluOp, ReluOp, TanhOp,
                     SigmoidOp, ExpOp, NegOp>::value;
@@ -534,6 +666,7 @@ void mte::transformer::registerShardingInterfaceExternalModels(
     LayerNormOp::attachInterface<NormModel<LayerNormOp>>(*ctx);
     RMSNormOp::attachInterface<NormModel<RMSNormOp>>(*ctx);
     AmaxOp::attachInterface<AmaxModel>(*ctx);
+    TransformerGatherOp::attachInterface<GatherModel>(*ctx);
     attachElementwise<AddOp, SubOp, MulOp, DivOp, CastOp, QuantizeOp,
                       DequantizeOp, GeluOp, SiluOp, SwigluOp, GegluOp, ReluOp,
                       TanhOp, SigmoidOp, ExpOp, NegOp>(ctx);

@@ -447,12 +447,25 @@ def AnnotateTensorParallel
     residual add, norms, elementwise ops) run on their rank's tokens, up to
     the next op that needs every token (a column-parallel linear, the LM
     head, a function result), which reads them all-gathered.
+
+    With `vocab-parallel` the vocabulary is split too (Megatron-LM's
+    VocabParallelEmbedding and parallel LM head): the vocabulary is the
+    largest constant table `[V, H]` whose rows a graph input gathers (the
+    token embedding); each rank holds `V / tp` of its rows and gathers the
+    ids that fall in them (the others read zeros, and an all-reduce sums
+    the ranks' rows), and each linear whose output the function returns
+    with `V` columns (the LM head, tied to the table or not) is
+    column-parallel, its logits all-gathered. A vocabulary that does not
+    divide among the ranks is an error naming the op.
   }];
   let options = [
     Option<"tpSize", "tp-size", "int64_t", "1",
            "The number of ranks that split each block">,
     Option<"sequenceParallel", "sequence-parallel", "bool", "false",
-           "Split the values between the blocks along their tokens">
+           "Split the values between the blocks along their tokens">,
+    Option<"vocabParallel", "vocab-parallel", "bool", "false",
+           "Split the vocabulary: the token embedding's rows and the LM "
+           "head's columns">
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
   let statistics = [
@@ -462,6 +475,8 @@ def AnnotateTensorParallel
               "Number of column-parallel linears">,
     Statistic<"numReplicatedKv", "tp_replicated_kv",
               "Number of attentions whose key/value heads were replicated">,
+    Statistic<"numVocabSplit", "tp_vocab",
+              "Number of embeddings and LM heads split along the vocabulary">,
     Statistic<"numSequenceSplit", "sp_values",
               "Number of values split along their tokens">
   ];
