@@ -531,7 +531,9 @@ struct GatherModel
     Value first = arith::MulIOp::create(
         builder, loc, linear, arith::ConstantIndexOp::create(builder, loc, rows));
     first = arith::IndexCastOp::create(builder, loc, idType, first);
-    first = tensor::FromElementsOp::create(
+    // A splat, not from_elements: on CUDA the tensor lives on the device,
+    // where a kernel writes it (the host cannot store into it).
+    first = tensor::SplatOp::create(
         builder, loc, RankedTensorType::get({}, idType), first);
     // Negative ids count from the end of the whole table.
     auto boolType = RankedTensorType::get(idsType.getShape(),
