@@ -4,12 +4,13 @@ and with --tp=1 (the sharded program on one rank), 2 and 4 (with --sp:
 --tp=2 and 4 with sequence parallelism, no --tp=1), runs the sharded builds
 through `mte-run --world-size N` (N processes meeting in the host
 communicator) on seeded random inputs, and compares rank 0's output with
-the unsharded build (rtol 1e-5, atol 1e-6: the ranks sum partial products
-in another order) and with the independent
+the unsharded build (rtol 1e-5 of each element or of the output's RMS, and
+1e-6 relative RMS: the ranks sum partial products in another order) and
+with the independent
 float64 reference of models.py (|err| <= 1e-4 |ref| + 1e-5, as
 host_models.py). Each sharded build must split its blocks: --fusion-stats
-reports at least one all-reduce per layer (under --sp, a reduce-scatter and
-an all-gather, and no all-reduce).
+reports an all-reduce for each layer's attention and each MLP (under --sp,
+a reduce-scatter and an all-gather each, and no all-reduce).
 
 With --vocab, each fixture ends in an LM head (models.py --lm-head: the
 output is logits) and the sharded builds split the vocabulary too
@@ -31,6 +32,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "Target", "ONNX", "Inputs", "models.py")
 LAYERS = 2  # of every tiny fixture
 RTOL, ATOL = 1e-4, 1e-5
+# Against the unsharded build: each element within 1e-5 of its value or of
+# the output's RMS (an element near zero carries the rounding of the whole
+# layer norm), and 1e-6 relative RMS error in all (the ranks sum partial
+# products in another order; measured 2026-12-03 up to 4.2e-7, StableLM at
+# --tp=4).
+RTOL_TP1, RMS_TP1 = 1e-5, 1e-6
 # Float16 exports compute in f16, and the ranks' partial sums round before
 # the all-reduce: relative RMS error bounds instead, against the reference
 # (host_models.py's fp16 bound) and against the unsharded build (measured
@@ -53,21 +60,23 @@ def count(stats, kind):
 
 def check_collectives(stats, sp, vocab):
     """Why the collectives of a sharded build show unsplit blocks, or None:
-    one sum per block, all-reduced, or under --sp reduce-scattered with an
-    all-gather before the next column-parallel linears; with --tp-vocab
-    the embedding's all-reduce and the logits' all-gather too."""
+    one sum per block (every layer's attention and its MLP), all-reduced, or
+    under --sp reduce-scattered with an all-gather before the next
+    column-parallel linears; with --tp-vocab the embedding's all-reduce and
+    the logits' all-gather too."""
+    blocks = 2 * LAYERS
     sums = count(stats, "reduce_scatter" if sp else "all_reduce")
-    if sums < LAYERS:
+    if sums < blocks:
         return f"{sums} row-parallel sums for {LAYERS} layers"
     if vocab and count(stats, "all_gather") < 1:
         return "no all-gather of the logits"
-    if vocab and not sp and count(stats, "all_reduce") < LAYERS + 1:
+    if vocab and not sp and count(stats, "all_reduce") < blocks + 1:
         return "no all-reduce of the embedding"
     if vocab and sp and count(stats, "all_reduce") != 1:
         return f"{count(stats, 'all_reduce')} all-reduces for the embedding"
     if sp and count(stats, "all_reduce") > (1 if vocab else 0):
         return f"{count(stats, 'all_reduce')} all-reduces left under --sp"
-    if sp and count(stats, "all_gather") < LAYERS:
+    if sp and count(stats, "all_gather") < blocks:
         return f"{count(stats, 'all_gather')} all-gathers for {LAYERS} layers"
     return None
 
@@ -145,12 +154,17 @@ def run_case(args, family, exporter):
         err = np.abs(got.astype(np.float64) - want)
         ok = got.shape == want.shape and bool(
             np.all(err <= RTOL * np.abs(want) + ATOL))
-        same = bool(np.allclose(got, outputs["unsharded"], rtol=1e-5,
-                                atol=1e-6))
-        diff = np.abs(got - outputs["unsharded"]).max()
+        unsharded = outputs["unsharded"].astype(np.float64)
+        scale = np.sqrt(np.mean(unsharded ** 2))
+        to_tp1 = relative_rms(got, unsharded)
+        same = bool(np.allclose(got, unsharded, rtol=RTOL_TP1,
+                                atol=RTOL_TP1 * scale)) and \
+            to_tp1 <= RMS_TP1
+        diff = np.abs(got - unsharded).max()
         lines.append(f"{'PASS' if ok and same else 'FAIL'} {family} "
                      f"{exporter} {name}: max abs error {err.max():.2e} "
-                     f"from the reference, {diff:.2e} from unsharded")
+                     f"from the reference, {diff:.2e} from unsharded "
+                     f"(relative RMS {to_tp1:.1e})")
         failures += not (ok and same)
     return lines, failures
 

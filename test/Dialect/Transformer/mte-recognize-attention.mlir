@@ -97,6 +97,42 @@ func.func @llama_trilu_gqa(%q: tensor<2x4x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v:
 
 // -----
 
+// Multi-query attention (Gemma, Falcon) as TorchScript exports it: with one
+// KV head the head view of the packed key, [B, S, D] -> [B, 1, S, D], is a
+// reshape (the transpose moves no element and canonicalization drops it),
+// and repeat_kv's unsqueeze folds into it. The repeat is peeled anyway:
+// one KV head, read packed, and no expand left.
+// ABSENT-LABEL: func @multi_query_folded_view
+// ABSENT-NOT: transformer.expand
+// ABSENT-NOT: transformer.transpose
+// ABSENT: {{^}}}
+// CHECK-LABEL: func @multi_query_folded_view
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x32xf32>, %[[K:.*]]: tensor<2x4x8xf32>, %[[V:.*]]: tensor<2x4x8xf32>)
+// CHECK: transformer.attention %[[Q]], %[[K]], %[[V]] {causal, num_heads = 4 : i64, num_kv_heads = 1 : i64, scale = 0.353553385 : f32} : (tensor<2x4x32xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x32xf32>
+func.func @multi_query_folded_view(%q: tensor<2x4x32xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x32xf32> {
+  %causal = arith.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %scale = arith.constant dense<2.82842708> : tensor<f32>
+  %q0 = transformer.reshape %q : tensor<2x4x32xf32> -> tensor<2x4x4x8xf32>
+  %q1 = transformer.transpose %q0 [0, 2, 1, 3] : tensor<2x4x4x8xf32> -> tensor<2x4x4x8xf32>
+  %k0 = transformer.reshape %k : tensor<2x4x8xf32> -> tensor<2x1x1x4x8xf32>
+  %k1 = transformer.expand %k0 : tensor<2x1x1x4x8xf32> -> tensor<2x1x4x4x8xf32>
+  %k2 = transformer.reshape %k1 : tensor<2x1x4x4x8xf32> -> tensor<2x4x4x8xf32>
+  %kt = transformer.transpose %k2 [0, 1, 3, 2] : tensor<2x4x4x8xf32> -> tensor<2x4x8x4xf32>
+  %v0 = transformer.reshape %v : tensor<2x4x8xf32> -> tensor<2x1x1x4x8xf32>
+  %v1 = transformer.expand %v0 : tensor<2x1x1x4x8xf32> -> tensor<2x1x4x4x8xf32>
+  %v2 = transformer.reshape %v1 : tensor<2x1x4x4x8xf32> -> tensor<2x4x4x8xf32>
+  %s = transformer.matmul %q1, %kt : (tensor<2x4x4x8xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x4x4xf32>
+  %s1 = transformer.div %s, %scale : (tensor<2x4x4x4xf32>, tensor<f32>) -> tensor<2x4x4x4xf32>
+  %s2 = transformer.add %s1, %causal : (tensor<2x4x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %p = transformer.softmax %s2 : tensor<2x4x4x4xf32>
+  %o = transformer.matmul %p, %v2 : (tensor<2x4x4x4xf32>, tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
+  %o1 = transformer.transpose %o [0, 2, 1, 3] : tensor<2x4x4x8xf32> -> tensor<2x4x4x8xf32>
+  %o2 = transformer.reshape %o1 : tensor<2x4x4x8xf32> -> tensor<2x4x32xf32>
+  return %o2 : tensor<2x4x32xf32>
+}
+
+// -----
+
 // A causal mask from Range + comparison (key index > query index hides the
 // key) in Where(hidden, -inf, s); the diagonal aligned to the bottom right
 // when the query is shorter than the keys (a KV cache).

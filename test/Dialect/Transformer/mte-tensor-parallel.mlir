@@ -212,3 +212,86 @@ func.func @parallel_block(%x: tensor<1x4x16xf32>, %cos: tensor<4x2xf32>, %sin: t
   %y = transformer.add %y0, %x : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
   return %y : tensor<1x4x16xf32>
 }
+
+// -----
+
+// Qwen3's attention: per-head RMS norms on the [B, S, H, D] views of Q and
+// K (gains of one head's width), rotary embeddings in [B, H, S, D], GQA
+// with 4 query and 2 key/value heads of 4. The norms keep the heads split.
+// At tp=4 the key/value heads are repeated through the views: each rank's
+// K view is [2, 8, 1, 4] and the QKV weight grows from 32 to 48 rows.
+
+// TP2-LABEL: func.func @qk_norm_block
+// TP2: shard.all_slice %{{.*}} slice_axis = 0 : tensor<32x16xf32> -> tensor<16x16xf32>
+// TP2: transformer.rms_norm %{{.*}} {axis = 3 : i64{{.*}} -> tensor<2x8x2x4xf32>
+// TP2: transformer.rms_norm %{{.*}} {axis = 3 : i64{{.*}} -> tensor<2x8x1x4xf32>
+// TP2: transformer.rotary_embedding %{{.*}} : (tensor<2x2x8x4xf32>
+// TP2: transformer.rotary_embedding %{{.*}} : (tensor<2x1x8x4xf32>
+// TP2: transformer.attention {{.*}}num_heads = 2 : i64, num_kv_heads = 1 : i64{{.*}} -> tensor<2x8x8xf32>
+// TP2: shard.all_reduce
+
+// TP4-LABEL: func.func @qk_norm_block
+// TP4: shard.all_slice %{{.*}} slice_axis = 0 : tensor<48x16xf32> -> tensor<12x16xf32>
+// TP4: transformer.rms_norm %{{.*}} {axis = 3 : i64{{.*}} -> tensor<2x8x1x4xf32>
+// TP4: transformer.rms_norm %{{.*}} {axis = 3 : i64{{.*}} -> tensor<2x8x1x4xf32>
+// TP4: transformer.attention {{.*}}num_heads = 1 : i64, num_kv_heads = 1 : i64{{.*}} -> tensor<2x8x4xf32>
+// TP4: shard.all_reduce
+
+func.func @qk_norm_block(%x: tensor<2x8x16xf32>, %cos: tensor<8x4xf32>, %sin: tensor<8x4xf32>) -> tensor<2x8x16xf32> {
+  %g = arith.constant dense<1.0> : tensor<4xf32>
+  %wqkv = arith.constant dense<0.5> : tensor<32x16xf32>
+  %wo = arith.constant dense<0.125> : tensor<16x16xf32>
+  %qkv = transformer.linear %x, %wqkv layout <nk> : (tensor<2x8x16xf32>, tensor<32x16xf32>) -> tensor<2x8x32xf32>
+  %p:3 = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 16, 8, 8>} : tensor<2x8x32xf32> -> tensor<2x8x16xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>
+  %q0 = transformer.reshape %p#0 : tensor<2x8x16xf32> -> tensor<2x8x4x4xf32>
+  %k0 = transformer.reshape %p#1 : tensor<2x8x8xf32> -> tensor<2x8x2x4xf32>
+  %qn = transformer.rms_norm %q0, %g {axis = 3 : i64, epsilon = 1.0e-6 : f32} : (tensor<2x8x4x4xf32>, tensor<4xf32>) -> tensor<2x8x4x4xf32>
+  %kn = transformer.rms_norm %k0, %g {axis = 3 : i64, epsilon = 1.0e-6 : f32} : (tensor<2x8x2x4xf32>, tensor<4xf32>) -> tensor<2x8x2x4xf32>
+  %q1 = transformer.transpose %qn [0, 2, 1, 3] : tensor<2x8x4x4xf32> -> tensor<2x4x8x4xf32>
+  %k1 = transformer.transpose %kn [0, 2, 1, 3] : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %q2 = transformer.rotary_embedding %q1, %cos, %sin : (tensor<2x4x8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<2x4x8x4xf32>
+  %k2 = transformer.rotary_embedding %k1, %cos, %sin : (tensor<2x2x8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<2x2x8x4xf32>
+  %q3 = transformer.transpose %q2 [0, 2, 1, 3] : tensor<2x4x8x4xf32> -> tensor<2x8x4x4xf32>
+  %k3 = transformer.transpose %k2 [0, 2, 1, 3] : tensor<2x2x8x4xf32> -> tensor<2x8x2x4xf32>
+  %q = transformer.reshape %q3 : tensor<2x8x4x4xf32> -> tensor<2x8x16xf32>
+  %k = transformer.reshape %k3 : tensor<2x8x2x4xf32> -> tensor<2x8x8xf32>
+  %a = transformer.attention %q, %k, %p#2 {causal, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.5 : f32} : (tensor<2x8x16xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x16xf32>
+  %y = transformer.linear %a, %wo residual %x layout <nk> : (tensor<2x8x16xf32>, tensor<16x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}
+
+// -----
+
+// GPT-NeoX's query_key_value: one projection whose columns hold each
+// head's q, k and v together, viewed [B, S, H, 3 * D] and split along D.
+// A rank's contiguous columns are its heads' q, k and v: no regrouping,
+// the split keeps the heads split.
+
+// TP2-LABEL: func.func @packed_heads_block
+// TP2: shard.all_slice %{{.*}} slice_axis = 1 : tensor<16x48xf32> -> tensor<16x24xf32>
+// TP2: transformer.reshape %{{.*}} : tensor<1x4x24xf32> -> tensor<1x4x2x12xf32>
+// TP2: transformer.split %{{.*}} {axis = 3 : i64, sizes = array<i64: 4, 4, 4>} : tensor<1x2x4x12xf32>
+// TP2: transformer.attention {{.*}}num_heads = 2 : i64, num_kv_heads = 2 : i64{{.*}} -> tensor<1x4x8xf32>
+// TP2: shard.all_reduce
+
+// TP4-LABEL: func.func @packed_heads_block
+// TP4: transformer.split %{{.*}} {axis = 3 : i64, sizes = array<i64: 4, 4, 4>} : tensor<1x1x4x12xf32>
+// TP4: transformer.attention {{.*}}num_heads = 1 : i64, num_kv_heads = 1 : i64{{.*}} -> tensor<1x4x4xf32>
+
+func.func @packed_heads_block(%x: tensor<1x4x16xf32>) -> tensor<1x4x16xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x48xf32>
+  %wo = arith.constant dense<0.125> : tensor<16x16xf32>
+  %f = transformer.linear %x, %w layout <kn> : (tensor<1x4x16xf32>, tensor<16x48xf32>) -> tensor<1x4x48xf32>
+  %v4 = transformer.reshape %f : tensor<1x4x48xf32> -> tensor<1x4x4x12xf32>
+  %t = transformer.transpose %v4 [0, 2, 1, 3] : tensor<1x4x4x12xf32> -> tensor<1x4x4x12xf32>
+  %p:3 = transformer.split %t {axis = 3 : i64, sizes = array<i64: 4, 4, 4>} : tensor<1x4x4x12xf32> -> tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
+  %qt = transformer.transpose %p#0 [0, 2, 1, 3] : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf32>
+  %q = transformer.reshape %qt : tensor<1x4x4x4xf32> -> tensor<1x4x16xf32>
+  %kt = transformer.transpose %p#1 [0, 2, 1, 3] : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf32>
+  %k = transformer.reshape %kt : tensor<1x4x4x4xf32> -> tensor<1x4x16xf32>
+  %vt = transformer.transpose %p#2 [0, 2, 1, 3] : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf32>
+  %v = transformer.reshape %vt : tensor<1x4x4x4xf32> -> tensor<1x4x16xf32>
+  %a = transformer.attention %q, %k, %v {causal, num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 0.5 : f32} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %y = transformer.linear %a, %wo residual %x layout <kn> : (tensor<1x4x16xf32>, tensor<16x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  return %y : tensor<1x4x16xf32>
+}

@@ -71,6 +71,12 @@ int64_t lastDim(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape().back();
 }
 
+/// Whether `v` is a constant of one element.
+bool isScalarConstant(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getNumElements() == 1 && matchPattern(v, m_Constant());
+}
+
 /// Adds the producers of `v`, a value the block reads, to `block`; false
 /// when `v` comes from an op that cannot be split along heads or features.
 bool collect(Value v, Block &block) {
@@ -108,6 +114,21 @@ bool collect(Value v, Block &block) {
            collect(attention.getKey(), block) &&
            collect(attention.getValue(), block);
   }
+  // Per-head norms (Qwen3's and OLMo 2's q/k norms on [B, S, H, D]): each
+  // rank normalises its heads with gains every rank holds.
+  if (isa<RMSNormOp, LayerNormOp>(def)) {
+    // Without a residual, the operands after the input are the gain (and
+    // the bias).
+    bool residual = isa<RMSNormOp>(def)
+                        ? static_cast<bool>(cast<RMSNormOp>(def).getResidual())
+                        : static_cast<bool>(cast<LayerNormOp>(def).getResidual());
+    if (residual || !llvm::all_of(def->getOperands().drop_front(), [](Value v) {
+          return static_cast<bool>(constantOperand(v));
+        }))
+      return false;
+    block.ops.insert(def);
+    return collect(def->getOperand(0), block);
+  }
   // Head views: [B, S, H * D] <-> [B, S, H, D] <-> [B, H, S, D], slices and
   // concatenations along D (a partial rotary embedding).
   if (isa<GeluOp, SiluOp, ReluOp, CastOp, QuantizeOp, ReshapeOp, TransposeOp,
@@ -116,13 +137,15 @@ bool collect(Value v, Block &block) {
     return collect(def->getOperand(0), block);
   }
   if (isa<SwigluOp, GegluOp, MulOp, ConcatOp>(def)) {
-    if (!isa<ConcatOp>(def) &&
-        llvm::any_of(def->getOperandTypes(), [&](Type type) {
-          return type != def->getResult(0).getType();
+    // A scalar constant (Whisper's query scaled by d^-0.5) every rank holds.
+    auto operands = llvm::make_filter_range(
+        def->getOperands(), [](Value v) { return !isScalarConstant(v); });
+    if (!isa<ConcatOp>(def) && llvm::any_of(operands, [&](Value operand) {
+          return operand.getType() != def->getResult(0).getType();
         }))
       return false;
     block.ops.insert(def);
-    return llvm::all_of(def->getOperands(),
+    return llvm::all_of(operands,
                         [&](Value operand) { return collect(operand, block); });
   }
   return false;
@@ -217,10 +240,13 @@ std::optional<llvm::DenseMap<Value, int64_t>> splitDims(const Block &block) {
     int64_t rank = rankOf(op->getResult(0));
     std::optional<int64_t> out;
     if (auto split = dyn_cast<SplitOp>(op)) {
-      // Only a column's split: its weight is regrouped by rank.
-      if (!isa_and_present<LinearOp>(split.getInput().getDefiningOp()))
-        return std::nullopt;
-      out = rank - 1;
+      // A split of each head's features (GPT-NeoX's query_key_value viewed
+      // [B, H, S, 3 * D]) keeps the heads split; a split of a column's
+      // output has its weight regrouped by rank.
+      if (normalizeAxis(static_cast<int64_t>(split.getAxis()), rank) != *in)
+        out = *in;
+      else if (isa_and_present<LinearOp>(split.getInput().getDefiningOp()))
+        out = rank - 1;
     } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       // The split dimension keeps what precedes it: its rows of elements
       // stay whole, so a rank's share stays contiguous.
@@ -260,10 +286,16 @@ std::optional<llvm::DenseMap<Value, int64_t>> splitDims(const Block &block) {
       if (dimOf(attention.getKey()) == rank - 1 &&
           dimOf(attention.getValue()) == rank - 1 && *in == rank - 1)
         out = *in;
+    } else if (isa<RMSNormOp, LayerNormOp>(op)) {
+      int64_t axis = isa<RMSNormOp>(op) ? cast<RMSNormOp>(op).getAxis()
+                                        : cast<LayerNormOp>(op).getAxis();
+      if (*in < normalizeAxis(axis, rank).value_or(rank - 1))
+        out = *in; // a head's features stay on its rank
     } else if (isa<QuantizeOp>(op)) {
       out = *in; // its scale is a scalar every rank holds
-    } else if (llvm::all_of(op->getOperands(),
-                            [&](Value v) { return dimOf(v) == in; })) {
+    } else if (llvm::all_of(op->getOperands(), [&](Value v) {
+                 return dimOf(v) == in || isScalarConstant(v);
+               })) {
       out = *in; // elementwise
     }
     if (!out)
@@ -825,31 +857,64 @@ struct AnnotateTensorParallelPass
     return parts;
   }
 
-  /// Where a value the attention reads comes from: a part of a column's
-  /// output, through `chain` (rotary embeddings, casts).
+  /// Where a key or value the attention reads comes from: a part of a
+  /// column's output, through `ops` (the block's ops between: rotary
+  /// embeddings, per-head norms, head views, slices and concatenations of
+  /// a partial rotary embedding, casts), in program order.
   struct Source {
     LinearOp column;
-    SplitOp split;
     unsigned part = 0;
-    SmallVector<Operation *> chain;
+    SmallVector<Operation *> ops;
   };
 
-  static Source traceSource(Value v) {
+  /// The source of `v`, or an error at the op that keeps its heads from
+  /// being replicated.
+  static FailureOr<Source> traceSource(Value v, const Block &block,
+                                       Operation *attention) {
     Source source;
-    while (Operation *def = v.getDefiningOp()) {
-      if (auto linear = dyn_cast<LinearOp>(def)) {
-        source.column = linear;
-        break;
-      }
-      if (auto split = dyn_cast<SplitOp>(def)) {
-        source.split = split;
-        source.part = cast<OpResult>(v).getResultNumber();
-        v = split.getInput();
+    std::optional<std::pair<Operation *, unsigned>> root;
+    llvm::SetVector<Operation *> ops;
+    SmallVector<Value> worklist = {v};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      Operation *def = value.getDefiningOp();
+      std::pair<Operation *, unsigned> here;
+      auto split = dyn_cast_if_present<SplitOp>(def);
+      if (split && split.getInput().getDefiningOp<LinearOp>()) {
+        here = {split.getInput().getDefiningOp(),
+                cast<OpResult>(value).getResultNumber()};
+      } else if (auto linear = dyn_cast_if_present<LinearOp>(def)) {
+        here = {linear, 0};
+      } else if (isa_and_present<CastOp, RotaryEmbeddingOp, ReshapeOp,
+                                 TransposeOp, RMSNormOp, LayerNormOp, SliceOp,
+                                 ConcatOp>(def) &&
+                 block.ops.contains(def)) {
+        if (ops.insert(def)) {
+          if (isa<ConcatOp>(def))
+            llvm::append_range(worklist, def->getOperands());
+          else
+            worklist.push_back(def->getOperand(0));
+        }
         continue;
+      } else {
+        return (def ? def : attention)->emitError(
+                   "tensor parallelism: cannot replicate key/value heads "
+                   "computed by this op"),
+               failure();
       }
-      source.chain.push_back(def);
-      v = def->getOperand(0);
+      if (root && *root != here)
+        return attention->emitError("tensor parallelism: cannot replicate "
+                                    "key/value heads joined from two "
+                                    "projected parts"),
+               failure();
+      root = here;
     }
+    source.column = cast<LinearOp>(root->first);
+    source.part = root->second;
+    source.ops.assign(ops.begin(), ops.end());
+    llvm::sort(source.ops, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
     return source;
   }
 
@@ -888,33 +953,53 @@ struct AnnotateTensorParallelPass
                << "divide --tp=" << tp << " ranks";
       // Replicate each key/value head tp / kvHeads times (vLLM): head j of
       // the result is head j / factor, which query head h, j = h * tp /
-      // heads, reads in both layouts.
+      // heads, reads in both layouts. The values between the column and
+      // the attention (rotary embeddings, per-head norms, head views,
+      // casts) grow along their split dimension: the heads of a view, the
+      // packed features of a [B, S, H * D] value.
       int64_t factor = tp / kvHeads;
       for (Value operand : {attention.getKey(), attention.getValue()}) {
-        Source source = traceSource(operand);
-        if (!source.column ||
-            llvm::any_of(source.chain, [](Operation *op) {
-              auto rotary = dyn_cast<RotaryEmbeddingOp>(op);
-              return !isa<CastOp>(op) && !(rotary && rotary.getNumHeads());
-            }))
-          return attention.emitError("tensor parallelism: cannot replicate "
-                                     "key/value heads that do not come from "
-                                     "a linear through packed rotary "
-                                     "embeddings");
-        SmallVector<IndexRange> &ranges = planFor(source.column)[source.part];
+        FailureOr<Source> source = traceSource(operand, block, attention);
+        if (failed(source))
+          return failure();
+        SmallVector<IndexRange> &ranges = planFor(source->column)[source->part];
         int64_t width = totalSize(ranges);
         int64_t headDim = width / kvHeads;
+        // Each value must hold the heads along its split dimension: a
+        // view's heads, or a packed [B, S, H * D] value's features (with
+        // one head, a [B, S, 1, D] view splits D and cannot grow).
+        for (Operation *op : source->ops) {
+          Value result = op->getResult(0);
+          auto type = cast<RankedTensorType>(result.getType());
+          int64_t dim = block.dims.lookup(result);
+          bool packed = dim == type.getRank() - 1 && type.getRank() <= 3;
+          if (type.getDimSize(dim) != (packed ? width : kvHeads))
+            return op->emitError("tensor parallelism: cannot replicate the ")
+                   << kvHeads << " key/value heads of " << type
+                   << " (split along dimension " << dim << ")";
+        }
         SmallVector<IndexRange> replicated;
         for (int64_t g = 0; g < kvHeads; ++g)
           for (int64_t i = 0; i < factor; ++i)
             llvm::append_range(replicated, subRanges(ranges, g * headDim,
                                                      (g + 1) * headDim));
         ranges = std::move(replicated);
-        for (Operation *op : source.chain) {
-          op->getResult(0).setType(
-              withLastDim(op->getResult(0).getType(), tp * headDim));
-          if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op))
-            rotary.setNumHeads(tp);
+        for (Operation *op : source->ops) {
+          Value result = op->getResult(0);
+          int64_t dim = block.dims.lookup(result);
+          auto type = cast<RankedTensorType>(result.getType());
+          SmallVector<int64_t> shape(type.getShape());
+          shape[dim] *= factor;
+          result.setType(type.clone(shape));
+          if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op)) {
+            if (std::optional<uint64_t> heads = rotary.getNumHeads())
+              rotary.setNumHeads(*heads * factor);
+          } else if (auto slice = dyn_cast<SliceOp>(op)) {
+            // Whole along the split dimension (splitDims).
+            SmallVector<int64_t> sizes(slice.getSizes());
+            sizes[dim] = shape[dim];
+            slice.setSizes(sizes);
+          }
         }
       }
       attention.setNumKvHeads(tp);

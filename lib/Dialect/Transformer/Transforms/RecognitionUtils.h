@@ -133,19 +133,29 @@ inline mlir::Value reshapeTo(mlir::OpBuilder &builder, mlir::Location loc,
 
 /// The packed `[B, S, H * D]` value that the `[B, H, S, D]` value `x` was
 /// split from, when `x` is transpose(reshape(packed), [0, 2, 1, 3]) (the
-/// head split after every Q/K/V projection).
+/// head split after every Q/K/V projection), or reshape(packed) when one
+/// head or one token leaves the transpose moving no element (canonicalized
+/// away, as in a multi-query key's [B, S, D] -> [B, 1, S, D]).
 inline mlir::Value packedSource(mlir::Value x) {
+  llvm::ArrayRef<int64_t> bhsd =
+      llvm::cast<mlir::RankedTensorType>(x.getType()).getShape();
+  if (bhsd.size() != 4)
+    return nullptr;
+  auto isPacked = [&](mlir::Value v) {
+    return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape() ==
+           llvm::ArrayRef<int64_t>{bhsd[0], bhsd[2], bhsd[1] * bhsd[3]};
+  };
+  if (auto view = x.getDefiningOp<ReshapeOp>()) {
+    if ((bhsd[1] == 1 || bhsd[2] == 1) && isPacked(view.getInput()))
+      return view.getInput();
+    return nullptr;
+  }
   auto transpose = x.getDefiningOp<TransposeOp>();
   if (!transpose || !llvm::equal(transpose.getPermutation(),
                                  llvm::ArrayRef<int64_t>{0, 2, 1, 3}))
     return nullptr;
   auto reshape = transpose.getInput().getDefiningOp<ReshapeOp>();
-  if (!reshape)
-    return nullptr;
-  llvm::ArrayRef<int64_t> bhsd =
-      llvm::cast<mlir::RankedTensorType>(x.getType()).getShape();
-  llvm::ArrayRef<int64_t> packed = reshape.getInput().getType().getShape();
-  if (packed != llvm::ArrayRef<int64_t>{bhsd[0], bhsd[2], bhsd[1] * bhsd[3]})
+  if (!reshape || !isPacked(reshape.getInput()))
     return nullptr;
   return reshape.getInput();
 }

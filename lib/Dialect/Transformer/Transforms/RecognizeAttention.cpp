@@ -288,24 +288,27 @@ Value keyFromTransposed(PatternRewriter &rewriter, Location loc, Value kT) {
 
 /// `[B, Hkv, S, D]` and the repeat count when `x` (`[B, H, S, D]`) repeats
 /// fewer KV heads: reshape(expand(reshape(x0, [B, Hkv, 1, S, D]),
-/// [B, Hkv, n, S, D]), [B, Hkv * n, S, D]).
-std::pair<Value, int64_t> peelRepeatedHeads(Value x) {
+/// [B, Hkv, n, S, D]), [B, Hkv * n, S, D]). The unsqueeze may read any
+/// value with x0's elements in order: with one KV head (multi-query
+/// attention) canonicalization folds the head view [B, S, D] -> [B, 1, S,
+/// D] into it.
+std::pair<Value, int64_t> peelRepeatedHeads(PatternRewriter &rewriter,
+                                            Location loc, Value x) {
   auto merge = x.getDefiningOp<ReshapeOp>();
   auto expand = merge ? merge.getInput().getDefiningOp<ExpandOp>() : ExpandOp();
   auto unsqueeze =
       expand ? expand.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
   if (!unsqueeze)
     return {x, 1};
-  auto x0 = cast<RankedTensorType>(unsqueeze.getInput().getType());
+  ArrayRef<int64_t> inserted = unsqueeze.getType().getShape();
   ArrayRef<int64_t> expanded = expand.getType().getShape();
-  if (x0.getRank() != 4 || expanded.size() != 5 ||
-      unsqueeze.getType().getShape() !=
-          ArrayRef<int64_t>{x0.getDimSize(0), x0.getDimSize(1), 1,
-                            x0.getDimSize(2), x0.getDimSize(3)} ||
-      expanded[0] != x0.getDimSize(0) || expanded[1] != x0.getDimSize(1) ||
-      expanded[3] != x0.getDimSize(2) || expanded[4] != x0.getDimSize(3))
+  if (inserted.size() != 5 || inserted[2] != 1 || expanded.size() != 5 ||
+      expanded[0] != inserted[0] || expanded[1] != inserted[1] ||
+      expanded[3] != inserted[3] || expanded[4] != inserted[4])
     return {x, 1};
-  return {unsqueeze.getInput(), expanded[2]};
+  SmallVector<int64_t> heads = {inserted[0], inserted[1], inserted[3],
+                                inserted[4]};
+  return {reshapeTo(rewriter, loc, unsqueeze.getInput(), heads), expanded[2]};
 }
 
 /// `[B, S, H * D]` for a `[B, H, S, D]` value.
@@ -542,8 +545,8 @@ struct AttentionPattern : OpRewritePattern<MatmulOp> {
 
     Location loc = pv.getLoc();
     Value k4 = keyFromTransposed(rewriter, loc, kT);
-    auto [k0, kRepeat] = peelRepeatedHeads(k4);
-    auto [v0, vRepeat] = peelRepeatedHeads(pv.getRhs());
+    auto [k0, kRepeat] = peelRepeatedHeads(rewriter, loc, k4);
+    auto [v0, vRepeat] = peelRepeatedHeads(rewriter, loc, pv.getRhs());
     int64_t kvHeads = heads;
     if (kRepeat == vRepeat && kRepeat > 1) {
       kvHeads = heads / kRepeat;

@@ -110,7 +110,8 @@ transformers 5's packed-sequence mask code (CumSum, GatherND, And); the
 decomposed forms here are the deliberate alternatives this fixture set asks
 for.
 
-Model-zoo families (--family gptj|neox|phi|qwen3|gemma|mistral|llama_padded;
+Model-zoo families (--family
+gptj|neox|phi|qwen3|gemma|mistral|llama_padded|stablelm;
 ZOO below): decoders built from the same helpers in both exporters'
 patterns, with the blocks the three above lack: GPT-J's parallel attention
 + MLP on one LayerNorm with interleaved (rotate_every_two) partial rotary
@@ -119,7 +120,8 @@ rotate-half rotary and two-norm parallel residual; Phi's parallel block
 with partial rotate-half rotary; Qwen3's per-head q/k RMSNorm; Gemma's
 (1 + w) RMSNorm, GeGLU (tanh) and multi-query attention with the embedding
 scaled by sqrt(hidden); Mistral's sliding-window mask; a Llama whose
-padding attention_mask input is merged with the causal mask.  Their Q/K
+padding attention_mask input is merged with the causal mask; StableLM 2's
+partial rotary with grouped-query attention.  Their Q/K
 weights have std 0.15 (others 0.05), so attention is peaked at the fixture
 size: using the other rotary form moves the output by 8 to 63 % (relative
 RMS), a 2-token window instead of the model's by 70 % or more.
@@ -188,7 +190,8 @@ FMIN = float(np.finfo(np.float32).min)        # -3.4028234663852886e+38
 INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 FAMILIES = ("bert", "gpt2", "llama")
 # The model-zoo decoder families (ZOO below).
-ZOO_FAMILIES = ("gptj", "neox", "phi", "qwen3", "gemma", "mistral", "llama_padded")
+ZOO_FAMILIES = ("gptj", "neox", "phi", "qwen3", "gemma", "mistral", "llama_padded",
+                "stablelm")
 # BERT, GPT-2 and Llama exported after model.half(): float16 weights,
 # activations and output, with the float32 upcasts the Hugging Face code
 # makes (RMSNorm's variance, the rotary tables, the decomposed LayerNorm).
@@ -1107,6 +1110,12 @@ ZOO = {
     "llama_padded": Decoder("rms", None, "separate", False, False, "half", 16,
                             "swiglu", False, 2, False, None, None, True,
                             ZOO_NAMES["llama"]),
+    # StableLM 2: LayerNorm, Q/K/V biases, rotate-half rotary over a
+    # quarter of each head (partial_rotary_factor 0.25) and grouped-query
+    # attention (2 key/value heads) together.
+    "stablelm": Decoder("layer", None, "separate", True, False, "half", 4,
+                        "swiglu", False, 2, False, None, None, False,
+                        ZOO_NAMES["llama"]),
 }
 ZOO_STD, ZOO_QK_STD = 0.05, 0.15
 ZOO_EPS = {"layer": 1e-5, "rms": 1e-6, "rms1p": 1e-6}
