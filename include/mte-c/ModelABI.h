@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 10
+#define MTE_MODEL_ABI_VERSION 11
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -46,14 +46,22 @@ typedef struct mte_tensor_info {
 } mte_tensor_info;
 
 /* Where part of an external weight is stored: `outer` chunks of
- * `chunk_elements` elements of `dtype` each, back to back from `offset` in
- * the file `location` (relative to the directory of the model library). */
+ * `chunk_elements` elements of `dtype` each, the first at `offset` in the
+ * file `location` (relative to the directory of the model library), each
+ * next one `chunk_stride` elements after the previous one's start (a
+ * column slice of a row-major tensor; chunk_stride == chunk_elements when
+ * they are back to back). */
 typedef struct mte_weight_source {
   const char *location;
   uint64_t offset;
   uint64_t chunk_elements;
+  uint64_t chunk_stride;
   int32_t dtype;  /* mte_dtype stored in the file */
-  uint32_t crc32; /* of the bytes read (zlib's CRC-32) */
+  uint32_t crc32; /* of the bytes read, in file order (zlib's CRC-32) */
+  /* A sliced weight's (slice_parts > 1): entry g is the CRC-32 of the
+   * bytes of this source that the rank holding part g reads, in file
+   * order (each rank reads only those). NULL for a whole weight. */
+  const uint32_t *part_crc32;
 } mte_weight_source;
 
 /* A constant tensor (weights, tables) the forward function reads. CUDA
@@ -61,7 +69,9 @@ typedef struct mte_weight_source {
  * embedded weight has `data`; an external one (mte-compile
  * --weights=external) has none, and the runtime builds its `num_bytes` when
  * the model opens: `outer` chunks, each the sources' chunks in order, every
- * element converted from the source's dtype to `dtype`. */
+ * element converted from the source's dtype to `dtype`. A rank of a sliced
+ * external weight builds only its part, from the source elements that part
+ * is made of. */
 typedef struct mte_weight_info {
   const void *data; /* in the library's read-only data, or NULL */
   uint64_t num_bytes;

@@ -85,20 +85,26 @@ mte_status CudaModel::open() {
   std::vector<char> external;
   for (uint32_t i = 0; i < abi->num_weights; ++i) {
     const mte_weight_info &weight = abi->weights[i];
+    // A sharded model's rank holds only its part of a sliced weight: cut
+    // from the library's copy, or read alone from an external file.
+    mte::WeightPart part;
+    if (weight.slice_parts > 1)
+      if (mte_status status = weightPart(weight, i, part))
+        return status;
     const void *data = weight.data;
+    uint64_t deviceBytes = weight.num_bytes / part.parts;
     if (!data) {
-      if (mte_status status = externalWeights.build(weight, i, external))
+      if (mte_status status = externalWeights.build(weight, i, part, external))
         return status;
       data = external.data();
-    }
-    // A sharded model's rank holds only its part of a sliced weight.
-    uint64_t deviceBytes = weight.num_bytes;
-    std::vector<char> part;
-    if (weight.slice_parts > 1) {
-      if (mte_status status = slicePart(weight, i, data, part))
-        return status;
-      data = part.data();
-      deviceBytes = part.size();
+    } else if (part.parts > 1) {
+      uint64_t chunk = weight.num_bytes / part.sliceOuter,
+               bytes = chunk / part.parts;
+      external.resize(deviceBytes);
+      const char *from = static_cast<const char *>(data) + part.group * bytes;
+      for (uint64_t c = 0; c < part.sliceOuter; ++c)
+        std::memcpy(external.data() + c * bytes, from + c * chunk, bytes);
+      data = external.data();
     }
     void *device = nullptr;
     if (mte_status status =
@@ -161,8 +167,8 @@ mte_status CudaModel::open() {
   return NcclCommunicator::open(model, *device, nccl);
 }
 
-mte_status CudaModel::slicePart(const mte_weight_info &weight, uint32_t index,
-                                const void *whole, std::vector<char> &part) {
+mte_status CudaModel::weightPart(const mte_weight_info &weight,
+                                 uint32_t index, mte::WeightPart &part) {
   const char *path = model.path.c_str();
   uint64_t outer = weight.slice_outer, parts = weight.slice_parts;
   uint32_t allAxes = model.gridShape.size() >= 32
@@ -182,11 +188,7 @@ mte_status CudaModel::slicePart(const mte_weight_info &weight, uint32_t index,
                 formatGrid(model.gridShape).c_str());
   size_t group;
   gridGroup(model.gridShape, model.rank, weight.slice_grid_axes, group);
-  uint64_t chunk = weight.num_bytes / outer, bytes = chunk / parts;
-  part.resize(weight.num_bytes / parts);
-  const char *from = static_cast<const char *>(whole) + group * bytes;
-  for (uint64_t c = 0; c < outer; ++c)
-    std::memcpy(part.data() + c * bytes, from + c * chunk, bytes);
+  part = {outer, parts, group};
   return MTE_OK;
 }
 

@@ -14,6 +14,7 @@
 
 #include "mte-c/ModelABI.h"
 #include "mte-c/Runtime.h"
+#include "mte/Support/WeightPieces.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -100,13 +101,13 @@ private:
   /// kMaxGraphs.
   void *&graphFor(const GraphKey &key);
 
+  /// Which part of weight `index` (sliced: mte_weight_info::slice_parts >
+  /// 1) this rank holds, after checking the slices fit the weight and grid.
+  mte_status weightPart(const mte_weight_info &weight, uint32_t index,
+                        mte::WeightPart &part);
   /// Reports the index statuses of earlier runDevice runs, oldest first,
   /// that the GPU has finished; waits for those still in flight, or
   /// (`keep`) for all but that many.
-  /// The part of weight `index` (sliced: mte_weight_info::slice_parts > 1)
-  /// this rank holds, cut from the whole weight's bytes `whole`.
-  mte_status slicePart(const mte_weight_info &weight, uint32_t index,
-                       const void *whole, std::vector<char> &part);
   mte_status checkPendingIndexStatus(size_t keep);
 
   /// Device memory of `bytes` for `what`, or the error: the device running

@@ -4,11 +4,14 @@
 
 #include "Status.h"
 #include "mte/Support/FloatBits.h"
+#include "mte/Support/WeightPieces.h"
 
 #include <cerrno>
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -24,11 +27,13 @@ ExternalWeights::ExternalWeights(const std::string &modelPath)
 
 ExternalWeights::~ExternalWeights() {
   for (auto &entry : files)
-    ::close(entry.second);
+    if (entry.second.size)
+      ::munmap(const_cast<char *>(entry.second.data), entry.second.size);
 }
 
-bool ExternalWeights::read(const std::string &location, uint64_t offset,
-                           std::vector<char> &bytes, std::string &error) {
+bool ExternalWeights::map(const std::string &location, uint64_t offset,
+                          uint64_t bytes, const char *&data,
+                          std::string &error) {
   std::string path = directory + "/" + location;
   auto it = files.find(location);
   if (it == files.end()) {
@@ -38,23 +43,31 @@ bool ExternalWeights::read(const std::string &location, uint64_t offset,
               "': " + std::strerror(errno);
       return false;
     }
-    it = files.emplace(location, fd).first;
-  }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::pread(it->second, bytes.data() + done, bytes.size() - done,
-                        static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      error = "weights file '" + path +
-              "' is too short: " + std::to_string(bytes.size()) +
-              " bytes needed at offset " + std::to_string(offset) +
-              (n < 0 ? std::string(": ") + std::strerror(errno) : "");
-      return false;
+    struct stat info;
+    Mapping mapping;
+    if (::fstat(fd, &info) == 0 && info.st_size > 0) {
+      void *address = ::mmap(nullptr, static_cast<size_t>(info.st_size),
+                             PROT_READ, MAP_PRIVATE, fd, 0);
+      if (address == MAP_FAILED) {
+        error = "cannot map its weights file '" + path +
+                "': " + std::strerror(errno);
+        ::close(fd);
+        return false;
+      }
+      mapping = {static_cast<const char *>(address),
+                 static_cast<uint64_t>(info.st_size)};
     }
-    done += static_cast<size_t>(n);
+    ::close(fd); // the mapping stays
+    it = files.emplace(location, mapping).first;
   }
+  const Mapping &mapping = it->second;
+  if (offset > mapping.size || bytes > mapping.size - offset) {
+    error = "weights file '" + path + "' is too short: " +
+            std::to_string(bytes) + " bytes needed at offset " +
+            std::to_string(offset);
+    return false;
+  }
+  data = mapping.data + offset;
   return true;
 }
 
@@ -79,52 +92,67 @@ static bool convertElements(const char *in, int32_t from, char *out, int32_t to,
 }
 
 mte_status ExternalWeights::build(const mte_weight_info &weight, uint32_t index,
+                                  const WeightPart &part,
                                   std::vector<char> &bytes) {
   const char *path = modelPath.c_str();
   size_t elementSize = mte_dtype_size(weight.dtype);
   uint64_t chunkElements = 0;
   for (uint32_t s = 0; s < weight.num_sources; ++s)
     chunkElements += weight.sources[s].chunk_elements;
-  if (!elementSize || !weight.sources ||
-      weight.outer * chunkElements * elementSize != weight.num_bytes)
+  bool sliced = part.parts > 1;
+  auto malformed = [&] {
     return fail(MTE_ERROR_NOT_A_MODEL,
                 "'%s' has a malformed model table: external weight %u", path,
                 index);
-  bytes.resize(weight.num_bytes);
-  uint64_t chunkOffset = 0; // elements into a chunk
-  std::vector<char> raw;
+  };
+  if (!elementSize || !weight.sources || !weight.outer ||
+      weight.outer * chunkElements * elementSize != weight.num_bytes)
+    return malformed();
+  bytes.resize(weight.num_bytes / part.parts);
+  uint64_t begin = 0; // of the source's elements in a chunk
   for (uint32_t s = 0; s < weight.num_sources; ++s) {
     const mte_weight_source &source = weight.sources[s];
     size_t sourceSize = mte_dtype_size(source.dtype);
-    if (!source.location || !sourceSize)
-      return fail(MTE_ERROR_NOT_A_MODEL,
-                  "'%s' has a malformed model table: external weight %u", path,
-                  index);
-    raw.resize(weight.outer * source.chunk_elements * sourceSize);
+    uint64_t stride = source.chunk_stride;
+    if (!source.location || !sourceSize ||
+        (weight.outer > 1 && stride < source.chunk_elements) ||
+        (sliced && !source.part_crc32))
+      return malformed();
+    // Only the pages of the pieces this part reads are read from disk.
+    uint64_t span = (weight.outer - 1) * stride + source.chunk_elements;
+    const char *file = nullptr;
     std::string error;
-    if (!read(source.location, source.offset, raw, error))
+    if (!map(source.location, source.offset, span * sourceSize, file, error))
       return fail(MTE_ERROR_IO, "'%s': %s", path, error.c_str());
-    uint32_t crc = static_cast<uint32_t>(
-        ::crc32(::crc32(0, nullptr, 0),
-                reinterpret_cast<const Bytef *>(raw.data()), raw.size()));
-    if (crc != source.crc32)
+    uLong crc = ::crc32_z(0, nullptr, 0);
+    bool converted = true;
+    mte::forEachWeightPiece(
+        weight.outer * chunkElements, weight.outer, chunkElements, begin,
+        source.chunk_elements, stride, part,
+        [&](uint64_t element, uint64_t count, uint64_t to) {
+          const char *from = file + element * sourceSize;
+          crc = ::crc32_z(crc, reinterpret_cast<const Bytef *>(from),
+                          count * sourceSize);
+          converted = converted &&
+                      convertElements(from, source.dtype,
+                                      bytes.data() + to * elementSize,
+                                      weight.dtype, count);
+        });
+    uint32_t expected = sliced ? source.part_crc32[part.group] : source.crc32;
+    if (static_cast<uint32_t>(crc) != expected)
       return fail(MTE_ERROR_IO,
                   "'%s': the weights in '%s' at offset %llu are not the ones "
                   "the model was compiled with (CRC-32 %08x, expected %08x)",
                   path, source.location,
-                  static_cast<unsigned long long>(source.offset), crc,
-                  source.crc32);
-    for (uint64_t o = 0; o < weight.outer; ++o)
-      if (!convertElements(
-              raw.data() + o * source.chunk_elements * sourceSize, source.dtype,
-              bytes.data() + (o * chunkElements + chunkOffset) * elementSize,
-              weight.dtype, source.chunk_elements))
-        return fail(MTE_ERROR_NOT_A_MODEL,
-                    "'%s': external weight %u converts %s to %s, which this "
-                    "runtime cannot do",
-                    path, index, mte_dtype_name(source.dtype),
-                    mte_dtype_name(weight.dtype));
-    chunkOffset += source.chunk_elements;
+                  static_cast<unsigned long long>(source.offset),
+                  static_cast<uint32_t>(crc), expected);
+    if (!converted)
+      return fail(MTE_ERROR_NOT_A_MODEL,
+                  "'%s': external weight %u converts %s to %s, which this "
+                  "runtime cannot do",
+                  path, index, mte_dtype_name(source.dtype),
+                  mte_dtype_name(weight.dtype));
+    begin += source.chunk_elements;
   }
   return MTE_OK;
 }

@@ -2,8 +2,9 @@
 //
 // Internal to libmte_runtime. A model compiled with --weights=external
 // describes each weight by the chunks of files it is read from
-// (mte_weight_source); the runtime builds the weight when the model opens,
-// checking each source's CRC-32 and converting its element type.
+// (mte_weight_source); the runtime builds the weight (or a rank's part of
+// it) when the model opens, checking each source's CRC-32 and converting
+// its element type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #define MTE_LIB_RUNTIME_EXTERNALWEIGHTS_H
 
 #include "mte-c/Runtime.h"
+#include "mte/Support/WeightPieces.h"
 
 #include <map>
 #include <string>
@@ -27,20 +29,26 @@ public:
   ExternalWeights &operator=(const ExternalWeights &) = delete;
   ~ExternalWeights();
 
-  /// Builds weight `index` in `bytes`: its sources read, checked against
-  /// the CRC-32 the compiler recorded, converted and interleaved in
-  /// `outer` chunks.
+  /// Builds weight `index` in `bytes`, or the part `part` of it that a
+  /// rank of a sliced weight holds: the sources' elements it is made of
+  /// read, checked against the CRC-32 the compiler recorded for them,
+  /// converted and interleaved in `outer` chunks.
   mte_status build(const mte_weight_info &weight, uint32_t index,
-                   std::vector<char> &bytes);
+                   const WeightPart &part, std::vector<char> &bytes);
 
 private:
-  /// Reads `bytes.size()` bytes of `location` from `offset`.
-  bool read(const std::string &location, uint64_t offset,
-            std::vector<char> &bytes, std::string &error);
+  /// `bytes` bytes of `location` from `offset`, in its mapping (each file
+  /// is mapped once, read-only: only the pages touched are read).
+  bool map(const std::string &location, uint64_t offset, uint64_t bytes,
+           const char *&data, std::string &error);
 
+  struct Mapping {
+    const char *data = nullptr;
+    uint64_t size = 0;
+  };
   std::string modelPath;
   std::string directory;
-  std::map<std::string, int> files;
+  std::map<std::string, Mapping> files;
 };
 
 } // namespace mte::runtime

@@ -4,6 +4,7 @@
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 #include "mte/Dialect/Transformer/IR/WeightProvenance.h"
 #include "mte/Support/DType.h"
+#include "mte/Support/WeightPieces.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -353,12 +354,28 @@ std::string mte::generateABISource(const ModelSignature &signature) {
         os << "extern const unsigned char " << w.symbol << "[];\n";
         continue;
       }
+      for (auto [s, source] : llvm::enumerate(w.sources)) {
+        if (source.partCrc32.empty())
+          continue;
+        os << "static const uint32_t weight_part_crc32_" << i << "_" << s
+           << "[] = {";
+        llvm::interleaveComma(source.partCrc32, os,
+                              [&](uint32_t crc) { os << crc << "u"; });
+        os << "};\n";
+      }
       os << "static const mte_weight_source weight_sources_" << i
          << "[] = {\n";
-      for (const ModelWeightSource &source : w.sources)
+      for (auto [s, source] : llvm::enumerate(w.sources)) {
         os << "    {" << cString(source.location) << ", " << source.offset
-           << "ull, " << source.chunkElements << "ull, "
-           << dtypeName(source.elementType) << ", " << source.crc32 << "u},\n";
+           << "ull, " << source.chunkElements << "ull, " << source.chunkStride
+           << "ull, " << dtypeName(source.elementType) << ", " << source.crc32
+           << "u, ";
+        if (source.partCrc32.empty())
+          os << "0";
+        else
+          os << "weight_part_crc32_" << i << "_" << s;
+        os << "},\n";
+      }
       os << "};\n";
     }
     os << "static const mte_weight_info weights[] = {\n";
@@ -480,6 +497,56 @@ LogicalResult mte::collectWeights(ModuleOp lowered,
   return success();
 }
 
+/// The CRC-32 of the elements of `part` that part `which` of the weight
+/// reads (the whole weight for {1, 1, 0}), in file order as the runtime
+/// reads them (mte/Support/WeightPieces.h).
+static uint32_t sourceCrc32(const transformer::WeightRecipe &recipe,
+                            uint64_t begin,
+                            const transformer::WeightRecipe::Part &part,
+                            const WeightPart &which) {
+  uint64_t chunk = recipe.numElements() / recipe.outer;
+  uint64_t width = (part.sourceType.getIntOrFloatBitWidth() + 7) / 8;
+  uint32_t crc = 0;
+  forEachWeightPiece(
+      recipe.numElements(), recipe.outer, chunk, begin, part.chunkElements,
+      part.chunkStride, which, [&](uint64_t element, uint64_t count, uint64_t) {
+        crc = llvm::crc32(
+            crc, ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(
+                                       part.bytes.data() + element * width),
+                                   count * width));
+      });
+  return crc;
+}
+
+/// The table entry of an external weight built by `recipe`, of which each
+/// rank holds the part `slice` names (when it is not null).
+static ModelWeight externalWeight(const transformer::WeightRecipe &recipe,
+                                  StringRef symbol,
+                                  transformer::WeightSliceAttr slice) {
+  ModelWeight weight;
+  weight.symbol = symbol.str();
+  weight.elementType = recipe.elementType;
+  weight.numBytes = recipe.numElements() *
+                    ((recipe.elementType.getIntOrFloatBitWidth() + 7) / 8);
+  weight.outer = recipe.outer;
+  uint64_t begin = 0; // of each part in a chunk
+  for (const transformer::WeightRecipe::Part &part : recipe.parts) {
+    ModelWeightSource source{part.location, part.offset, part.chunkElements,
+                             part.chunkStride, part.sourceType,
+                             sourceCrc32(recipe, begin, part, WeightPart()),
+                             {}};
+    if (slice && slice.getParts() > 1)
+      for (uint64_t g = 0; g < static_cast<uint64_t>(slice.getParts()); ++g)
+        source.partCrc32.push_back(sourceCrc32(
+            recipe, begin, part,
+            WeightPart{static_cast<uint64_t>(slice.getOuter()),
+                       static_cast<uint64_t>(slice.getParts()), g}));
+    weight.sources.push_back(std::move(source));
+    begin += part.chunkElements;
+  }
+  return weight;
+}
+
 uint64_t mte::externalizeWeights(ModuleOp lowered,
                                  ModelSignature &signature) {
   auto entry = lowered.lookupSymbol<LLVM::LLVMFuncOp>(signature.entryPoint);
@@ -490,45 +557,34 @@ uint64_t mte::externalizeWeights(ModuleOp lowered,
   uint64_t embeddedBytes = 0;
   // Arguments may share a global (a sharded model's slices of one weight):
   // each is listed, the global erased once all are.
-  llvm::StringMap<size_t> listed;
+  llvm::StringMap<std::optional<transformer::WeightRecipe>> recipes;
   SmallVector<LLVM::GlobalOp> externalized;
   for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
     auto symbol = entry.getArgAttrOfType<FlatSymbolRefAttr>(i, "mte.weight");
     if (!symbol)
       continue;
-    if (auto it = listed.find(symbol.getValue()); it != listed.end()) {
-      signature.weights.push_back(signature.weights[it->second]);
-      continue;
-    }
     auto global = lowered.lookupSymbol<LLVM::GlobalOp>(symbol.getAttr());
     if (!global)
       continue;
+    auto [it, first] = recipes.try_emplace(symbol.getValue());
     Attribute value = global.getValueOrNull();
-    std::optional<transformer::WeightRecipe> recipe =
-        value ? provenance.lookup(value) : std::nullopt;
     auto typed = dyn_cast_or_null<TypedAttr>(value);
     auto type = typed ? dyn_cast<ShapedType>(typed.getType()) : ShapedType();
-    if (!recipe || !type) {
-      if (type)
+    if (first && type)
+      it->second = provenance.lookup(value);
+    const std::optional<transformer::WeightRecipe> &recipe = it->second;
+    if (!recipe) {
+      if (first && type)
         embeddedBytes += type.getNumElements() *
                          ((type.getElementTypeBitWidth() + 7) / 8);
       continue;
     }
-    ModelWeight weight;
-    weight.symbol = symbol.getValue().str();
-    weight.elementType = recipe->elementType;
-    weight.numBytes = recipe->numElements() *
-                      ((recipe->elementType.getIntOrFloatBitWidth() + 7) / 8);
-    weight.outer = recipe->outer;
-    for (const transformer::WeightRecipe::Part &part : recipe->parts)
-      weight.sources.push_back(
-          {part.location, part.offset, part.chunkElements, part.sourceType,
-           llvm::crc32(ArrayRef<uint8_t>(
-               reinterpret_cast<const uint8_t *>(part.bytes.data()),
-               part.bytes.size()))});
-    listed[symbol.getValue()] = signature.weights.size();
-    signature.weights.push_back(std::move(weight));
-    externalized.push_back(global);
+    if (first)
+      externalized.push_back(global);
+    signature.weights.push_back(externalWeight(
+        *recipe, symbol.getValue(),
+        entry.getArgAttrOfType<transformer::WeightSliceAttr>(
+            i, "mte.weight_slice")));
   }
   for (LLVM::GlobalOp global : externalized)
     global.erase();

@@ -24,6 +24,10 @@
 |*                           (i, j) = 100 i + j), cut along its columns among *|
 |*                           the group when the runtime uploads it: columns   *|
 |*                           2g and 2g + 1                                    *|
+|* With MTE_TEST_EXTERNAL the weight is external: weights.bin beside the    *|
+|* library holds the f32 [4, 2G] matrix, read as two sources of G columns    *|
+|* (4 chunks each, 2G elements apart), each with the CRC-32 of every part's  *|
+|* bytes (computed here, with zlib): a rank reads only its columns.          *|
 |* With every rank given the same inputs, NCCL makes sum and sum_* G times   *|
 |* the input (rounded to its type), gathered = x, scattered = G x[g], the    *|
 |* max and min their input, gathered_f8 G copies of q and alone row 0 of x;  *|
@@ -74,10 +78,41 @@ static const mte_tensor_info outputs[] = {
 /* The whole weight, filled in by mte_model_get_abi, which the runtime
  * calls before it uploads the weights. */
 static float wholeWeight[4 * 2 * G];
+#ifdef MTE_TEST_EXTERNAL
+#include <zlib.h>
+/* Per source, the CRC-32 of the bytes each part reads, and of them all. */
+static uint32_t partCrc[2][G];
+static mte_weight_source sources[2] = {
+    {"weights.bin", 0, G, 2 * G, MTE_DTYPE_F32, 0, partCrc[0]},
+    {"weights.bin", G * sizeof(float), G, 2 * G, MTE_DTYPE_F32, 0, partCrc[1]},
+};
+static const mte_weight_info weightTable[] = {
+    {NULL, sizeof(wholeWeight), MTE_DTYPE_F32, 2, 4, sources, 4,
+     MTE_TEST_SLICE_PARTS, MTE_TEST_AXES},
+};
+
+/* Source s holds columns [sG, sG + G); part g columns [2g, 2g + 2). */
+static void computeCrcs(void) {
+  for (int s = 0; s < 2; ++s) {
+    uLong all = crc32(0, Z_NULL, 0);
+    for (int g = 0; g < G; ++g)
+      partCrc[s][g] = (uint32_t)crc32(0, Z_NULL, 0);
+    for (int i = 0; i < 4; ++i)
+      for (int j = s * G; j < s * G + G; ++j) {
+        const Bytef *bytes = (const Bytef *)&wholeWeight[i * 2 * G + j];
+        all = crc32(all, bytes, sizeof(float));
+        partCrc[s][j / 2] = (uint32_t)crc32(partCrc[s][j / 2], bytes,
+                                            sizeof(float));
+      }
+    sources[s].crc32 = (uint32_t)all;
+  }
+}
+#else
 static const mte_weight_info weightTable[] = {
     {wholeWeight, sizeof(wholeWeight), 0, 0, 1, NULL, 4, MTE_TEST_SLICE_PARTS,
      MTE_TEST_AXES},
 };
+#endif
 enum {
   kNumInputs = sizeof(inputs) / sizeof(inputs[0]),
   kNumOutputs = sizeof(outputs) / sizeof(outputs[0]),
@@ -132,5 +167,8 @@ const mte_model_abi *mte_model_get_abi(void) {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 2 * G; ++j)
       wholeWeight[i * 2 * G + j] = (float)(100 * i + j);
+#ifdef MTE_TEST_EXTERNAL
+  computeCrcs();
+#endif
   return &abi;
 }

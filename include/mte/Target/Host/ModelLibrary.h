@@ -32,9 +32,11 @@ struct ModelTensor {
 /// Part of an external weight (mte_weight_source in ModelABI.h).
 struct ModelWeightSource {
   std::string location;
-  uint64_t offset, chunkElements;
+  uint64_t offset, chunkElements, chunkStride;
   mlir::Type elementType;
   uint32_t crc32;
+  /// A sliced weight's: the CRC-32 of what each part's rank reads.
+  std::vector<uint32_t> partCrc32;
 };
 
 /// A constant the forward function takes as an argument (CUDA models): the

@@ -29,7 +29,7 @@ void WeightProvenance::recordExternal(const void *data, StringRef location,
   WeightRecipe recipe;
   recipe.elementType = type;
   recipe.parts.push_back(
-      {location.str(), offset, numElements, type,
+      {location.str(), offset, numElements, numElements, type,
        ArrayRef<char>(static_cast<const char *>(data),
                       numElements * byteWidth(type))});
   std::lock_guard<std::mutex> guard(mutex);
@@ -58,10 +58,54 @@ void WeightProvenance::recordConcat(const void *result,
       if (p.chunkElements % outer != 0)
         return;
       chunked.chunkElements = p.chunkElements / outer;
+      chunked.chunkStride = chunked.chunkElements;
       combined.parts.push_back(std::move(chunked));
     }
   }
   recipes[result] = std::move(combined);
+}
+
+void WeightProvenance::recordSlices(
+    const void *result, const void *source, uint64_t outer,
+    ArrayRef<std::pair<uint64_t, uint64_t>> pieces) {
+  std::lock_guard<std::mutex> guard(mutex);
+  auto it = recipes.find(source);
+  if (it == recipes.end() || outer == 0)
+    return;
+  WeightRecipe base = it->second;
+  if (base.outer != outer) {
+    // One contiguous run viewed as `outer` chunks back to back.
+    if (base.outer != 1 || base.parts.size() != 1 ||
+        base.parts[0].chunkElements % outer != 0)
+      return;
+    base.parts[0].chunkElements /= outer;
+    base.parts[0].chunkStride = base.parts[0].chunkElements;
+    base.outer = outer;
+  }
+  WeightRecipe sliced;
+  sliced.elementType = base.elementType;
+  sliced.outer = outer;
+  for (auto [offset, size] : pieces) {
+    uint64_t position = 0; // of the base part in a chunk
+    for (const WeightRecipe::Part &part : base.parts) {
+      uint64_t lo = std::max(offset, position);
+      uint64_t hi = std::min(offset + size, position + part.chunkElements);
+      position += part.chunkElements;
+      if (lo >= hi)
+        continue;
+      WeightRecipe::Part piece = part;
+      uint64_t width = byteWidth(part.sourceType);
+      uint64_t skip = (lo - (position - part.chunkElements)) * width;
+      piece.offset += skip;
+      piece.chunkElements = hi - lo;
+      piece.bytes = part.bytes.slice(
+          skip, ((outer - 1) * part.chunkStride + piece.chunkElements) * width);
+      sliced.parts.push_back(std::move(piece));
+    }
+    if (offset + size > position)
+      return; // outside the chunk
+  }
+  recipes[result] = std::move(sliced);
 }
 
 void WeightProvenance::recordConversion(const void *result, const void *source,

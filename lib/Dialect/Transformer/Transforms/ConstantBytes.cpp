@@ -137,6 +137,14 @@ mte::transformer::gatherSlices(ElementsAttr value, int64_t axis,
     AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
         total, std::max<size_t>(elementBytes, 1), /*dataIsMutable=*/true);
     fill(blob.getMutableData());
+    // --weights=external reads the slices from the source's file.
+    SmallVector<std::pair<uint64_t, uint64_t>> pieces;
+    for (IndexRange range : ranges)
+      pieces.push_back({static_cast<uint64_t>(range.offset * inner),
+                        static_cast<uint64_t>(range.size * inner)});
+    WeightProvenance::get(type.getContext())
+        .recordSlices(blob.getData().data(), resourceData(value), outer,
+                      pieces);
     return cast<ElementsAttr>(
         DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
   }

@@ -5,13 +5,20 @@ checks every source against the data file (bounds and zlib CRC-32).
 
 Usage: weight_table.py EXTERNAL.so EMBEDDED.so DATAFILE
        weight_table.py --slices MODEL.so
+       weight_table.py --parts EXTERNAL.so EMBEDDED.so DATAFILE
 With --slices, prints each weight of a sharded model: its bytes, the part
-one rank holds, and the bytes every rank's device holds in all.
+one rank holds, and the bytes every rank's device holds in all. With
+--parts, rebuilds in numpy every rank's part of each sliced external weight
+of a sharded model from its sources (strided chunks, f32 to bf16 rounded to
+nearest even) and checks it against the same part of the embedded build's
+weight, and each part's CRC-32 against the source bytes that part reads.
 """
 import ctypes
 import os
 import sys
 import zlib
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "python"))
@@ -22,8 +29,10 @@ DTYPES = {1: ("f32", 4), 2: ("f16", 2), 3: ("bf16", 2)}
 
 class Source(ctypes.Structure):
     _fields_ = [("location", ctypes.c_char_p), ("offset", ctypes.c_uint64),
-                ("chunk_elements", ctypes.c_uint64), ("dtype", ctypes.c_int32),
-                ("crc32", ctypes.c_uint32)]
+                ("chunk_elements", ctypes.c_uint64),
+                ("chunk_stride", ctypes.c_uint64), ("dtype", ctypes.c_int32),
+                ("crc32", ctypes.c_uint32),
+                ("part_crc32", ctypes.POINTER(ctypes.c_uint32))]
 
 
 class Weight(ctypes.Structure):
@@ -69,9 +78,84 @@ def print_slices(path):
     return 0
 
 
+def to_bf16(values):
+    """f32 values rounded to nearest even bf16, as uint16 bits."""
+    bits = values.view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def part_elements(w, group):
+    """The whole weight's element indices that part `group` holds."""
+    total = w.num_bytes // DTYPES[w.dtype][1]
+    span = total // w.slice_outer
+    length = span // w.slice_parts
+    starts = np.arange(w.slice_outer) * span + group * length
+    return (starts[:, None] + np.arange(length)[None, :]).reshape(-1)
+
+
+def check_parts(external_so, embedded_so, data_path):
+    abi = load_table(external_so)
+    twin = load_table(embedded_so)
+    data = np.frombuffer(open(data_path, "rb").read(), np.uint8)
+    bad = checked = read = whole = 0
+    for i in range(abi.num_weights):
+        w, e = abi.weights[i], twin.weights[i]
+        if w.data or w.slice_parts <= 1:
+            continue
+        name, size = DTYPES[w.dtype]
+        embedded = np.frombuffer(ctypes.string_at(e.data, e.num_bytes),
+                                 np.uint8)
+        chunk = sum(w.sources[s].chunk_elements for s in range(w.num_sources))
+        begins = np.cumsum([0] + [w.sources[s].chunk_elements
+                                  for s in range(w.num_sources)])
+        for group in range(w.slice_parts):
+            elements = part_elements(w, group)
+            outer, within = elements // chunk, elements % chunk
+            source = np.searchsorted(begins, within, side="right") - 1
+            built = np.zeros(len(elements) * size, np.uint8)
+            for s in range(w.num_sources):
+                src = w.sources[s]
+                name_s, size_s = DTYPES[src.dtype]
+                mine = np.nonzero(source == s)[0]
+                file_elements = (outer[mine] * src.chunk_stride
+                                 + within[mine] - begins[s])
+                order = np.argsort(file_elements, kind="stable")
+                byte_index = (src.offset + file_elements[order, None] * size_s
+                              + np.arange(size_s)[None, :]).reshape(-1)
+                raw = data[byte_index]
+                if zlib.crc32(raw.tobytes()) != src.part_crc32[group]:
+                    print(f"weight {i} part {group} source {s}: CRC-32 "
+                          f"{zlib.crc32(raw.tobytes()):08x}, table says "
+                          f"{src.part_crc32[group]:08x}")
+                    bad += 1
+                values = raw.view(np.float32 if name_s == "f32" else np.uint16)
+                values = values[np.argsort(order, kind="stable")]
+                if name == "bf16" and name_s == "f32":
+                    values = to_bf16(values.copy())
+                target = (mine[:, None] * size + np.arange(size)[None, :])
+                built[target.reshape(-1)] = values.view(np.uint8)
+                read += len(raw)
+            want = embedded.reshape(w.slice_outer, w.slice_parts, -1)[:, group]
+            if not np.array_equal(built, want.reshape(-1)):
+                print(f"weight {i} part {group}: differs from the embedded "
+                      f"build's")
+                bad += 1
+            checked += 1
+        whole += sum(w.outer * w.sources[s].chunk_elements
+                     * DTYPES[w.sources[s].dtype][1]
+                     for s in range(w.num_sources)) * w.slice_parts
+    print(f"{checked} parts of sliced external weights "
+          + ("match" if not bad else f"checked, {bad} wrong")
+          + f"; the ranks read {read} of {whole} source bytes "
+          f"({read / max(whole, 1):.3f}) between them")
+    return 1 if bad or not checked else 0
+
+
 def main():
     if sys.argv[1] == "--slices":
         return print_slices(sys.argv[2])
+    if sys.argv[1] == "--parts":
+        return check_parts(*sys.argv[2:5])
     external_so, embedded_so, data_path = sys.argv[1:4]
     abi = load_table(external_so)
     data = open(data_path, "rb").read()
@@ -91,10 +175,15 @@ def main():
         for s in range(w.num_sources):
             src = w.sources[s]
             name, size = DTYPES[src.dtype]
-            parts.append(f"{name} x {src.chunk_elements}")
-            length = w.outer * src.chunk_elements * size
-            raw = data[src.offset:src.offset + length]
-            if len(raw) != length or zlib.crc32(raw) != src.crc32:
+            parts.append(f"{name} x {src.chunk_elements}"
+                         + (f" every {src.chunk_stride}"
+                            if w.outer > 1 and src.chunk_stride != src.chunk_elements
+                            else ""))
+            raw = b"".join(
+                data[src.offset + o * src.chunk_stride * size:][:src.chunk_elements * size]
+                for o in range(w.outer))
+            if len(raw) != w.outer * src.chunk_elements * size or \
+                    zlib.crc32(raw) != src.crc32:
                 bad += 1
             chunk += src.chunk_elements
         name, size = DTYPES[w.dtype]

@@ -33,9 +33,11 @@ struct WeightRecipe {
     std::string location;   // external-data file, relative to the model
     uint64_t offset;        // of the part's first byte in that file
     uint64_t chunkElements; // elements the part adds to each chunk
+    uint64_t chunkStride;   // elements from one chunk's start to the next
     mlir::Type sourceType;  // element type stored in the file
-    /// The part's bytes as mapped at compile time (`outer` chunks), kept
-    /// alive by the context: what the runtime will read, checksummed.
+    /// The file's bytes from `offset` to the end of the last chunk, as
+    /// mapped at compile time and kept alive by the context: what the
+    /// runtime will read (the chunks), checksummed.
     llvm::ArrayRef<char> bytes;
   };
   mlir::Type elementType;
@@ -60,6 +62,14 @@ public:
   /// of its file (or when `outer` is 1, any recipe of one chunk).
   void recordConcat(const void *result, llvm::ArrayRef<const void *> parts,
                     uint64_t outer);
+  /// `result` is the `pieces` ([offset, size) element ranges) of each of
+  /// `outer` chunks of `source`, one after another: slices along an axis
+  /// (`outer` the product of the dims before it, the ranges in elements of
+  /// the slices), as tensor parallelism regroups a fused projection's
+  /// columns by rank. Recorded when `source` has a recipe of `outer`
+  /// chunks, or of one contiguous run.
+  void recordSlices(const void *result, const void *source, uint64_t outer,
+                    llvm::ArrayRef<std::pair<uint64_t, uint64_t>> pieces);
   /// `result` is `source` converted element-wise to `type`.
   void recordConversion(const void *result, const void *source,
                         mlir::Type type);
