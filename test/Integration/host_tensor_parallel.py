@@ -10,7 +10,8 @@ with the independent
 float64 reference of models.py (|err| <= 1e-4 |ref| + 1e-5, as
 host_models.py). Each sharded build must split its blocks: --fusion-stats
 reports an all-reduce for each layer's attention and each MLP (under --sp,
-a reduce-scatter and an all-gather each, and no all-reduce).
+a reduce-scatter each, an all-gather per layer at least, and no
+all-reduce).
 
 With --vocab, each fixture ends in an LM head (models.py --lm-head: the
 output is logits) and the sharded builds split the vocabulary too
@@ -62,7 +63,8 @@ def check_collectives(stats, sp, vocab):
     """Why the collectives of a sharded build show unsplit blocks, or None:
     one sum per block (every layer's attention and its MLP), all-reduced, or
     under --sp reduce-scattered with an all-gather before the next
-    column-parallel linears; with --tp-vocab the embedding's all-reduce and
+    column-parallel linears (one per layer at least: a parallel block's
+    attention and MLP read one); with --tp-vocab the embedding's all-reduce and
     the logits' all-gather too."""
     blocks = 2 * LAYERS
     sums = count(stats, "reduce_scatter" if sp else "all_reduce")
@@ -76,7 +78,8 @@ def check_collectives(stats, sp, vocab):
         return f"{count(stats, 'all_reduce')} all-reduces for the embedding"
     if sp and count(stats, "all_reduce") > (1 if vocab else 0):
         return f"{count(stats, 'all_reduce')} all-reduces left under --sp"
-    if sp and count(stats, "all_gather") < blocks:
+    # A parallel block's attention and MLP read one gathered norm.
+    if sp and count(stats, "all_gather") < LAYERS:
         return f"{count(stats, 'all_gather')} all-gathers for {LAYERS} layers"
     return None
 
