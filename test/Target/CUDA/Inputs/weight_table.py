@@ -146,7 +146,7 @@ def check_parts(external_so, embedded_so, data_path):
                      for s in range(w.num_sources)) * w.slice_parts
     print(f"{checked} parts of sliced external weights "
           + ("match" if not bad else f"checked, {bad} wrong")
-          + f"; the ranks read {read} of {whole} source bytes "
+          + f"; the parts take {read} of {whole} source bytes "
           f"({read / max(whole, 1):.3f}) between them")
     return 1 if bad or not checked else 0
 
