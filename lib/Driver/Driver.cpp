@@ -2,6 +2,8 @@
 
 #include "mte/Driver/Driver.h"
 
+#include "Calibration.h"
+
 #include "mte/Codegen/Common/Passes.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 #include "mte/Pipelines/Pipelines.h"
@@ -194,6 +196,9 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
   if (delayedOptions && !delayed)
     return "--fp8-margin, --amax-history and --amax-algo set delayed "
            "scaling: they need --fp8-recipe=delayed";
+  if (!options.calibrationPath.empty() && !delayed)
+    return "--calibration sets the initial amax history and scales of "
+           "delayed scaling: it needs --fp8-recipe=delayed";
   if (options.amaxHistory < 1 || options.amaxHistory > (1 << 16))
     return "--amax-history must be in [1, 65536]";
   if (options.fp8Margin < 0 || options.fp8Margin > 64)
@@ -201,14 +206,38 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
   return {};
 }
 
-void mte::driver::buildModelPipeline(OpPassManager &pm,
-                                     const CompilerOptions &options) {
+namespace mte::driver {
+/// What every build of a model starts with: simplification, index checks
+/// and fusion.
+static void buildFusedModelPipeline(OpPassManager &pm,
+                                    const CompilerOptions &options) {
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
   transformer::CheckIndicesOptions checkIndices;
   checkIndices.clamp = options.indexCheck == IndexCheck::Clamp;
   pm.addNestedPass<func::FuncOp>(transformer::createCheckIndices(checkIndices));
   if (options.fusion)
     buildTransformerFusionPipeline(pm);
+}
+} // namespace mte::driver
+
+void mte::driver::buildCalibrationPipeline(OpPassManager &pm,
+                                           const CompilerOptions &options) {
+  buildFusedModelPipeline(pm, options);
+  transformer::InsertFP8CastsOptions casts;
+  casts.minMacs = options.fp8MinMacs;
+  casts.recipe = transformer::Fp8Recipe::Delayed;
+  casts.margin = options.fp8Margin;
+  casts.historyLength = options.amaxHistory;
+  // validateOptions has checked the spelling.
+  casts.amaxAlgorithm =
+      *transformer::symbolizeAmaxAlgorithm(options.amaxAlgorithm);
+  casts.calibrate = true;
+  pm.addNestedPass<func::FuncOp>(transformer::createInsertFP8Casts(casts));
+}
+
+void mte::driver::buildModelPipeline(OpPassManager &pm,
+                                     const CompilerOptions &options) {
+  buildFusedModelPipeline(pm, options);
   if (options.precision != Precision::FP32) {
     PrecisionPipelineOptions precision;
     precision.precision = options.precision == Precision::BF16   ? "bf16"
@@ -244,20 +273,44 @@ LogicalResult mte::driver::compileModel(
   if (!module || failed(verify(*module)))
     return failure();
 
+  std::optional<FP8Calibration> calibration;
+  if (!options.calibrationPath.empty()) {
+    OwningOpRef<ModuleOp> copy = module->clone();
+    FailureOr<FP8Calibration> calibrated =
+        calibrateFP8(*copy, options, toolPath, notes, error);
+    if (failed(calibrated))
+      return failure();
+    calibration = std::move(*calibrated);
+  }
+
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   buildModelPipeline(pm, options);
   if (failed(pm.run(*module)))
     return failure();
+  if (calibration &&
+      failed(applyCalibration(module->lookupSymbol<func::FuncOp>(kEntryPoint),
+                              *calibration, error)))
+    return failure();
   if (options.printFusionStats)
     for (const FusionCount &entry : countFusions(*module))
       stats << entry.kind << ": " << entry.count << '\n';
+  return emitModel(*module, outputPath, options, toolPath, stats, notes, error);
+}
+
+LogicalResult mte::driver::emitModel(ModuleOp module, StringRef outputPath,
+                                     const CompilerOptions &options,
+                                     StringRef toolPath,
+                                     llvm::raw_ostream &stats,
+                                     SmallVectorImpl<std::string> &notes,
+                                     std::string &error) {
+  MLIRContext &context = *module.getContext();
   if (options.output == Output::MLIR)
     return writeText(
-        outputPath, [&](llvm::raw_ostream &os) { module->print(os); }, error);
+        outputPath, [&](llvm::raw_ostream &os) { module.print(os); }, error);
 
-  auto forward = module->lookupSymbol<func::FuncOp>(kEntryPoint);
+  auto forward = module.lookupSymbol<func::FuncOp>(kEntryPoint);
   FailureOr<ModelSignature> signature = getModelSignature(forward);
   if (failed(signature))
     return failure();
@@ -286,10 +339,10 @@ LogicalResult mte::driver::compileModel(
   } else {
     buildHostPipeline(lower, HostPipelineOptions());
   }
-  if (failed(lower.run(*module)))
+  if (failed(lower.run(module)))
     return failure();
   if (std::optional<ActivationArena> arena =
-          getActivationArena(*module, signature->entryPoint)) {
+          getActivationArena(module, signature->entryPoint)) {
     signature->arenaBytes = arena->bytes;
     if (options.printArenaStats)
       stats << "activation arena: " << arena->bytes << " bytes (peak of "
@@ -298,11 +351,11 @@ LogicalResult mte::driver::compileModel(
   }
   if (options.output == Output::PTX)
     return writeText(
-        outputPath, [&](llvm::raw_ostream &os) { printPTX(*module, os); },
+        outputPath, [&](llvm::raw_ostream &os) { printPTX(module, os); },
         error);
 
   if (options.weights == WeightStorage::External) {
-    uint64_t embedded = externalizeWeights(*module, *signature);
+    uint64_t embedded = externalizeWeights(module, *signature);
     // Weights computed at compile time from other constants, and weights
     // the ONNX file holds inline, have no file to come from.
     if (embedded > (1u << 20))
@@ -313,11 +366,11 @@ LogicalResult mte::driver::compileModel(
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateToOptimizedLLVMIR(*module, llvmContext, options.hostCpu, error);
+      translateToOptimizedLLVMIR(module, llvmContext, options.hostCpu, error);
   if (!llvmModule)
     return failure();
   if (signature->target == "cuda" &&
-      failed(collectWeights(*module, *llvmModule, *signature, error)))
+      failed(collectWeights(module, *llvmModule, *signature, error)))
     return failure();
   if (options.output == Output::LLVM)
     return writeText(

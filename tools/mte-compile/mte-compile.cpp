@@ -75,6 +75,13 @@ cl::opt<std::string> amaxAlgo(
     cl::desc("With --fp8-recipe=delayed: max (default; the largest amax of "
              "the history) or most_recent"),
     cl::init("max"), cl::cat(compilerOptions));
+cl::opt<std::string> calibration(
+    "calibration",
+    cl::desc("With --fp8-recipe=delayed: a .npz file of sample inputs (one "
+             "array per graph input, several samples stacked on a leading "
+             "axis) that the fp32 model runs on at compile time; the amax "
+             "history and scales they leave are the model's initial state"),
+    cl::value_desc("calib.npz"), cl::init(""), cl::cat(compilerOptions));
 cl::opt<int64_t> tensorParallel(
     "tp",
     cl::desc("Split each block over N ranks, Megatron-style (column- and "
@@ -178,6 +185,7 @@ std::string readOptions(CompilerOptions &options) {
   options.fp8Margin = fp8Margin;
   options.amaxHistory = amaxHistory;
   options.amaxAlgorithm = amaxAlgo;
+  options.calibrationPath = calibration;
   if (tensorParallel.getNumOccurrences())
     options.tensorParallel = tensorParallel;
   options.sequenceParallel = sequenceParallel;

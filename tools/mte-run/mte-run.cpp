@@ -20,9 +20,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Npy.h"
-#include "Npz.h"
-#include "Tensor.h"
+#include "mte/Tools/Numpy/Npy.h"
+#include "mte/Tools/Numpy/Npz.h"
+#include "mte/Tools/Numpy/Tensor.h"
 
 #include "mte-c/Runtime.h"
 
@@ -44,7 +44,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-using namespace mte::run;
+using namespace mte::numpy;
 
 namespace {
 

@@ -13,6 +13,7 @@
 
 #include "mte/Target/ONNX/ImportONNX.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
@@ -85,6 +86,10 @@ struct CompilerOptions {
   int64_t fp8Margin = 0;
   int64_t amaxHistory = 1024;
   std::string amaxAlgorithm = "max";
+  /// With fp8Recipe "delayed": a .npz file of sample inputs that the fp32
+  /// model runs on at compile time; the amax history and scales they leave
+  /// become the model's initial state (docs/fp8.md, "Calibration").
+  std::string calibrationPath;
   /// Ranks that split each block (--tp); none: an unsharded model. 1 is a
   /// sharded model on a grid of one rank: the sharded program, each
   /// collective over that rank (NCCL's on a GPU), which one GPU can check.
@@ -114,6 +119,16 @@ std::string validateOptions(const CompilerOptions &options);
 /// the precision conversion.
 void buildModelPipeline(mlir::OpPassManager &pm,
                         const CompilerOptions &options);
+
+/// Lowers `module`, which buildModelPipeline has run on, to
+/// `options.output` at `outputPath`, with the diagnostics, `error`,
+/// `stats` and `notes` of compileModel.
+mlir::LogicalResult emitModel(mlir::ModuleOp module, llvm::StringRef outputPath,
+                              const CompilerOptions &options,
+                              llvm::StringRef toolPath,
+                              llvm::raw_ostream &stats,
+                              llvm::SmallVectorImpl<std::string> &notes,
+                              std::string &error);
 
 /// Compiles the ONNX model at `inputPath` into `outputPath`. Errors in the
 /// model are reported through `context`'s diagnostics; other errors (files,

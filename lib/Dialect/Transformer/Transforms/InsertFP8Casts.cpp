@@ -6,7 +6,8 @@
 // scale from this run's amax) or delayed scaling (TE's DelayedScaling: the
 // scale from an amax history the model carries as state from run to run).
 // The linear then reads E4M3 with both scales and writes its float output
-// type as before.
+// type as before. A calibration build records the same amaxes and updates
+// the same delayed-scaling state but quantizes nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -203,6 +204,11 @@ struct InsertFP8CastsPass
           << historyLength;
       return signalPassFailure();
     }
+    if (calibrate && !delayed) {
+      func.emitError("calibrate records delayed scaling's amaxes: it needs "
+                     "recipe=delayed");
+      return signalPassFailure();
+    }
     if (delayed && (margin < 0 || margin > 64)) {
       func.emitError("margin must be in [0, 64], not ") << margin;
       return signalPassFailure();
@@ -232,6 +238,8 @@ struct InsertFP8CastsPass
       Value amax = AmaxOp::create(
           b, loc, RankedTensorType::get({}, b.getF32Type()), op.getInput());
       amaxes.push_back(amax);
+      if (calibrate)
+        continue;
       Value inputScale =
           state ? delayedScale(b, loc, state->scales, index, amax)
                 : currentScale(b, loc, amax);

@@ -330,6 +330,13 @@ def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
     A linear left in its float type carries `transformer.fp8_skipped`
     (`#transformer.fp8_skip<small|misaligned|dynamic_weight>`), which
     `mte-compile --fusion-stats` counts.
+
+    With `calibrate` (and `recipe=delayed`) the function gets the same
+    states, amaxes and scale update, but every linear keeps its float type:
+    the calibration build (TransformerEngine's
+    `fp8_autocast(calibrating=True)`), whose runs leave in the states the
+    history and scales of unquantised activations, for `mte-compile
+    --calibration` to compile into the FP8 build.
   }];
   let options = [
     Option<"minMacs", "min-macs", "int64_t", "int64_t(1) << 30",
@@ -354,7 +361,10 @@ def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
              clEnumValN(::mte::transformer::AmaxAlgorithm::Max, "max",
                         "the largest of the window"),
              clEnumValN(::mte::transformer::AmaxAlgorithm::MostRecent,
-                        "most_recent", "this run's"))}]>
+                        "most_recent", "this run's"))}]>,
+    Option<"calibrate", "calibrate", "bool", "false",
+           "Delayed scaling: record the amaxes and update the scales, but "
+           "keep every linear in its float type">
   ];
   let statistics = [
     Statistic<"numFp8", "fp8_gemm", "Linears now run in FP8">,

@@ -1,6 +1,6 @@
-//===- Npy.cpp - NumPy .npy files for mte-run -----------------------------===//
+//===- Npy.cpp - NumPy .npy files for mte tools ---------------------------===//
 
-#include "Npy.h"
+#include "mte/Tools/Numpy/Npy.h"
 
 #include <cassert>
 #include <cerrno>
@@ -11,7 +11,7 @@
 
 #include <sys/stat.h>
 
-using namespace mte::run;
+using namespace mte::numpy;
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               ".npy data is read and written in host byte order");
@@ -221,7 +221,7 @@ static bool parseDescr(const std::string &descr, int32_t &dtype,
   return false;
 }
 
-bool mte::run::parseNpy(const std::string &bytes, Tensor &tensor,
+bool mte::numpy::parseNpy(const std::string &bytes, Tensor &tensor,
                         std::string &error) {
   auto fail = [&](const std::string &reason) {
     error = reason;
@@ -268,7 +268,7 @@ bool mte::run::parseNpy(const std::string &bytes, Tensor &tensor,
   return true;
 }
 
-bool mte::run::readNpy(const std::string &path, Tensor &tensor,
+bool mte::numpy::readNpy(const std::string &path, Tensor &tensor,
                        std::string &error) {
   auto fail = [&](const std::string &reason) {
     error = "'" + path + "': " + reason;
@@ -293,7 +293,7 @@ bool mte::run::readNpy(const std::string &path, Tensor &tensor,
   return true;
 }
 
-std::string mte::run::formatNpy(const TensorView &tensor) {
+std::string mte::numpy::formatNpy(const TensorView &tensor) {
   const NpyType *npyType = nullptr;
   for (const NpyType &type : kNpyTypes)
     if (type.dtype == tensor.dtype)
@@ -331,7 +331,7 @@ std::string mte::run::formatNpy(const TensorView &tensor) {
   return bytes;
 }
 
-bool mte::run::writeFile(const std::string &path, const std::string &bytes,
+bool mte::numpy::writeFile(const std::string &path, const std::string &bytes,
                          std::string &error) {
   File file(std::fopen(path.c_str(), "wb"));
   if (!file) {
@@ -349,7 +349,7 @@ bool mte::run::writeFile(const std::string &path, const std::string &bytes,
   return true;
 }
 
-bool mte::run::writeNpy(const std::string &path, const TensorView &tensor,
+bool mte::numpy::writeNpy(const std::string &path, const TensorView &tensor,
                         std::string &error) {
   return writeFile(path, formatNpy(tensor), error);
 }

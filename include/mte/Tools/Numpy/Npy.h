@@ -1,4 +1,4 @@
-//===- Npy.h - NumPy .npy files for mte-run ---------------------*- C++ -*-===//
+//===- Npy.h - NumPy .npy files for mte tools -------------------*- C++ -*-===//
 //
 // Reads and writes the NumPy array format
 // (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html),
@@ -7,14 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MTE_TOOLS_MTE_RUN_NPY_H
-#define MTE_TOOLS_MTE_RUN_NPY_H
+#ifndef MTE_TOOLS_NUMPY_NPY_H
+#define MTE_TOOLS_NUMPY_NPY_H
 
-#include "Tensor.h"
+#include "mte/Tools/Numpy/Tensor.h"
 
 #include <string>
 
-namespace mte::run {
+namespace mte::numpy {
 
 /// Reads the .npy file at `path` into `tensor`. Returns false and sets
 /// `error` (which names the file) when the file cannot be read, is not a
@@ -40,6 +40,6 @@ bool writeFile(const std::string &path, const std::string &bytes,
 bool writeNpy(const std::string &path, const TensorView &tensor,
               std::string &error);
 
-} // namespace mte::run
+} // namespace mte::numpy
 
-#endif // MTE_TOOLS_MTE_RUN_NPY_H
+#endif // MTE_TOOLS_NUMPY_NPY_H

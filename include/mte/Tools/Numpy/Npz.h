@@ -1,4 +1,4 @@
-//===- Npz.h - NumPy .npz archives for mte-run ------------------*- C++ -*-===//
+//===- Npz.h - NumPy .npz archives for mte tools ----------------*- C++ -*-===//
 //
 // Reads and writes .npz files (numpy.savez / savez_compressed): zip archives
 // of .npy members named "<key>.npy", stored or deflated. Members beyond
@@ -6,16 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MTE_TOOLS_MTE_RUN_NPZ_H
-#define MTE_TOOLS_MTE_RUN_NPZ_H
+#ifndef MTE_TOOLS_NUMPY_NPZ_H
+#define MTE_TOOLS_NUMPY_NPZ_H
 
-#include "Tensor.h"
+#include "mte/Tools/Numpy/Tensor.h"
 
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace mte::run {
+namespace mte::numpy {
 
 /// Reads every array of the .npz file at `path`, in archive order, keyed by
 /// its name without ".npy". Returns false and sets `error` (naming the file
@@ -31,6 +31,6 @@ bool writeNpz(const std::string &path,
               const std::vector<std::pair<std::string, TensorView>> &arrays,
               std::string &error);
 
-} // namespace mte::run
+} // namespace mte::numpy
 
-#endif // MTE_TOOLS_MTE_RUN_NPZ_H
+#endif // MTE_TOOLS_NUMPY_NPZ_H

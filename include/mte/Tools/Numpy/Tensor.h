@@ -1,13 +1,14 @@
-//===- Tensor.h - host tensors for mte-run ----------------------*- C++ -*-===//
+//===- Tensor.h - host tensors for mte tools --------------------*- C++ -*-===//
 //
-// The dense tensors mte-run reads, generates, prints and writes, and the
-// element conversions they need: the narrow float formats (f16, bf16, f8)
-// to and from double, seeded random data, and summaries.
+// The dense tensors mte-run reads, generates, prints and writes (and
+// mte-compile --calibration reads), and the element conversions they
+// need: the narrow float formats (f16, bf16, f8) to and from double,
+// seeded random data, and summaries.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MTE_TOOLS_MTE_RUN_TENSOR_H
-#define MTE_TOOLS_MTE_RUN_TENSOR_H
+#ifndef MTE_TOOLS_NUMPY_TENSOR_H
+#define MTE_TOOLS_NUMPY_TENSOR_H
 
 #include "mte-c/ModelABI.h"
 
@@ -18,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace mte::run {
+namespace mte::numpy {
 
 /// Formats a shape as "[2, 3]"; a scalar is "[]".
 std::string formatShape(const std::vector<int64_t> &shape);
@@ -105,6 +106,6 @@ struct Summary {
 /// Summarises `tensor`, keeping its first `maxValues` values.
 Summary summarize(const TensorView &tensor, size_t maxValues);
 
-} // namespace mte::run
+} // namespace mte::numpy
 
-#endif // MTE_TOOLS_MTE_RUN_TENSOR_H
+#endif // MTE_TOOLS_NUMPY_TENSOR_H

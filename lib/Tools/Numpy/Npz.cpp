@@ -1,4 +1,4 @@
-//===- Npz.cpp - NumPy .npz archives for mte-run --------------------------===//
+//===- Npz.cpp - NumPy .npz archives for mte tools ------------------------===//
 //
 // The zip container (PKWARE's APPNOTE) over zlib: the central directory
 // gives each member's sizes, method and CRC-32 (numpy writes zip64 markers
@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Npz.h"
+#include "mte/Tools/Numpy/Npz.h"
 
-#include "Npy.h"
+#include "mte/Tools/Numpy/Npy.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -17,7 +17,7 @@
 
 #include <zlib.h>
 
-using namespace mte::run;
+using namespace mte::numpy;
 
 namespace {
 constexpr uint32_t kLocalHeader = 0x04034b50;
@@ -59,7 +59,7 @@ bool inflateRaw(const std::string &in, size_t size, std::string &out) {
 }
 } // namespace
 
-bool mte::run::readNpz(const std::string &path,
+bool mte::numpy::readNpz(const std::string &path,
                        std::vector<std::pair<std::string, Tensor>> &arrays,
                        std::string &error) {
   auto fail = [&](const std::string &reason) {
@@ -146,7 +146,7 @@ bool mte::run::readNpz(const std::string &path,
   return true;
 }
 
-bool mte::run::writeNpz(
+bool mte::numpy::writeNpz(
     const std::string &path,
     const std::vector<std::pair<std::string, TensorView>> &arrays,
     std::string &error) {

@@ -1,6 +1,6 @@
-//===- Tensor.cpp - host tensors for mte-run ------------------------------===//
+//===- Tensor.cpp - host tensors for mte tools ----------------------------===//
 
-#include "Tensor.h"
+#include "mte/Tools/Numpy/Tensor.h"
 
 #include "mte-c/Runtime.h"
 
@@ -10,9 +10,9 @@
 #include <limits>
 #include <random>
 
-using namespace mte::run;
+using namespace mte::numpy;
 
-std::string mte::run::formatShape(const std::vector<int64_t> &shape) {
+std::string mte::numpy::formatShape(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i)
@@ -22,13 +22,13 @@ std::string mte::run::formatShape(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
-std::string mte::run::dtypeName(int32_t dtype) {
+std::string mte::numpy::dtypeName(int32_t dtype) {
   if (const char *name = mte_dtype_name(dtype))
     return name;
   return "dtype " + std::to_string(dtype);
 }
 
-size_t mte::run::numElements(const std::vector<int64_t> &shape) {
+size_t mte::numpy::numElements(const std::vector<int64_t> &shape) {
   size_t count = 1;
   for (int64_t dim : shape)
     count *= static_cast<size_t>(dim);
@@ -195,12 +195,12 @@ static void storeCode(const FloatFormat &format, void *data, size_t index,
   std::memcpy(static_cast<uint8_t *>(data) + 2 * index, &code16, 2);
 }
 
-bool mte::run::isNarrowFloat(int32_t dtype) {
+bool mte::numpy::isNarrowFloat(int32_t dtype) {
   return dtype == MTE_DTYPE_BF16 || dtype == MTE_DTYPE_F8E4M3FN ||
          dtype == MTE_DTYPE_F8E5M2;
 }
 
-bool mte::run::narrowFromF32(const TensorView &source, int32_t dtype,
+bool mte::numpy::narrowFromF32(const TensorView &source, int32_t dtype,
                              Tensor &result, std::string &error) {
   const FloatFormat &format = *narrowFormat(dtype);
   if (!result.allocate(dtype, source.shape, error))
@@ -211,7 +211,7 @@ bool mte::run::narrowFromF32(const TensorView &source, int32_t dtype,
   return true;
 }
 
-bool mte::run::widenToF32(const TensorView &source, Tensor &result,
+bool mte::numpy::widenToF32(const TensorView &source, Tensor &result,
                           std::string &error) {
   const FloatFormat &format = *narrowFormat(source.dtype);
   if (!result.allocate(MTE_DTYPE_F32, source.shape, error))
@@ -267,7 +267,7 @@ static bool intLimits(int32_t dtype, IntLimits &limits) {
   }
 }
 
-bool mte::run::checkIntRange(const IntRange &range, int32_t dtype,
+bool mte::numpy::checkIntRange(const IntRange &range, int32_t dtype,
                              std::string &error) {
   IntLimits limits;
   if (!intLimits(dtype, limits))
@@ -303,7 +303,7 @@ static void fillIntegers(Tensor &tensor, std::mt19937_64 &engine,
                                uniformBelow(engine, span));
 }
 
-void mte::run::fillRandom(Tensor &tensor, uint64_t seed, uint64_t stream,
+void mte::numpy::fillRandom(Tensor &tensor, uint64_t seed, uint64_t stream,
                           const IntRange &range) {
   std::seed_seq seeds{
       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
@@ -436,7 +436,7 @@ static std::string formatElement(const TensorView &tensor, size_t index) {
   }
 }
 
-Summary mte::run::summarize(const TensorView &tensor, size_t maxValues) {
+Summary mte::numpy::summarize(const TensorView &tensor, size_t maxValues) {
   Summary summary;
   size_t count = numElements(tensor.shape);
   size_t minIndex = count, maxIndex = count;
