@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 11
+#define MTE_MODEL_ABI_VERSION 12
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -89,6 +89,20 @@ typedef struct mte_weight_info {
   uint64_t slice_outer;
   uint32_t slice_parts;
   uint32_t slice_grid_axes;
+  /* An external FP8 weight (--precision=fp8): with quantize_scale non-zero,
+   * each element is first converted to `quantize_from` (bf16 or f32), then
+   * divided by quantize_scale in f32 and encoded as `dtype` (E4M3 to
+   * nearest even, saturating to +-448), as mte-compile quantized it. With
+   * transpose_rows non-zero the weight as built is row-major
+   * [transpose_rows, elements / transpose_rows] and is stored transposed
+   * (FP8 GEMMs read their weights K-major). A rank of a sliced transposed
+   * weight cuts its part from the weight as built and transposes that: a
+   * split of the stored rows (slice_outer 1) is one of the built columns,
+   * a split within the stored rows (slice_outer = stored rows) one of the
+   * built rows (mte/Support/WeightPieces.h); no other slicing is valid. */
+  float quantize_scale;
+  int32_t quantize_from; /* mte_dtype */
+  uint64_t transpose_rows;
 } mte_weight_info;
 
 /* An index check: the indices of an ONNX `op` (Gather, GatherElements,

@@ -91,6 +91,35 @@ static bool convertElements(const char *in, int32_t from, char *out, int32_t to,
   return true;
 }
 
+/// Quantizes `count` elements from `from` (f32 or bf16) as mte-compile
+/// does an FP8 weight: each rounded to `via` (bf16 or f32), divided by
+/// `scale` in f32 and encoded as E4M3 to nearest even, saturating.
+static bool quantizeElements(const char *in, int32_t from, int32_t via,
+                             float scale, char *out, uint64_t count) {
+  if ((from != MTE_DTYPE_F32 && from != MTE_DTYPE_BF16) ||
+      (via != MTE_DTYPE_F32 && via != MTE_DTYPE_BF16) ||
+      (from == MTE_DTYPE_BF16 && via == MTE_DTYPE_F32))
+    return false;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    if (from == MTE_DTYPE_F32) {
+      std::memcpy(&bits, in + 4 * i, sizeof(bits));
+      if (via == MTE_DTYPE_BF16)
+        bits = uint32_t(mte::f32BitsToBF16(bits)) << 16;
+    } else {
+      uint16_t narrow;
+      std::memcpy(&narrow, in + 2 * i, sizeof(narrow));
+      bits = uint32_t(narrow) << 16;
+    }
+    float value;
+    std::memcpy(&value, &bits, sizeof(value));
+    value /= scale;
+    std::memcpy(&bits, &value, sizeof(bits));
+    out[i] = static_cast<char>(mte::f32BitsToE4M3(bits));
+  }
+  return true;
+}
+
 mte_status ExternalWeights::build(const mte_weight_info &weight, uint32_t index,
                                   const WeightPart &part,
                                   std::vector<char> &bytes) {
@@ -108,7 +137,22 @@ mte_status ExternalWeights::build(const mte_weight_info &weight, uint32_t index,
   if (!elementSize || !weight.sources || !weight.outer ||
       weight.outer * chunkElements * elementSize != weight.num_bytes)
     return malformed();
+  bool quantized = weight.quantize_scale != 0;
+  uint64_t rows = weight.transpose_rows;
+  uint64_t numElements = weight.outer * chunkElements;
+  // A transposed weight's part is cut from the weight as built, then
+  // transposed (mte/Support/WeightPieces.h).
+  WeightPart builtPart = part;
+  uint64_t builtRows = rows;
+  if ((quantized && weight.dtype != MTE_DTYPE_F8E4M3FN) ||
+      (rows && (!quantized ||
+                !mte::transposedWeightPart(numElements, rows, part,
+                                           builtPart, builtRows))))
+    return malformed();
   bytes.resize(weight.num_bytes / part.parts);
+  // A transposed weight is built as the sources give it, then transposed.
+  std::vector<char> staged(rows ? bytes.size() : 0);
+  char *built = rows ? staged.data() : bytes.data();
   uint64_t begin = 0; // of the source's elements in a chunk
   for (uint32_t s = 0; s < weight.num_sources; ++s) {
     const mte_weight_source &source = weight.sources[s];
@@ -127,16 +171,20 @@ mte_status ExternalWeights::build(const mte_weight_info &weight, uint32_t index,
     uLong crc = ::crc32_z(0, nullptr, 0);
     bool converted = true;
     mte::forEachWeightPiece(
-        weight.outer * chunkElements, weight.outer, chunkElements, begin,
-        source.chunk_elements, stride, part,
+        numElements, weight.outer, chunkElements, begin,
+        source.chunk_elements, stride, builtPart,
         [&](uint64_t element, uint64_t count, uint64_t to) {
           const char *from = file + element * sourceSize;
           crc = ::crc32_z(crc, reinterpret_cast<const Bytef *>(from),
                           count * sourceSize);
-          converted = converted &&
-                      convertElements(from, source.dtype,
-                                      bytes.data() + to * elementSize,
-                                      weight.dtype, count);
+          char *into = built + to * elementSize;
+          converted =
+              converted &&
+              (quantized ? quantizeElements(from, source.dtype,
+                                            weight.quantize_from,
+                                            weight.quantize_scale, into, count)
+                         : convertElements(from, source.dtype, into,
+                                           weight.dtype, count));
         });
     uint32_t expected = sliced ? source.part_crc32[part.group] : source.crc32;
     if (static_cast<uint32_t>(crc) != expected)
@@ -153,6 +201,12 @@ mte_status ExternalWeights::build(const mte_weight_info &weight, uint32_t index,
                   path, index, mte_dtype_name(source.dtype),
                   mte_dtype_name(weight.dtype));
     begin += source.chunk_elements;
+  }
+  if (rows) {
+    uint64_t cols = bytes.size() / builtRows;
+    for (uint64_t r = 0; r < builtRows; ++r)
+      for (uint64_t c = 0; c < cols; ++c)
+        bytes[c * builtRows + r] = staged[r * cols + c];
   }
   return MTE_OK;
 }

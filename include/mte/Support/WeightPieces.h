@@ -57,6 +57,36 @@ void forEachWeightPiece(uint64_t numElements, uint64_t outer, uint64_t chunk,
   }
 }
 
+/// For a weight stored transposed (built row-major [rows, numElements /
+/// rows], stored as its transpose): sets `built` to the part of the weight
+/// as built that becomes part `part` of the stored one, and `builtRows` to
+/// that built part's rows, which transposed give the stored part. A split
+/// of the stored rows (sliceOuter 1) is a split of the built columns
+/// (sliceOuter `rows`); a split within each stored row (sliceOuter the
+/// stored rows) is a split of the built rows (sliceOuter 1). Returns false
+/// for any other slicing.
+inline bool transposedWeightPart(uint64_t numElements, uint64_t rows,
+                                 const WeightPart &part, WeightPart &built,
+                                 uint64_t &builtRows) {
+  if (!rows || numElements % rows != 0)
+    return false;
+  uint64_t cols = numElements / rows;
+  built = part;
+  builtRows = rows;
+  if (part.parts <= 1)
+    return true;
+  if (part.sliceOuter == 1 && cols % part.parts == 0) {
+    built.sliceOuter = rows;
+    return true;
+  }
+  if (part.sliceOuter == cols && rows % part.parts == 0) {
+    built.sliceOuter = 1;
+    builtRows = rows / part.parts;
+    return true;
+  }
+  return false;
+}
+
 } // namespace mte
 
 #endif // MTE_SUPPORT_WEIGHTPIECES_H

@@ -19,6 +19,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -387,7 +388,14 @@ std::string mte::generateABISource(const ModelSignature &signature) {
       else
         os << "    {" << w.symbol << ", " << w.numBytes << "ull, 0, 0, 1, 0";
       os << ", " << w.sliceOuter << "ull, " << w.sliceParts << ", "
-         << w.sliceGridAxes << "u},\n";
+         << w.sliceGridAxes << "u, ";
+      if (w.quantizeScale != 0)
+        // A hexadecimal float literal is the scale exactly.
+        os << llvm::format("%af", double(w.quantizeScale)) << ", "
+           << dtypeName(w.quantizeFrom) << ", " << w.transposeRows << "ull";
+      else
+        os << "0.0f, 0, 0ull";
+      os << "},\n";
     }
     os << "};\n";
   }
@@ -529,6 +537,11 @@ static ModelWeight externalWeight(const transformer::WeightRecipe &recipe,
   weight.numBytes = recipe.numElements() *
                     ((recipe.elementType.getIntOrFloatBitWidth() + 7) / 8);
   weight.outer = recipe.outer;
+  if (recipe.quantization) {
+    weight.quantizeScale = recipe.quantization->scale;
+    weight.quantizeFrom = recipe.quantization->from;
+    weight.transposeRows = recipe.quantization->transposeRows;
+  }
   uint64_t begin = 0; // of each part in a chunk
   for (const transformer::WeightRecipe::Part &part : recipe.parts) {
     ModelWeightSource source{part.location, part.offset, part.chunkElements,
@@ -536,11 +549,17 @@ static ModelWeight externalWeight(const transformer::WeightRecipe &recipe,
                              sourceCrc32(recipe, begin, part, WeightPart()),
                              {}};
     if (slice && slice.getParts() > 1)
-      for (uint64_t g = 0; g < static_cast<uint64_t>(slice.getParts()); ++g)
-        source.partCrc32.push_back(sourceCrc32(
-            recipe, begin, part,
-            WeightPart{static_cast<uint64_t>(slice.getOuter()),
-                       static_cast<uint64_t>(slice.getParts()), g}));
+      for (uint64_t g = 0; g < static_cast<uint64_t>(slice.getParts()); ++g) {
+        WeightPart which{static_cast<uint64_t>(slice.getOuter()),
+                         static_cast<uint64_t>(slice.getParts()), g};
+        // A transposed weight's part is cut before the transpose;
+        // externalizeWeights has checked that it can be.
+        uint64_t builtRows;
+        if (weight.transposeRows)
+          (void)transposedWeightPart(recipe.numElements(), weight.transposeRows,
+                                     WeightPart(which), which, builtRows);
+        source.partCrc32.push_back(sourceCrc32(recipe, begin, part, which));
+      }
     weight.sources.push_back(std::move(source));
     begin += part.chunkElements;
   }
@@ -570,8 +589,23 @@ uint64_t mte::externalizeWeights(ModuleOp lowered,
     Attribute value = global.getValueOrNull();
     auto typed = dyn_cast_or_null<TypedAttr>(value);
     auto type = typed ? dyn_cast<ShapedType>(typed.getType()) : ShapedType();
+    auto slice = entry.getArgAttrOfType<transformer::WeightSliceAttr>(
+        i, "mte.weight_slice");
     if (first && type)
       it->second = provenance.lookup(value);
+    // The runtime cuts a rank's part of a transposed weight before it
+    // transposes: a slicing of neither axis cannot be.
+    WeightPart part, built;
+    uint64_t builtRows;
+    if (slice)
+      part = {static_cast<uint64_t>(slice.getOuter()),
+              static_cast<uint64_t>(slice.getParts()), 0};
+    if (it->second && it->second->quantization &&
+        it->second->quantization->transposeRows &&
+        !transposedWeightPart(it->second->numElements(),
+                              it->second->quantization->transposeRows, part,
+                              built, builtRows))
+      it->second.reset();
     const std::optional<transformer::WeightRecipe> &recipe = it->second;
     if (!recipe) {
       if (first && type)
@@ -581,10 +615,8 @@ uint64_t mte::externalizeWeights(ModuleOp lowered,
     }
     if (first)
       externalized.push_back(global);
-    signature.weights.push_back(externalWeight(
-        *recipe, symbol.getValue(),
-        entry.getArgAttrOfType<transformer::WeightSliceAttr>(
-            i, "mte.weight_slice")));
+    signature.weights.push_back(externalWeight(*recipe, symbol.getValue(),
+                                               slice));
   }
   for (LLVM::GlobalOp global : externalized)
     global.erase();

@@ -27,7 +27,13 @@
 |* With MTE_TEST_EXTERNAL the weight is external: weights.bin beside the    *|
 |* library holds the f32 [4, 2G] matrix, read as two sources of G columns    *|
 |* (4 chunks each, 2G elements apart), each with the CRC-32 of every part's  *|
-|* bytes (computed here, with zlib): a rank reads only its columns.          *|
+|* bytes (computed here, with zlib): a rank reads only its columns. Those    *|
+|* variants have a second, FP8 weight f8e4m3fn [4, 2]: the first 8 floats   *|
+|* of weights.bin rounded to bf16, divided by 4 and encoded as E4M3, then    *|
+|* transposed from [2, 4] (model ABI 12's quantize_scale and               *|
+|* transpose_rows), its rows cut among the group: a rank builds its part    *|
+|* from columns 4g/G .. 4(g+1)/G of the [2, 4] it is transposed from.       *|
+|* Output weight_fp8 f8e4m3fn [4/G, 2] is a copy of that part.              *|
 |* With every rank given the same inputs, NCCL makes sum and sum_* G times   *|
 |* the input (rounded to its type), gathered = x, scattered = G x[g], the    *|
 |* max and min their input, gathered_f8 G copies of q and alone row 0 of x;  *|
@@ -68,11 +74,15 @@ static const mte_tensor_info inputs[] = {
 };
 
 static const int64_t partShape[] = {4, 2};
+static const int64_t fp8PartShape[] = {4 / G, 2};
 static const mte_tensor_info outputs[] = {
     MTE_TEST_COMM_OUTPUTS,
     {"gathered_f8", MTE_DTYPE_F8E4M3FN, 2, groupRows},
     {"alone", MTE_DTYPE_F32, 1, row},
     {"weight_part", MTE_DTYPE_F32, 2, partShape},
+#ifdef MTE_TEST_EXTERNAL
+    {"weight_fp8", MTE_DTYPE_F8E4M3FN, 2, fp8PartShape},
+#endif
 };
 
 /* The whole weight, filled in by mte_model_get_abi, which the runtime
@@ -86,9 +96,15 @@ static mte_weight_source sources[2] = {
     {"weights.bin", 0, G, 2 * G, MTE_DTYPE_F32, 0, partCrc[0]},
     {"weights.bin", G * sizeof(float), G, 2 * G, MTE_DTYPE_F32, 0, partCrc[1]},
 };
+static uint32_t fp8PartCrc[G];
+static mte_weight_source fp8Source[1] = {
+    {"weights.bin", 0, 8, 8, MTE_DTYPE_F32, 0, fp8PartCrc},
+};
 static const mte_weight_info weightTable[] = {
     {NULL, sizeof(wholeWeight), MTE_DTYPE_F32, 2, 4, sources, 4,
      MTE_TEST_SLICE_PARTS, MTE_TEST_AXES},
+    {NULL, 8, MTE_DTYPE_F8E4M3FN, 1, 1, fp8Source, 1, G, MTE_TEST_AXES, 4.0f,
+     MTE_DTYPE_BF16, 2},
 };
 
 /* Source s holds columns [sG, sG + G); part g columns [2g, 2g + 2). */
@@ -105,6 +121,17 @@ static void computeCrcs(void) {
                                             sizeof(float));
       }
     sources[s].crc32 = (uint32_t)all;
+  }
+  fp8Source[0].crc32 =
+      (uint32_t)crc32(crc32(0, Z_NULL, 0), (const Bytef *)wholeWeight,
+                      8 * sizeof(float));
+  /* Part g reads columns [4g/G, 4(g+1)/G) of each of the 2 rows. */
+  for (int g = 0; g < G; ++g) {
+    uLong crc = crc32(0, Z_NULL, 0);
+    for (int r = 0; r < 2; ++r)
+      crc = crc32(crc, (const Bytef *)&wholeWeight[r * 4 + g * 4 / G],
+                  (4 / G) * sizeof(float));
+    fp8PartCrc[g] = (uint32_t)crc;
   }
 }
 #else
@@ -157,11 +184,15 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
   mte_comm_all_reduce(ADDRESS(x), ADDRESS(out[11]), N, MTE_DTYPE_F32,
                       MTE_REDUCE_SUM, 0);
   mgpuMemcpy(out[12], weights[0], 8 * sizeof(float), stream);
+#ifdef MTE_TEST_EXTERNAL
+  mgpuMemcpy(out[13], weights[1], 8 / G, stream);
+#endif
   return 0;
 }
 
-static const mte_model_abi abi =
-    MTE_TEST_COMM_ABI_WEIGHTS("cuda", "sm_70", 1, weightTable);
+static const mte_model_abi abi = MTE_TEST_COMM_ABI_WEIGHTS(
+    "cuda", "sm_70", sizeof(weightTable) / sizeof(weightTable[0]),
+    weightTable);
 
 const mte_model_abi *mte_model_get_abi(void) {
   for (int i = 0; i < 4; ++i)

@@ -23,6 +23,10 @@ import sys
 
 import numpy as np
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "Integration"))
+import fp8_reference  # noqa: E402
+
 N = 3000
 
 
@@ -76,6 +80,18 @@ def expected(given, group, index, rank, fake):
     }
 
 
+def fp8_weight(group):
+    """The external variants' FP8 weight: the first 8 elements of the
+    [4, 2G] weight rounded to bf16 (nearest even), divided by 4 and encoded
+    as E4M3, transposed from [2, 4]."""
+    w = (100 * np.arange(4)[:, None] + np.arange(2 * group)[None, :])
+    w = w.astype(np.float32).reshape(-1)[:8]
+    bits = w.view(np.uint32).astype(np.uint64)
+    bf16 = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16)
+    codes = fp8_reference.quantize(bf16.astype(np.uint32).view(np.float32), 4)
+    return codes.reshape(2, 4).T
+
+
 def group_index(model, rank):
     """The index of `rank` in its group, for the model's grid of 1 or 2
     axes named by its file (_axis0: axis 0 only; else all)."""
@@ -89,6 +105,10 @@ def check(model, given, group, runs, fake):
     (empty: every run matched)."""
     index = group_index(model, model.rank)
     want = expected(given, group, index, model.rank, fake)
+    if any(o.name == "weight_fp8" for o in model.outputs):
+        # The rank's rows of it, cut before the transpose.
+        want["weight_fp8"] = (fp8_weight(group).reshape(group, -1, 2)[index],
+                              None)
     differing = {}
     for run in range(runs):
         got = model(**given)

@@ -55,6 +55,12 @@ struct ModelWeight {
   uint64_t sliceOuter = 1;
   uint32_t sliceParts = 1;
   uint32_t sliceGridAxes = 0;
+  /// An external FP8 weight quantized as it is built: the elements rounded
+  /// to `quantizeFrom`, divided by `quantizeScale` (0: not quantized),
+  /// transposed from [transposeRows, ...] when transposeRows is not 0.
+  float quantizeScale = 0;
+  mlir::Type quantizeFrom;
+  uint64_t transposeRows = 0;
   bool isExternal() const { return !sources.empty(); }
 };
 

@@ -47,6 +47,8 @@ void WeightProvenance::recordConcat(const void *result,
     if (it == recipes.end() || it->second.outer != 1)
       return;
     const WeightRecipe &part = it->second;
+    if (part.quantization)
+      return;
     // A part split into chunks must be one contiguous run of its file.
     if (outer != 1 && part.parts.size() != 1)
       return;
@@ -65,19 +67,15 @@ void WeightProvenance::recordConcat(const void *result,
   recipes[result] = std::move(combined);
 }
 
-void WeightProvenance::recordSlices(
-    const void *result, const void *source, uint64_t outer,
-    ArrayRef<std::pair<uint64_t, uint64_t>> pieces) {
-  std::lock_guard<std::mutex> guard(mutex);
-  auto it = recipes.find(source);
-  if (it == recipes.end() || outer == 0)
-    return;
-  WeightRecipe base = it->second;
+/// `base` sliced: the `pieces` of each of `outer` chunks (recordSlices).
+static std::optional<WeightRecipe>
+sliceRecipe(WeightRecipe base, uint64_t outer,
+            ArrayRef<std::pair<uint64_t, uint64_t>> pieces) {
   if (base.outer != outer) {
     // One contiguous run viewed as `outer` chunks back to back.
     if (base.outer != 1 || base.parts.size() != 1 ||
         base.parts[0].chunkElements % outer != 0)
-      return;
+      return std::nullopt;
     base.parts[0].chunkElements /= outer;
     base.parts[0].chunkStride = base.parts[0].chunkElements;
     base.outer = outer;
@@ -85,6 +83,7 @@ void WeightProvenance::recordSlices(
   WeightRecipe sliced;
   sliced.elementType = base.elementType;
   sliced.outer = outer;
+  sliced.quantization = base.quantization;
   for (auto [offset, size] : pieces) {
     uint64_t position = 0; // of the base part in a chunk
     for (const WeightRecipe::Part &part : base.parts) {
@@ -103,20 +102,62 @@ void WeightProvenance::recordSlices(
       sliced.parts.push_back(std::move(piece));
     }
     if (offset + size > position)
-      return; // outside the chunk
+      return std::nullopt; // outside the chunk
   }
-  recipes[result] = std::move(sliced);
+  return sliced;
+}
+
+void WeightProvenance::recordSlices(
+    const void *result, const void *source, uint64_t outer,
+    ArrayRef<std::pair<uint64_t, uint64_t>> pieces) {
+  std::lock_guard<std::mutex> guard(mutex);
+  auto it = recipes.find(source);
+  if (it == recipes.end() || outer == 0)
+    return;
+  std::optional<WeightRecipe> sliced;
+  const WeightRecipe &base = it->second;
+  if (uint64_t rows = base.quantization ? base.quantization->transposeRows : 0) {
+    // Stored transposed: whole rows of the stored weight (outer 1, pieces
+    // of whole rows of `rows` elements) are the same column ranges of
+    // every row of the weight as built.
+    SmallVector<std::pair<uint64_t, uint64_t>> columns;
+    for (auto [offset, size] : pieces) {
+      if (outer != 1 || offset % rows != 0 || size % rows != 0)
+        return;
+      columns.push_back({offset / rows, size / rows});
+    }
+    sliced = sliceRecipe(base, rows, columns);
+  } else {
+    sliced = sliceRecipe(base, outer, pieces);
+  }
+  if (sliced)
+    recipes[result] = std::move(*sliced);
 }
 
 void WeightProvenance::recordConversion(const void *result, const void *source,
                                         Type type) {
   std::lock_guard<std::mutex> guard(mutex);
   auto it = recipes.find(source);
-  if (it == recipes.end())
+  if (it == recipes.end() || it->second.quantization)
     return;
   WeightRecipe converted = it->second;
   converted.elementType = type;
   recipes[result] = std::move(converted);
+}
+
+void WeightProvenance::recordQuantization(const void *result,
+                                          const void *source, Type type,
+                                          float scale, uint64_t transposeRows) {
+  std::lock_guard<std::mutex> guard(mutex);
+  auto it = recipes.find(source);
+  if (it == recipes.end() || it->second.quantization ||
+      (transposeRows && it->second.numElements() % transposeRows != 0))
+    return;
+  WeightRecipe quantized = it->second;
+  quantized.quantization =
+      WeightRecipe::Quantization{quantized.elementType, scale, transposeRows};
+  quantized.elementType = type;
+  recipes[result] = std::move(quantized);
 }
 
 std::optional<WeightRecipe> WeightProvenance::lookup(const void *data) const {

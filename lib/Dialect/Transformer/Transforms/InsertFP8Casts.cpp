@@ -111,10 +111,16 @@ std::optional<QuantizedWeight> quantizeWeight(ElementsAttr value, bool kn,
   int64_t n = kn ? cols : rows, k = kn ? rows : cols;
   auto codesType = RankedTensorType::get(
       {n, k}, Float8E4M3FNType::get(type.getContext()));
-  return QuantizedWeight{
-      cast<ElementsAttr>(DenseResourceElementsAttr::get(
-          codesType, (name + ".e4m3").str(), std::move(blob))),
-      scale};
+  auto codes = DenseResourceElementsAttr::get(
+      codesType, (name + ".e4m3").str(), std::move(blob));
+  // An external weight stays external: the runtime redoes this when the
+  // model opens.
+  if (const void *source = resourceData(value))
+    WeightProvenance::get(type.getContext())
+        .recordQuantization(resourceData(codes), source,
+                            codesType.getElementType(), scale,
+                            kn ? uint64_t(rows) : 0);
+  return QuantizedWeight{cast<ElementsAttr>(codes), scale};
 }
 
 /// The name of a constant's resource, for the quantized copy's.

@@ -6,12 +6,19 @@ checks every source against the data file (bounds and zlib CRC-32).
 Usage: weight_table.py EXTERNAL.so EMBEDDED.so DATAFILE
        weight_table.py --slices MODEL.so
        weight_table.py --parts EXTERNAL.so EMBEDDED.so DATAFILE
+       weight_table.py --quantized EXTERNAL.so EMBEDDED.so DATAFILE
 With --slices, prints each weight of a sharded model: its bytes, the part
 one rank holds, and the bytes every rank's device holds in all. With
 --parts, rebuilds in numpy every rank's part of each sliced external weight
 of a sharded model from its sources (strided chunks, f32 to bf16 rounded to
-nearest even) and checks it against the same part of the embedded build's
-weight, and each part's CRC-32 against the source bytes that part reads.
+nearest even; FP8 weights quantized and transposed as below) and checks
+it against the same part of the embedded build's weight, and each part's
+CRC-32 against the source bytes that part reads.
+With --quantized, rebuilds in numpy every external FP8 weight of a
+--precision=fp8 model from its sources (f32 rounded to bf16, divided by
+the table's scale in float32, encoded to E4M3 by fp8_reference.py,
+transposed when the table says so) and checks it against the embedded
+build's E4M3 codes.
 """
 import ctypes
 import os
@@ -22,9 +29,11 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "Integration"))
 import mte  # noqa: E402
+import fp8_reference  # noqa: E402
 
-DTYPES = {1: ("f32", 4), 2: ("f16", 2), 3: ("bf16", 2)}
+DTYPES = {1: ("f32", 4), 2: ("f16", 2), 3: ("bf16", 2), 11: ("f8e4m3fn", 1)}
 
 
 class Source(ctypes.Structure):
@@ -41,7 +50,10 @@ class Weight(ctypes.Structure):
                 ("outer", ctypes.c_uint64), ("sources", ctypes.POINTER(Source)),
                 ("slice_outer", ctypes.c_uint64),
                 ("slice_parts", ctypes.c_uint32),
-                ("slice_grid_axes", ctypes.c_uint32)]
+                ("slice_grid_axes", ctypes.c_uint32),
+                ("quantize_scale", ctypes.c_float),
+                ("quantize_from", ctypes.c_int32),
+                ("transpose_rows", ctypes.c_uint64)]
 
 
 class ABI(ctypes.Structure):
@@ -93,6 +105,14 @@ def part_elements(w, group):
     return (starts[:, None] + np.arange(length)[None, :]).reshape(-1)
 
 
+def quantize(values, w):
+    """f32 (or bf16 bits) source values as an FP8 weight's codes."""
+    if values.dtype == np.float32 and DTYPES[w.quantize_from][0] == "bf16":
+        values = (to_bf16(values.copy()).astype(np.uint32) << 16).view(
+            np.float32)
+    return fp8_reference.quantize(values, w.quantize_scale)
+
+
 def check_parts(external_so, embedded_so, data_path):
     abi = load_table(external_so)
     twin = load_table(embedded_so)
@@ -110,6 +130,12 @@ def check_parts(external_so, embedded_so, data_path):
                                   for s in range(w.num_sources)])
         for group in range(w.slice_parts):
             elements = part_elements(w, group)
+            if w.transpose_rows:
+                # Stored [cols, rows], built [rows, cols]: stored element
+                # (c, r) is built element (r, c).
+                rows = w.transpose_rows
+                cols = w.num_bytes // size // rows
+                elements = (elements % rows) * cols + elements // rows
             outer, within = elements // chunk, elements % chunk
             source = np.searchsorted(begins, within, side="right") - 1
             built = np.zeros(len(elements) * size, np.uint8)
@@ -130,7 +156,9 @@ def check_parts(external_so, embedded_so, data_path):
                     bad += 1
                 values = raw.view(np.float32 if name_s == "f32" else np.uint16)
                 values = values[np.argsort(order, kind="stable")]
-                if name == "bf16" and name_s == "f32":
+                if w.quantize_scale:
+                    values = quantize(values, w)
+                elif name == "bf16" and name_s == "f32":
                     values = to_bf16(values.copy())
                 target = (mine[:, None] * size + np.arange(size)[None, :])
                 built[target.reshape(-1)] = values.view(np.uint8)
@@ -151,7 +179,52 @@ def check_parts(external_so, embedded_so, data_path):
     return 1 if bad or not checked else 0
 
 
+def whole_weight(w, data):
+    """The elements of external weight `w` as its sources give them (its
+    chunks in order), in the sources' type (all sources of one type)."""
+    chunks = []
+    for o in range(w.outer):
+        for s in range(w.num_sources):
+            src = w.sources[s]
+            name, size = DTYPES[src.dtype]
+            start = src.offset + o * src.chunk_stride * size
+            chunks.append(np.frombuffer(
+                data[start:start + src.chunk_elements * size],
+                np.float32 if name == "f32" else np.uint16))
+    return np.concatenate(chunks)
+
+
+def check_quantized(external_so, embedded_so, data_path):
+    abi = load_table(external_so)
+    twin = load_table(embedded_so)
+    data = open(data_path, "rb").read()
+    checked = bad = transposed = 0
+    for i in range(abi.num_weights):
+        w, e = abi.weights[i], twin.weights[i]
+        if w.data or w.quantize_scale == 0:
+            continue
+        if w.slice_parts > 1:
+            continue  # --parts checks those
+        codes = quantize(whole_weight(w, data), w)
+        if w.transpose_rows:
+            codes = codes.reshape(w.transpose_rows, -1).T.reshape(-1)
+            transposed += 1
+        embedded = np.frombuffer(ctypes.string_at(e.data, e.num_bytes),
+                                 np.uint8)
+        if not np.array_equal(codes, embedded):
+            print(f"weight {i}: {np.count_nonzero(codes != embedded)} of "
+                  f"{codes.size} codes differ from the embedded build's")
+            bad += 1
+        checked += 1
+    print(f"{checked} external FP8 weights ({transposed} transposed) "
+          + ("equal the embedded build's codes" if not bad
+             else f"checked, {bad} wrong"))
+    return 1 if bad or not checked else 0
+
+
 def main():
+    if sys.argv[1] == "--quantized":
+        return check_quantized(*sys.argv[2:5])
     if sys.argv[1] == "--slices":
         return print_slices(sys.argv[2])
     if sys.argv[1] == "--parts":
@@ -189,8 +262,13 @@ def main():
         name, size = DTYPES[w.dtype]
         if w.outer * chunk * size != w.num_bytes:
             bad += 1
+        how = ""
+        if w.quantize_scale:
+            how = (f", quantized from {DTYPES[w.quantize_from][0]}"
+                   + (f", transposed from {w.transpose_rows} rows"
+                      if w.transpose_rows else ""))
         print(f"weight {i}: {name}, {w.num_bytes} bytes, outer {w.outer}, "
-              f"sources {w.num_sources}: {', '.join(parts)}")
+              f"sources {w.num_sources}: {', '.join(parts)}{how}")
     if bad:
         print(f"{bad} sources out of bounds or with a wrong CRC-32")
     else:

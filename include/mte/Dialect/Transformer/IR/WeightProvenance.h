@@ -40,9 +40,19 @@ struct WeightRecipe {
     /// runtime will read (the chunks), checksummed.
     llvm::ArrayRef<char> bytes;
   };
+  /// An FP8 weight quantized as it is built: each element rounded to
+  /// `from`, divided by `scale` in f32 and encoded as `elementType`; with
+  /// `transposeRows` > 0 the weight as built is row-major [transposeRows,
+  /// elements / transposeRows] and is stored transposed.
+  struct Quantization {
+    mlir::Type from;
+    float scale;
+    uint64_t transposeRows;
+  };
   mlir::Type elementType;
   uint64_t outer = 1;
   llvm::SmallVector<Part, 3> parts;
+  std::optional<Quantization> quantization;
 
   uint64_t numElements() const;
 };
@@ -73,6 +83,13 @@ public:
   /// `result` is `source` converted element-wise to `type`.
   void recordConversion(const void *result, const void *source,
                         mlir::Type type);
+  /// `result` is `source` divided by `scale` and encoded as the FP8 `type`,
+  /// transposed from [transposeRows, n / transposeRows] when transposeRows
+  /// is not 0 (mte-insert-fp8-casts). Recorded when `source` has a recipe
+  /// that is not quantized already.
+  void recordQuantization(const void *result, const void *source,
+                          mlir::Type type, float scale,
+                          uint64_t transposeRows);
 
   std::optional<WeightRecipe> lookup(const void *data) const;
   /// The recipe of a constant, when it is a resource blob with one.
