@@ -6,7 +6,9 @@ that ties a compiled model.so to the weights it was compiled with.
 Used by prepare.sh (on the compile machine) and run.py (on the GPU machine):
 
     common.py models-args NAME      models.py arguments (one per line)
-    common.py compile-args NAME     mte-compile options (one per line)
+    common.py compile-args NAME [PRECISION]
+                                    mte-compile options (one per line) of
+                                    NAME.so (bf16) or NAME.fp8.so (fp8)
     common.py record NAME DIR       add NAME's .data size and CRC32 to
                                     DIR/manifest.json
     common.py flops NAME            the FLOP count, as JSON
@@ -54,9 +56,22 @@ def models_args(name):
             "--external-data", name + ".data"]
 
 
-def compile_args(name):
+PRECISIONS = ("bf16", "fp8")
+
+
+def library_name(name, precision="bf16"):
+    """The model library prepare.sh compiles NAME to at `precision`."""
+    return name + (".so" if precision == "bf16" else f".{precision}.so")
+
+
+def compile_args(name, precision="bf16"):
+    """mte-compile's options for NAME at `precision`: fp8 is every linear
+    of at least 2^30 multiply-adds (all of the benchmark models') in FP8
+    with current scaling, the weights external as for bf16."""
     s = spec(name)
-    return ["--target=cuda", "--precision=bf16", "--weights=external",
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}")
+    return ["--target=cuda", f"--precision={precision}", "--weights=external",
             f"--input-shape=input_ids={s['batch']}x{s['seq']}"]
 
 
@@ -146,7 +161,8 @@ def record(name, directory):
     mte-compile arguments, and the size and CRC32 of NAME.data."""
     manifest = load_manifest(directory)
     data = os.path.join(directory, name + ".data")
-    manifest[name] = {"models_args": models_args(name), "compile_args": compile_args(name),
+    manifest[name] = {"models_args": models_args(name),
+                      "compile_args": {p: compile_args(name, p) for p in PRECISIONS},
                       "data": {"file": name + ".data", "bytes": os.path.getsize(data),
                                "crc32": file_crc32(data)}}
     with open(os.path.join(directory, MANIFEST), "w") as f:
@@ -159,7 +175,7 @@ def main(argv):
     if len(argv) >= 2 and argv[0] == "models-args":
         print("\n".join(models_args(argv[1])))
     elif len(argv) >= 2 and argv[0] == "compile-args":
-        print("\n".join(compile_args(argv[1])))
+        print("\n".join(compile_args(*argv[1:3])))
     elif len(argv) == 3 and argv[0] == "record":
         entry = record(argv[1], argv[2])
         print(f"{argv[1]}: {entry['data']['file']} {entry['data']['bytes']} bytes, "

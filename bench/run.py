@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""The benchmark of issue 6, run on the GPU machine in one process:
+"""The benchmark of issues 6 and 19, run on the GPU machine in one process:
 mte (model.so compiled with --precision=bf16 --weights=external) against
 PyTorch bf16 eager and torch.compile, on GPT-2 small (batch 8 x 1024 tokens)
-and 4 layers of a Llama of 7B width (batch 4 x 2048).  See
-docs/performance.md.
+and 4 layers of a Llama of 7B width (batch 4 x 2048); with --precision fp8
+(the default) also mte's FP8 build (model.fp8.so, --precision=fp8) against
+PyTorch's FP8 forward of the same model (torch_models.py: every linear a
+torch._scaled_mm with per-tensor current scaling), eager and compiled.
+See docs/performance.md.
 
     cd build/bench && LD_LIBRARY_PATH=. python3 run.py --out $OUT/bench.json
 
@@ -40,6 +43,7 @@ import common  # noqa: E402  (also puts models.py on the path)
 import models  # noqa: E402
 
 ENGINES = ("mte", "eager")            # + "compile" / "compile:<mode>"
+# With --precision fp8: + "mte-fp8", "eager-fp8", "compile-fp8[:<mode>]".
 # torch.compile's default mode, with CUDA graphs (what latency-minded users
 # pick, as mte replays a graph) and with autotuned kernels.
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs")
@@ -69,6 +73,9 @@ def parse_args(argv=None):
     ap.add_argument("--input-sets", type=int, default=3,
                     help="different random input_ids sets")
     ap.add_argument("--input-seed", type=int, default=1234)
+    ap.add_argument("--precision", choices=("bf16", "fp8"), default="fp8",
+                    help="bf16: the bf16 engines; fp8 (default): also mte's FP8 "
+                         "build and PyTorch's FP8 forward")
     ap.add_argument("--tol", type=float, default=DEFAULT_TOL,
                     help="the largest RMS(mte - eager) / RMS(eager) accepted "
                          "(default %(default)s)")
@@ -99,8 +106,13 @@ def parse_args(argv=None):
     return args
 
 
-def engine_name(mode):
-    return "compile" if mode == "default" else f"compile:{mode}"
+def engine_name(mode, fp8=False):
+    base = "compile-fp8" if fp8 else "compile"
+    return base if mode == "default" else f"{base}:{mode}"
+
+
+def is_fp8(engine):
+    return "fp8" in engine
 
 
 # ---------------------------------------------------------------- helpers
@@ -196,15 +208,20 @@ def self_test(bench):
         inputs = models.make_inputs(family, 2, 16, 0)
         want = torch.from_numpy(models.reference_forward(family, weights, inputs, 2))
         ids = torch.from_numpy(inputs["input_ids"]).to(bench.device)
-        for dtype, gqa, tol in ((torch.float32, "repeat", 1e-4),
-                                (torch.bfloat16, "native", 3e-2)):
-            model = torch_models.build(family, models.SIZE, weights, bench.device, dtype, gqa)
+        cases = [(torch.float32, "repeat", False, 1e-4),
+                 (torch.bfloat16, "native", False, 3e-2)]
+        if bench.args.precision == "fp8":
+            # The host fixtures' FP8 bound (docs/fp8.md).
+            cases.append((torch.bfloat16, "native", True, 8e-2))
+        for dtype, gqa, fp8, tol in cases:
+            model = torch_models.build(family, models.SIZE, weights, bench.device, dtype, gqa,
+                                       fp8=fp8)
             with torch.inference_mode():
                 got = model(ids).float().cpu()
             err = torch_models.errors(got, want)
             passed = err["finite"] and err["rel_rms"] <= tol
             ok &= passed
-            key = f"{family}/{str(dtype).replace('torch.', '')}"
+            key = f"{family}/{str(dtype).replace('torch.', '')}{'-fp8' if fp8 else ''}"
             results[key] = dict(err, tol=tol, passed=passed)
             log(f"self-test {key:15s} vs float64 reference: rel_rms {err['rel_rms']:.2e} "
                 f"max_abs {err['max_abs']:.2e} (tol {tol:g}) {'PASS' if passed else 'FAIL'}")
@@ -309,18 +326,24 @@ def bench_model(bench, name, manifest):
             torch.cuda.synchronize()
             del m32
         eager = torch_models.build(spec["family"], cfg, weights, bench.device, torch.bfloat16)
-        del weights
-        torch.cuda.empty_cache()
 
         label, backend, gqa, notes = choose_attention(bench, eager, input_sets[0])
         result["sdpa"] = {"backend": label, "gqa": gqa, "rejected": notes}
         log(f"torch SDPA backend: {label}, GQA {gqa}" + "".join(f"\n  rejected {n}" for n in notes))
 
         fns = {"eager": eager}
-        for mode in args.compile_modes:
-            engine = engine_name(mode)
+        variants = [(False, eager)]
+        if args.precision == "fp8":
+            eager8 = torch_models.build(spec["family"], cfg, weights, bench.device,
+                                        torch.bfloat16, gqa=gqa, fp8=True)
+            fns["eager-fp8"] = eager8
+            variants.append((True, eager8))
+        del weights
+        torch.cuda.empty_cache()
+        for (fp8, module), mode in [(v, m) for v in variants for m in args.compile_modes]:
+            engine = engine_name(mode, fp8)
             try:
-                compiled = torch.compile(eager, mode=None if mode == "default" else mode)
+                compiled = torch.compile(module, mode=None if mode == "default" else mode)
                 start = time.perf_counter()
                 with sdpa_context(torch, backend):
                     compiled(input_sets[0])
@@ -332,25 +355,32 @@ def bench_model(bench, name, manifest):
                 result["errors"][engine] = f"torch.compile({mode}) failed: {first_line(error)}"
                 log(result["errors"][engine])
 
-        mte_model = None
-        if "mte" not in result["errors"]:
+        mte_models, mte_outs = [], {}
+        precisions = ["bf16"] + (["fp8"] if args.precision == "fp8" else [])
+        for precision in precisions:
+            engine = "mte" if precision == "bf16" else f"mte-{precision}"
+            if "mte" in result["errors"] and data_problem:
+                break
+            library = common.library_name(name, precision)
             try:
-                mte_model, out_dtype = open_mte(os.path.join(args.dir, name + ".so"), spec, cfg)
+                mte_model, out_dtype = open_mte(os.path.join(args.dir, library), spec, cfg)
+                mte_models.append(mte_model)
                 out_type = {"f32": torch.float32, "bf16": torch.bfloat16}[out_dtype]
                 mte_out = torch.empty((b, s, cfg.hidden), dtype=out_type, device=bench.device)
+                mte_outs[engine] = mte_out
                 handle = bench.stream.cuda_stream
 
                 def run_mte(ids, _m=mte_model, _o=mte_out, _h=handle):
                     _m.run_device([ids.data_ptr()], [_o.data_ptr()], _h)
                     return _o
-                fns["mte"] = run_mte
-                result["mte_output_dtype"] = out_dtype
-                log(f"mte: opened {name}.so ({mte_model.target}), output {out_dtype}")
+                fns[engine] = run_mte
+                result[f"{engine.replace('-', '_')}_output_dtype"] = out_dtype
+                log(f"{engine}: opened {library} ({mte_model.target}), output {out_dtype}")
             except Exception as error:  # noqa: BLE001
-                result["errors"]["mte"] = first_line(error)
-                log(f"mte: {result['errors']['mte']}")
+                result["errors"][engine] = first_line(error)
+                log(f"{engine}: {result['errors'][engine]}")
 
-        order = [e for e in ("mte", "eager") if e in fns] + \
+        order = [e for e in ("mte", "mte-fp8", "eager", "eager-fp8") if e in fns] + \
                 [e for e in fns if e.startswith("compile")]
         times = {e: [] for e in order}
         with sdpa_context(torch, backend):
@@ -359,8 +389,8 @@ def bench_model(bench, name, manifest):
                 outs = {}
                 for engine in list(order):
                     try:
-                        if engine == "mte":
-                            mte_out.fill_(float("nan"))
+                        if engine in mte_outs:
+                            mte_outs[engine].fill_(float("nan"))
                         outs[engine] = fns[engine](ids).float().clone()
                         torch.cuda.synchronize()
                     except Exception as error:  # noqa: BLE001
@@ -376,9 +406,9 @@ def bench_model(bench, name, manifest):
                         result["errors"][engine] = f"timed run failed: {first_line(error)}"
                         log(f"{engine}: {result['errors'][engine]}")
                         order.remove(engine)
-        if mte_model is not None:
+        for mte_model in mte_models:
             mte_model.close()
-        del fns, eager
+        del fns, eager, variants
         torch.cuda.empty_cache()
 
     flops = result["flops"]
@@ -391,6 +421,7 @@ def bench_model(bench, name, manifest):
         stats["times_ms"] = times[engine]
         result["engines"][engine] = stats
     result["fastest_compile"] = fastest_compile(result["engines"])
+    result["fastest_compile_fp8"] = fastest_compile(result["engines"], fp8=True)
     finish_accuracy(result, args.tol)
     if not args.keep_data:
         with contextlib.suppress(OSError):
@@ -432,13 +463,22 @@ def finish_accuracy(result, tol):
         return
     check["tol"] = bound
     result["passed"] = bool(check["finite"] and check["rel_rms"] <= bound)
+    # mte's FP8 error is judged against PyTorch's FP8 forward of the same
+    # model (issue 19: never worse), with 25 % for the other rounding order.
+    check8 = result["accuracy"].get("mte-fp8 vs fp32")
+    eager8 = result["accuracy"].get("eager-fp8 vs fp32")
+    if check8 is not None and eager8 is not None:
+        check8["tol"] = 1.25 * eager8["rel_rms"]
+        result["passed"] = bool(result["passed"] and check8["finite"] and
+                                check8["rel_rms"] <= check8["tol"])
 
 
 # ------------------------------------------------------------------ report
 
-def fastest_compile(engines):
-    """The torch.compile engine with the lowest median, or None."""
-    modes = [e for e in engines if e.startswith("compile")]
+def fastest_compile(engines, fp8=False):
+    """The torch.compile engine (of the bf16 or the FP8 forward) with the
+    lowest median, or None."""
+    modes = [e for e in engines if e.startswith("compile") and is_fp8(e) == fp8]
     return min(modes, key=lambda e: engines[e]["median_ms"]) if modes else None
 
 
@@ -454,7 +494,7 @@ def table(results):
         comp = engines[best]["median_ms"] if best else None
         for engine, st in engines.items():
             label = engine
-            if engine == "eager" or engine.startswith("compile"):
+            if engine.startswith("eager") or engine.startswith("compile"):
                 label += f" (sdpa {r.get('sdpa', {}).get('backend', '?')})"
             ratio_e = f"{eager / st['median_ms']:.2f}" if eager else "-"
             ratio_c = f"{comp / st['median_ms']:.2f}" if comp else "-"
@@ -463,6 +503,17 @@ def table(results):
                          f"{st['tflops_causal']:8.1f} {ratio_e:>8s} {ratio_c:>9s}")
         for engine, why in r.get("errors", {}).items():
             lines.append(f"{name:11s} {engine:42s} NOT MEASURED: {why}")
+    for name, r in results.items():
+        engines = r.get("engines", {})
+        if "mte-fp8" not in engines:
+            continue
+        fp8 = engines["mte-fp8"]["median_ms"]
+        peers = [("mte bf16", engines.get("mte")), ("eager fp8", engines.get("eager-fp8"))]
+        best = fastest_compile(engines, fp8=True)
+        if best:
+            peers.append((best, engines[best]))
+        lines.append(f"{name:11s} mte-fp8 speed-up: " + ", ".join(
+            f"{peer['median_ms'] / fp8:.2f}x over {label}" for label, peer in peers if peer))
     lines.append("TFLOP/s: total_full FLOPs (attention over all seq x seq pairs, what "
                  "mte's GEMMs execute) / median; (causal): only the causal half of "
                  "attention counted.  eager/x, compile/x: that engine's median over "
@@ -471,9 +522,9 @@ def table(results):
     for name, r in results.items():
         for key, e in r.get("accuracy", {}).items():
             verdict = ""
-            if "tol" in e and key.startswith("mte vs"):
-                verdict = f"  tol {e['tol']:.3g} -> " + \
-                    ("PASS" if r.get("passed") else "FAIL")
+            if "tol" in e and key.startswith("mte"):
+                ok = e["finite"] and e["rel_rms"] <= e["tol"]
+                verdict = f"  tol {e['tol']:.3g} -> " + ("PASS" if ok else "FAIL")
             lines.append(f"{name:11s} accuracy {key:32s} rel_rms {e['rel_rms']:.3e} "
                          f"max_abs {e['max_abs']:.3e} (ref rms {e['ref_rms']:.3e})"
                          f"{'' if e['finite'] else ' NON-FINITE'}{verdict}")

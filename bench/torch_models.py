@@ -20,6 +20,16 @@ separate GEMMs, as in Hugging Face).
 
 `cfg` is a models.Size (models.SIZES[...]); `weights` is make_weights' dict
 of float32 numpy arrays (or torch tensors).
+
+    model = build(family, cfg, weights, fp8=True)
+
+is the FP8 forward mte's --precision=fp8 is measured against: the same
+bf16 model whose every linear runs `torch._scaled_mm` (cuBLASLt's E4M3
+GEMM, bf16 output, bias in its epilogue) with per-tensor scales, as
+torchao's float8 inference and TransformerEngine's current scaling do: the
+weight quantized once at build time (scale amax(W) / 448 of its bf16
+values, [out, in] K-major), the activation in each call (scale amax(x) /
+448 of this call's input, 1 when that is 0).
 """
 
 import numpy as np
@@ -53,8 +63,9 @@ class Transformer(torch.nn.Module):
     torch.compile treats them as parameters, not as captured constants)."""
 
     def __init__(self, family, cfg, weights, device="cuda", dtype=torch.bfloat16,
-                 gqa="native"):
+                 gqa="native", fp8=False):
         super().__init__()
+        self.fp8 = fp8
         if family not in ("gpt2", "llama"):
             raise ValueError(f"no PyTorch forward for family {family!r}")
         self.family, self.cfg, self.gqa = family, cfg, gqa
@@ -68,6 +79,16 @@ class Transformer(torch.nn.Module):
                 t = t.t()                   # Conv1D [in, out] -> F.linear's [out, in]
             t = t.to(device=device).to(dtype=dtype).contiguous()   # convert on the GPU
             params[_key(name)] = torch.nn.Parameter(t, requires_grad=False)
+        if fp8:
+            for name in [n for n in params if n.endswith("__weight") and
+                         params[n].dim() == 2 and _is_projection(n)]:
+                w = params.pop(name).float()
+                scale = w.abs().max() / 448
+                scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+                params[name + "_fp8"] = torch.nn.Parameter(
+                    (w / scale).to(torch.float8_e4m3fn), requires_grad=False)
+                params[name + "_scale"] = torch.nn.Parameter(
+                    scale.reshape(()), requires_grad=False)
         self.p = torch.nn.ParameterDict(params)
         if family == "llama":
             inv = torch.from_numpy(_rope_inv_freq(cfg.head_dim, cfg.rope_theta))
@@ -77,7 +98,17 @@ class Transformer(torch.nn.Module):
         return self.p[_key(name)]
 
     def _linear(self, x, name, bias=True):
-        return F.linear(x, self.w(name + ".weight"), self.w(name + ".bias") if bias else None)
+        b = self.w(name + ".bias") if bias else None
+        if not self.fp8:
+            return F.linear(x, self.w(name + ".weight"), b)
+        rows = x.reshape(-1, x.shape[-1])
+        amax = rows.abs().max().float()
+        scale = torch.where(amax > 0, amax / 448, torch.ones_like(amax))
+        codes = (rows.float() / scale).to(torch.float8_e4m3fn)
+        y = torch._scaled_mm(codes, self.w(name + ".weight_fp8").t(),
+                             scale_a=scale, scale_b=self.w(name + ".weight_scale"),
+                             bias=b, out_dtype=x.dtype)
+        return y.reshape(*x.shape[:-1], y.shape[-1])
 
     def forward(self, ids):
         return self._gpt2(ids) if self.family == "gpt2" else self._llama(ids)
@@ -139,8 +170,17 @@ class Transformer(torch.nn.Module):
         return self._rms(x, "norm")
 
 
-def build(family, cfg, weights, device="cuda", dtype=torch.bfloat16, gqa="native"):
-    return Transformer(family, cfg, weights, device, dtype, gqa).eval()
+def _is_projection(key):
+    """Whether a parameter (its ParameterDict key) is a linear's weight:
+    the attention and MLP projections, not the embeddings or norm gains."""
+    return any(part in key for part in ("__attn__c_", "__mlp__c_", "__self_attn__",
+                                        "__mlp__gate_proj", "__mlp__up_proj",
+                                        "__mlp__down_proj"))
+
+
+def build(family, cfg, weights, device="cuda", dtype=torch.bfloat16, gqa="native",
+          fp8=False):
+    return Transformer(family, cfg, weights, device, dtype, gqa, fp8).eval()
 
 
 def errors(got, want):
