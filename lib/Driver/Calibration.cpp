@@ -197,10 +197,9 @@ FailureOr<std::vector<CalibratedState>> readStates(mte_model *model,
 
 } // namespace
 
-FailureOr<FP8Calibration>
-mte::driver::calibrateFP8(ModuleOp imported, const CompilerOptions &options,
-                          StringRef toolPath, SmallVectorImpl<std::string> &notes,
-                          std::string &error) {
+FailureOr<FP8Calibration> mte::driver::calibrateFP8(
+    ModuleOp imported, const CompilerOptions &options, StringRef toolPath,
+    SmallVectorImpl<std::string> &notes, std::string &error) {
   std::string prefix = "--calibration '" + options.calibrationPath + "': ";
   std::vector<std::pair<std::string, Tensor>> arrays;
   std::string readError;
@@ -243,7 +242,8 @@ mte::driver::calibrateFP8(ModuleOp imported, const CompilerOptions &options,
   }
   ModelHandle model(opened);
   FailureOr<Samples> samples = matchSamples(model.get(), arrays, prefix, error);
-  if (failed(samples) || failed(runSamples(model.get(), *samples, prefix, error)))
+  if (failed(samples) ||
+      failed(runSamples(model.get(), *samples, prefix, error)))
     return failure();
   FailureOr<std::vector<CalibratedState>> states =
       readStates(model.get(), error);

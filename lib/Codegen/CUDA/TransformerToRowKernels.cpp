@@ -362,9 +362,9 @@ bool hasFlashAttentionKernel(AttentionOp op) {
   if (op.getMask() && !keyMaskShape(op))
     return false;
   int64_t headDim = q.getDimSize(2) / op.getNumHeads();
+  int64_t kvWidth = headDim * static_cast<int64_t>(op.getNumKvHeads());
   return llvm::is_contained({16, 32, 64, 128}, headDim) &&
-         k.getDimSize(2) == headDim * op.getNumKvHeads() &&
-         v.getDimSize(2) == headDim * op.getNumKvHeads();
+         k.getDimSize(2) == kvWidth && v.getDimSize(2) == kvWidth;
 }
 
 Value scalarF32(OpBuilder &b, Location loc, float value) {

@@ -249,7 +249,6 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
     int64_t batch = qType.getDimSize(0), sq = qType.getDimSize(1),
             skv = kType.getDimSize(1);
     int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
-    int64_t d = qType.getDimSize(2) / heads;
     int64_t dv = vType.getDimSize(2) / kvHeads;
     int64_t group = heads / kvHeads;
     auto [q, k, v] = mte::unpackAttentionHeads(rewriter, op);

@@ -18,6 +18,45 @@ using namespace mte::transformer;
 
 namespace {
 
+/// The arith predicate of a float compare (NE is unordered, as ONNX's
+/// Not(Equal) is true for NaN).
+arith::CmpFPredicate floatPredicate(ComparePredicate p) {
+  switch (p) {
+  case ComparePredicate::EQ:
+    return arith::CmpFPredicate::OEQ;
+  case ComparePredicate::NE:
+    return arith::CmpFPredicate::UNE;
+  case ComparePredicate::LT:
+    return arith::CmpFPredicate::OLT;
+  case ComparePredicate::LE:
+    return arith::CmpFPredicate::OLE;
+  case ComparePredicate::GT:
+    return arith::CmpFPredicate::OGT;
+  case ComparePredicate::GE:
+    return arith::CmpFPredicate::OGE;
+  }
+  llvm_unreachable("unknown compare predicate");
+}
+
+/// The arith predicate of an integer compare.
+arith::CmpIPredicate intPredicate(ComparePredicate p, bool isUnsigned) {
+  switch (p) {
+  case ComparePredicate::EQ:
+    return arith::CmpIPredicate::eq;
+  case ComparePredicate::NE:
+    return arith::CmpIPredicate::ne;
+  case ComparePredicate::LT:
+    return isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+  case ComparePredicate::LE:
+    return isUnsigned ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+  case ComparePredicate::GT:
+    return isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+  case ComparePredicate::GE:
+    return isUnsigned ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+  }
+  llvm_unreachable("unknown compare predicate");
+}
+
 /// Elementwise ops whose scalar body depends only on the element type.
 template <typename OpTy> struct ElementwisePattern : OpRewritePattern<OpTy> {
   using ScalarFn = Value (*)(OpBuilder &, Location, ValueRange, Type, OpTy);
@@ -310,53 +349,10 @@ void mte::populateTransformerElementwiseToLinalgPatterns(
       patterns,
       [](OpBuilder &b, Location l, ValueRange a, T t, CompareOp op) -> Value {
         ComparePredicate p = op.getPredicate();
-        if (isFloat(t)) {
-          arith::CmpFPredicate fp;
-          switch (p) {
-          case ComparePredicate::EQ:
-            fp = arith::CmpFPredicate::OEQ;
-            break;
-          case ComparePredicate::NE:
-            fp = arith::CmpFPredicate::UNE;
-            break;
-          case ComparePredicate::LT:
-            fp = arith::CmpFPredicate::OLT;
-            break;
-          case ComparePredicate::LE:
-            fp = arith::CmpFPredicate::OLE;
-            break;
-          case ComparePredicate::GT:
-            fp = arith::CmpFPredicate::OGT;
-            break;
-          case ComparePredicate::GE:
-            fp = arith::CmpFPredicate::OGE;
-            break;
-          }
-          return arith::CmpFOp::create(b, l, fp, a[0], a[1]);
-        }
-        bool u = isUnsigned(t);
-        arith::CmpIPredicate ip;
-        switch (p) {
-        case ComparePredicate::EQ:
-          ip = arith::CmpIPredicate::eq;
-          break;
-        case ComparePredicate::NE:
-          ip = arith::CmpIPredicate::ne;
-          break;
-        case ComparePredicate::LT:
-          ip = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
-          break;
-        case ComparePredicate::LE:
-          ip = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
-          break;
-        case ComparePredicate::GT:
-          ip = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
-          break;
-        case ComparePredicate::GE:
-          ip = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
-          break;
-        }
-        return arith::CmpIOp::create(b, l, ip, a[0], a[1]);
+        if (isFloat(t))
+          return arith::CmpFOp::create(b, l, floatPredicate(p), a[0], a[1]);
+        return arith::CmpIOp::create(b, l, intPredicate(p, isUnsigned(t)),
+                                     a[0], a[1]);
       });
   addElementwise<WhereOp>(
       patterns,

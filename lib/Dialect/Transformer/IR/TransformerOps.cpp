@@ -317,12 +317,12 @@ LogicalResult TopKOp::verify() {
   RankedTensorType input = getInput().getType();
   std::optional<int64_t> axis = normalizeAxis(getAxis(), input.getRank());
   if (!axis)
-    return emitOpError("axis ") << getAxis() << " is out of range for rank "
-                                << input.getRank();
+    return emitOpError("axis ")
+           << getAxis() << " is out of range for rank " << input.getRank();
   int64_t length = input.getDimSize(*axis);
-  if (!ShapedType::isDynamic(length) && getK() > length)
-    return emitOpError("k = ") << getK() << " exceeds the axis length "
-                               << length;
+  if (!ShapedType::isDynamic(length) && getK() > static_cast<uint64_t>(length))
+    return emitOpError("k = ")
+           << getK() << " exceeds the axis length " << length;
   SmallVector<int64_t> shape(input.getShape());
   shape[*axis] = getK();
   for (auto [name, type] :

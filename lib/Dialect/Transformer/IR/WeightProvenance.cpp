@@ -116,7 +116,8 @@ void WeightProvenance::recordSlices(
     return;
   std::optional<WeightRecipe> sliced;
   const WeightRecipe &base = it->second;
-  if (uint64_t rows = base.quantization ? base.quantization->transposeRows : 0) {
+  if (uint64_t rows =
+          base.quantization ? base.quantization->transposeRows : 0) {
     // Stored transposed: whole rows of the stored weight (outer 1, pieces
     // of whole rows of `rows` elements) are the same column ranges of
     // every row of the weight as built.
