@@ -252,7 +252,7 @@ FailureOr<FP8Calibration> mte::driver::calibrateFP8(
   if (states->empty())
     notes.push_back("no linear runs in FP8, so --calibration has no state to "
                     "calibrate");
-  return FP8Calibration{std::move(*states), samples->count};
+  return FP8Calibration{std::move(*states)};
 }
 
 LogicalResult

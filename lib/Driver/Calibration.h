@@ -29,8 +29,6 @@ struct CalibratedState {
 /// The states of the calibration build after its last sample.
 struct FP8Calibration {
   std::vector<CalibratedState> states;
-  /// The samples the model ran on.
-  size_t numSamples = 0;
 };
 
 /// Adds the calibration build's passes: the model pipeline's simplification,

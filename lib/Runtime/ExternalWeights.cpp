@@ -111,11 +111,7 @@ static bool quantizeElements(const char *in, int32_t from, int32_t via,
       std::memcpy(&narrow, in + 2 * i, sizeof(narrow));
       bits = uint32_t(narrow) << 16;
     }
-    float value;
-    std::memcpy(&value, &bits, sizeof(value));
-    value /= scale;
-    std::memcpy(&bits, &value, sizeof(bits));
-    out[i] = static_cast<char>(mte::f32BitsToE4M3(bits));
+    out[i] = static_cast<char>(mte::quantizeF32BitsToE4M3(bits, scale));
   }
   return true;
 }

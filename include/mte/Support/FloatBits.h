@@ -13,6 +13,7 @@
 #define MTE_SUPPORT_FLOATBITS_H
 
 #include <cstdint>
+#include <cstring>
 
 namespace mte {
 
@@ -76,6 +77,17 @@ inline uint8_t f32BitsToE4M3(uint32_t bits) {
   uint32_t rebased = magnitude - 0x3c000000u;
   uint32_t roundingBias = 0x7ffffu + ((rebased >> 20) & 1u);
   return sign | static_cast<uint8_t>((rebased + roundingBias) >> 20);
+}
+
+/// The E4M3 code of the f32 `bits` divided by `scale` in f32: how an FP8
+/// weight is quantized, by mte-compile and, for an external weight, again
+/// by the runtime when the model opens.
+inline uint8_t quantizeF32BitsToE4M3(uint32_t bits, float scale) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  value /= scale;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return f32BitsToE4M3(bits);
 }
 
 } // namespace mte

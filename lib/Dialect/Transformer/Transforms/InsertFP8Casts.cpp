@@ -102,11 +102,9 @@ std::optional<QuantizedWeight> quantizeWeight(ElementsAttr value, bool kn,
   auto *out = reinterpret_cast<uint8_t *>(blob.getMutableData().data());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
-      float v = bitsToFloat((*bits)[r * cols + c]) / scale;
-      uint32_t q;
-      std::memcpy(&q, &v, sizeof(q));
       // [K, N] is stored transposed: FP8 GEMMs read the weight K-major.
-      out[kn ? c * rows + r : r * cols + c] = mte::f32BitsToE4M3(q);
+      out[kn ? c * rows + r : r * cols + c] =
+          mte::quantizeF32BitsToE4M3((*bits)[r * cols + c], scale);
     }
   int64_t n = kn ? cols : rows, k = kn ? rows : cols;
   auto codesType = RankedTensorType::get(
