@@ -281,3 +281,74 @@ func.func @fp8_scale_update_most_recent(%h: tensor<1x2xf32>, %a: tensor<2xf32>, 
   %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<most_recent>, fp8_max = 4.480000e+02 : f32, margin = 0 : i64} : (tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<1x2xf32>, tensor<2xf32>)
   return %nh, %ns : tensor<1x2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A multiplying quantize (TE's cast_to_fp8) multiplies by its scale where
+// ONNX's divides; both saturate.
+// CHECK-LABEL: func @quantize_multiply
+// CHECK: linalg.generic
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK-NOT: arith.divf
+// CHECK: arith.minimumf
+// CHECK: arith.truncf {{.*}} : f32 to f8E4M3FN
+func.func @quantize_multiply(%x: tensor<4x64xbf16>, %s: tensor<f32>) -> tensor<4x64xf8E4M3FN> {
+  %0 = transformer.quantize %x, %s {multiply} : (tensor<4x64xbf16>, tensor<f32>) -> tensor<4x64xf8E4M3FN>
+  return %0 : tensor<4x64xf8E4M3FN>
+}
+
+// -----
+
+// fp8_scale is one rank-0 loop with both results: 448 / amax where the
+// amax is finite and positive (capped at the largest f32), else 1; under
+// delayed scaling the state's scale wherever it is positive; scale_inv its
+// reciprocal.
+// CHECK-LABEL: func @fp8_scale
+// CHECK-SAME: (%[[A:.*]]: tensor<f32>, %[[D:.*]]: tensor<f32>)
+// CHECK: %[[CUR:.*]]:2 = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = []} ins(%[[A]] : tensor<f32>)
+// CHECK: ^bb0(%[[AMAX:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[USABLE:.*]] = arith.andi
+// CHECK: %[[Q:.*]] = arith.divf %{{.*}}, %[[AMAX]]
+// CHECK: %[[CAPPED:.*]] = arith.minimumf %[[Q]]
+// CHECK: %[[SCALE:.*]] = arith.select %[[USABLE]], %[[CAPPED]]
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[SCALE]]
+// CHECK: linalg.yield %[[SCALE]], %[[INV]]
+// CHECK: %[[DEL:.*]]:2 = linalg.generic {{.*}} ins(%[[A]], %[[D]] : tensor<f32>, tensor<f32>)
+// CHECK: ^bb0(%{{.*}}: f32, %[[PREV:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[FROM_AMAX:.*]] = arith.select
+// CHECK: %[[MEASURED:.*]] = arith.cmpf ogt, %[[PREV]]
+// CHECK: %[[S:.*]] = arith.select %[[MEASURED]], %[[PREV]], %[[FROM_AMAX]]
+// CHECK: arith.divf %{{.*}}, %[[S]]
+func.func @fp8_scale(%a: tensor<f32>, %d: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+  %s, %si = transformer.fp8_scale %a {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  %t, %ti = transformer.fp8_scale %a delayed %d {fp8_max = 4.480000e+02 : f32} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  return %s, %si, %t, %ti : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// amax of 64 values or fewer is one rank-0 loop reading each (|x| in f32,
+// maximumf: NaN propagates), an elementwise op that fuses with its
+// fp8_scale; more values first go through a level of column maxima.
+// CHECK-LABEL: func @amax_small
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = []} outs(
+// CHECK-COUNT-24: tensor.extract
+// CHECK-NOT: tensor.extract
+// CHECK: linalg.yield
+// CHECK-LABEL: func @amax_levels
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<16x256xbf16>)
+// CHECK: math.absf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<16x16xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = []} outs(
+// CHECK-COUNT-16: tensor.extract
+// CHECK-NOT: tensor.extract
+// CHECK: return
+func.func @amax_small(%x: tensor<4x6xbf16>) -> tensor<f32> {
+  %0 = transformer.amax %x : tensor<4x6xbf16> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func @amax_levels(%x: tensor<64x64xbf16>) -> tensor<f32> {
+  %0 = transformer.amax %x : tensor<64x64xbf16> -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -7,7 +7,11 @@ against.
 * encode_e4m3: round to the nearest E4M3 code, ties to the even code,
   saturating at +-448 (ONNX Cast/QuantizeLinear with saturate=1, PTX
   cvt.rn.satfinite); NaN gives a NaN code.
-* quantize / dequantize: x / scale encoded; codes decoded times scale.
+* quantize / dequantize: x / scale encoded (ONNX QuantizeLinear, and
+  mte's weights at compile time); codes decoded times scale.
+* current_scales / cast_to_fp8: an activation as mte quantizes it,
+  TransformerEngine's way: scale = 448 / amax, codes of x * scale, the GEMM
+  reading scale_inv = 1 / scale.
 * fp8_tensor: an ONNX TensorProto of E4M3 codes (onnx 1.12's helper predates
   the FP8 types).
 """
@@ -60,6 +64,34 @@ def decode_e4m3(codes):
 def quantize(x, scale):
     """E4M3 codes of x / scale, the division in float32 as mte's is."""
     return encode_e4m3(np.float32(x) / np.float32(scale))
+
+
+def current_scales(amax):
+    """(scale, scale_inv) of current scaling for `amax`, in float32: 448 /
+    amax (the largest float32 if that overflows), or 1 when the amax is 0
+    or not finite; scale_inv = 1 / scale."""
+    amax = np.float32(amax)
+    scale = np.float32(1)
+    if np.isfinite(amax) and amax > 0:
+        with np.errstate(over="ignore"):
+            scale = np.minimum(np.float32(E4M3_MAX) / amax,
+                               np.float32(np.finfo(np.float32).max))
+    scale = np.float32(scale)
+    return scale, np.float32(np.float32(1) / scale)
+
+
+def delayed_scales(state_scale, amax):
+    """(scale, scale_inv) under delayed scaling: the state's scale once it
+    is positive, current scaling from `amax` while it is 0."""
+    if state_scale > 0:
+        scale = np.float32(state_scale)
+        return scale, np.float32(np.float32(1) / scale)
+    return current_scales(amax)
+
+
+def cast_to_fp8(x, scale):
+    """E4M3 codes of x * scale, the product in float32 as mte's is."""
+    return encode_e4m3(np.asarray(x, np.float32) * np.float32(scale))
 
 
 def dequantize(codes, scale):

@@ -3,8 +3,9 @@
 emulation of TransformerEngine's delayed scaling (docs/fp8.md), on the
 two-layer MLP of host_fp8_precision.py, over a sequence of runs:
 
-* each run quantizes GEMM t's input with 1 / fp8.scale[t], or with current
-  scaling while that scale is 0 (the initial state: not measured yet);
+* each run casts GEMM t's input times fp8.scale[t] (the GEMM reading
+  1 / fp8.scale[t]), or with current scaling while that scale is 0 (the
+  initial state: not measured yet);
 * after the run, h = the amax history with row 0 replaced by this run's
   amaxes; the window's amax is max over h's rows (max) or h[0]
   (most_recent); the next scale is (448 / 2^margin) / amax when that amax
@@ -27,7 +28,8 @@ import sys
 import numpy as np
 from onnx import TensorProto as T, helper
 
-from host_fp8_precision import K, M, N, bf16, fp8_linear, mlp, scale_of_amax
+import fp8_reference as ref
+from host_fp8_precision import K, M, N, bf16, fp8_linear, mlp
 from one_graph import compile_graph, mte
 
 failures = 0
@@ -37,14 +39,6 @@ def report(ok, what):
     global failures
     print(f"{'PASS' if ok else 'FAIL'} {what}")
     failures += not ok
-
-
-def dequant_factor(scale, amax):
-    """The dequantisation factor of a tensor whose state scale is `scale`:
-    1 / scale, or current scaling while the scale is 0."""
-    if scale > 0:
-        return np.float32(np.float32(1) / np.float32(scale))
-    return scale_of_amax(amax)
 
 
 def update(history, scale, amax, margin, algorithm):
@@ -77,9 +71,9 @@ class Emulation:
         x = bf16(x)
         a0 = np.float32(np.abs(x).max())
         h = bf16(np.maximum(fp8_linear(x, self.w1, self.b1,
-                                       dequant_factor(scale[0], a0)), 0))
+                                       ref.delayed_scales(scale[0], a0)), 0))
         a1 = np.float32(np.abs(h).max())
-        y = bf16(fp8_linear(h, self.w2, self.b2, dequant_factor(scale[1], a1)))
+        y = bf16(fp8_linear(h, self.w2, self.b2, ref.delayed_scales(scale[1], a1)))
         amax = np.array([a0, a1], np.float32)
         return y.astype(np.float64), amax
 

@@ -7,9 +7,10 @@ docs/fp8.md (fp8_reference.py for E4M3):
 * weights and biases rounded to bf16 (nearest even) at compile time, then
   each weight quantized once: scale = amax / 448 (f32), codes of w / scale;
 * activations stored bf16; before each GEMM the input's current scale
-  amax(x) / 448 (1 if the amax is 0 or not finite) and its codes;
-* the product of the codes' values times both scales, plus the bias, the
-  ReLU, rounded to bf16.
+  448 / amax(x) (1 if the amax is 0 or not finite), its codes those of
+  x * scale (TransformerEngine's cast), and scale_inv = 1 / scale;
+* the product of the codes' values times scale_inv and the weight's scale,
+  plus the bias, the ReLU, rounded to bf16.
 
 mte accumulates in f32 where the emulation uses float64, so a rounding to
 bf16 may land the other way now and then: the outputs must agree to a
@@ -43,25 +44,25 @@ def bf16(x):
     return rounded.astype(np.uint32).view(np.float32)
 
 
-def scale_of_amax(amax):
-    """Current scaling's dequantisation factor for an amax."""
+def weight_scale(w):
+    """A weight's dequantisation factor: amax / 448 (1 if 0 or not finite)."""
+    amax = np.float32(np.abs(w).max())
     ok = np.isfinite(amax) and amax > 0
     return np.float32(amax / np.float32(448.0)) if ok else np.float32(1.0)
 
 
-def scale_of(x):
-    return scale_of_amax(np.float32(np.abs(x).max()))
-
-
-def fp8_linear(x, w, b, sx=None):
+def fp8_linear(x, w, b, scales=None):
     """x [M, K] bf16 values, w [N, K] bf16 values, b [N]: float64 result;
-    x is quantised with `sx`, or with current scaling when None."""
-    sx = scale_of(x) if sx is None else sx
-    sw = scale_of(w)
-    xq = ref.decode_e4m3(ref.quantize(x, sx))
+    x is cast with `scales` (scale, scale_inv), or with current scaling's
+    when None."""
+    if scales is None:
+        scales = ref.current_scales(np.abs(x).max())
+    scale, scale_inv = scales
+    sw = weight_scale(w)
+    xq = ref.decode_e4m3(ref.cast_to_fp8(x, scale))
     wq = ref.decode_e4m3(ref.quantize(w, sw))
-    scale = np.float64(np.float32(sx * sw))
-    return (xq @ wq.T) * scale + b.astype(np.float64)
+    factor = np.float64(np.float32(scale_inv * sw))
+    return (xq @ wq.T) * factor + b.astype(np.float64)
 
 
 M, K, H, N = 64, 64, 128, 64

@@ -120,6 +120,28 @@ def check(name, nodes, x, inits, want, opset, domains):
                             f"max error {err:.1e} of the output range")
 
 
+def saturation_case(rng, output="y"):
+    """QuantizeLinear (E4M3, saturate) then DequantizeLinear over the values
+    where saturating conversions differ: infinities, NaN, beyond +-448,
+    every code's value and every midpoint between neighbours (ties to even),
+    subnormals and random magnitudes; for utils/gpu/prepare.py, which checks
+    that CUDA's cvt.rn.satfinite gives the host's codes bit for bit.
+    (name, nodes, x, initializers, float64 reference, opset, domains)."""
+    scale = np.float32(0.5)
+    codes = ref.E4M3_TABLE[:127]
+    special = [np.inf, -np.inf, np.nan, 1e30, -1e30, 448.0, -448.0, 449.0,
+               464.0, 465.0, -480.0, 1e-9, -1e-9, 2.0 ** -10, 0.0, -0.0]
+    values = np.concatenate([special, codes, -codes, (codes[1:] + codes[:-1]) / 2,
+                             -(codes[1:] + codes[:-1]) / 2])
+    x = np.concatenate([values * scale, rng.standard_normal(4096 - values.size)
+                        * 10.0 ** rng.uniform(-3, 3, 4096 - values.size)])
+    x = rng.permutation(x).astype(np.float32).reshape(64, 64)
+    want = ref.dequantize(ref.quantize(x, scale), scale)
+    nodes = [q(["x", "s", "z"], "xq", "q"), dq(["xq", "s"], output, "dq")]
+    return ("fp8_saturation", nodes, x,
+            [f32("s", scale), ref.fp8_tensor("z", np.uint8(0), [])], want, 19, ())
+
+
 if __name__ == "__main__":
     # QuantizeLinear: bit-exact codes.
     x = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.uniform(-4, 3, 3000),
@@ -136,6 +158,15 @@ if __name__ == "__main__":
     want = ref.quantize(x, scale)
     report(np.array_equal(got.view(np.uint8), want),
            f"QuantizeLinear e4m3: {int((got.view(np.uint8) == want).sum())}/{x.size} codes exact")
+
+    name, nodes, xs, inits, want, opset, _ = saturation_case(rng)
+    model = compile_graph(COMPILE, WORKDIR, name, nodes,
+                          [vi("x", T.FLOAT, list(xs.shape))],
+                          [vi("y", T.FLOAT, list(xs.shape))], inits, opset=opset)
+    got = model(x=xs)["y"]
+    report(np.array_equal(got, want, equal_nan=True),
+           f"QuantizeLinear saturation: {int((got == want).sum())} values equal, "
+           f"NaN at {int(np.isnan(got).sum())} of {int(np.isnan(want).sum())}")
 
     for case in gemm_cases(rng):
         check(*case)

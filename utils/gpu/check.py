@@ -14,7 +14,9 @@ different orders, which moves a bf16 rounding now and then and with it an
 FP8 code, 1/16 of the value: measured 2.4e-3-5.1e-2 on the fixtures, 1.1e-3
 on the two-layer MLP); and, the test that the GPU computes the same recipe,
 no further from the float64 reference than the host's build (at most 1.25x
-its error + 5e-3; measured within 1.01x);
+its error + 5e-3; measured within 1.01x); models named .exact (saturating
+E4M3 conversions of infinities, NaN, out-of-range values and ties) equal
+both bit for bit, NaN where they have NaN;
 node tests as host_node_tests.py compares them (fp32 rtol
 1e-4, atol 1e-5; f16/bf16 rtol 1e-2; integers exactly), with its list of
 known differences. Exits non-zero on any failure.
@@ -82,7 +84,7 @@ def main():
         seconds = time.perf_counter() - start
         got = runs[0]
         outputs[name] = got
-        same = all(np.array_equal(r, runs[0]) for r in runs)
+        same = all(np.array_equal(r, runs[0], equal_nan=True) for r in runs)
         print(f"{'PASS' if same else 'FAIL'} {name}: graph capture and "
               f"replay give the eager run's output")
         failures += not same
@@ -107,6 +109,12 @@ def main():
                 if name.endswith(".bf16") and label == "float64 reference":
                     ok = ok and rel >= 1e-4
                 detail = f"relative RMS error {rel:.2e} (bound {bound:g})"
+            elif name.endswith(".exact"):
+                ok = got.shape == want.shape and np.array_equal(
+                    got, want, equal_nan=True)
+                detail = (f"{int((got == want).sum())} of {want.size} equal, "
+                          f"NaN at {int(np.isnan(got).sum())} of "
+                          f"{int(np.isnan(want).sum())}")
             elif name.split(".unfused")[0].endswith(".qdq"):
                 worst = err.max() / np.abs(want).max()
                 ok = got.shape == want.shape and worst <= QDQ_RANGE_TOL
@@ -453,6 +461,14 @@ def check_delayed(mte, directory):
     for name in names:
         data = np.load(os.path.join(directory, name + ".delayed.npz"))
         model = mte.load(os.path.join(directory, name + ".delayed.so"))
+        # The initial state is a compile-time constant (calibrated or not):
+        # the CUDA model's is the host's, bit for bit.
+        initial = all(np.array_equal(model.get_state(info.name),
+                                     data[f"state_initial_{info.name}"])
+                      for info in model.states)
+        print(f"{'PASS' if initial else 'FAIL'} {name}.delayed initial state "
+              f"equals the host build's")
+        failures += not initial
         for step in range(int(data["steps"])):
             prefix = f"input_{step}_"
             feeds = {k[len(prefix):]: data[k] for k in data.files

@@ -244,6 +244,12 @@ def prepare_one_op_models(args):
     cases += [(name + ".qdq", nodes, {"x": x}, inits, want, opset, [], True, domains)
               for name, nodes, x, inits, want, opset, domains in
               host_fp8_qdq.gemm_cases(np.random.default_rng(31), "last_hidden_state")]
+    # Saturating E4M3 conversions, which cvt.rn.satfinite does on its own:
+    # CUDA must give the host's values bit for bit (check.py's .exact).
+    name, nodes, x, inits, want, opset, domains = host_fp8_qdq.saturation_case(
+        np.random.default_rng(37), "last_hidden_state")
+    cases.append((name + ".exact", nodes, {"x": x}, inits, want, opset, [],
+                  False, domains))
     for name, nodes, inputs, inits, want, opset, flags, unfused, domains in cases:
         graph = helper.make_graph(
             nodes, name,
@@ -277,7 +283,8 @@ def prepare_delayed_models(args):
     two-layer MLP of host_fp8_delayed.py and the GPT-2 and Llama fixtures as
     NAME.delayed.so (not .cuda.so: each run changes the next, so check.py
     runs them as a sequence), with the steps' inputs and the host backend's
-    outputs and states after each step in NAME.delayed.npz."""
+    outputs and states after each step in NAME.delayed.npz; and the Llama
+    fixture calibrated at compile time (llama_calibrated)."""
     import host_fp8_delayed
     rng = np.random.default_rng(41)
     mlp = os.path.join(args.outdir, "mlp_delayed.onnx")
@@ -294,12 +301,23 @@ def prepare_delayed_models(args):
             for _ in range(4)]
         cases.append((fixture, stem + ".onnx", steps,
                       [f"--input-shape=input_ids={'x'.join(map(str, ids.shape))}"]))
+    # Calibrated at compile time (--calibration, three samples): the state
+    # the host's calibration leaves is the CUDA model's initial state too.
+    stem = os.path.join(args.outdir, "llama_dynamo")
+    ids = np.load(stem + ".npz")["input_ids"]
+    calibration = stem + ".calib.npz"
+    np.savez(calibration, input_ids=np.stack(
+        [rng.permutation(ids.ravel()).reshape(ids.shape) for _ in range(3)]))
+    cases.append(("llama_calibrated", stem + ".onnx", cases[-1][2],
+                  [f"--input-shape=input_ids={'x'.join(map(str, ids.shape))}",
+                   f"--calibration={calibration}"]))
     for name, onnx_path, steps, shapes in cases:
         stem = os.path.join(args.outdir, name + ".delayed")
         subprocess.run([args.compile, onnx_path, "-o", stem + ".host.so"]
                        + DELAYED_FLAGS + shapes, check=True)
         host = mte.load(stem + ".host.so")
-        record = {}
+        record = {f"state_initial_{info.name}": host.get_state(info.name)
+                  for info in host.states}
         for step, feeds in enumerate(steps):
             output = next(iter(host(**feeds).values()))
             record[f"output_{step}"] = output

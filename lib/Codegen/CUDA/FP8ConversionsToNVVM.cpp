@@ -1,12 +1,13 @@
 //===- FP8ConversionsToNVVM.cpp - saturating E4M3 casts as cvt ------------===//
 //
 // In kernels for sm_90 and newer, a truncation to f8E4M3FN of a value
-// already clamped to [-448, 448] (the saturating conversion every
-// quantize lowers to) becomes PTX's cvt.rn.satfinite.e4m3x2.f32, one
-// instruction per pair of elements, instead of mte-expand-fp8-conversions'
-// integer code (some thirty instructions an element: the quantize kernel
-// was compute-bound). For clamped inputs the two agree: round to nearest
-// even, and NaN stays NaN.
+// clamped to [-448, 448] (the saturating conversion every quantize lowers
+// to) becomes PTX's cvt.rn.satfinite.e4m3x2.f32 of the unclamped value,
+// one instruction per pair of elements, instead of the clamp and
+// mte-expand-fp8-conversions' integer code (some thirty instructions an
+// element: the quantize kernel was compute-bound). The two agree on every
+// f32: round to nearest even, +-448 beyond the range (infinities too), NaN
+// stays NaN (check-gpu's fp8_saturation.exact compares them bit for bit).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,24 +43,26 @@ bool isConstant(Value v, double value) {
          splat.getSplatValue<APFloat>().convertToDouble() == value;
 }
 
-/// Whether `v` is `maximumf(minimumf(x, 448), -448)` (either operand order),
-/// so that saturating changes nothing.
-bool isClampedToE4M3(Value v) {
+/// `x` when `v` is `maximumf(minimumf(x, 448), -448)` (either operand
+/// order); null otherwise.
+Value clampedFromE4M3(Value v) {
   auto lower = v.getDefiningOp<arith::MaximumFOp>();
   if (!lower)
-    return false;
+    return nullptr;
   for (auto [inner, bound] : {std::pair(lower.getLhs(), lower.getRhs()),
                               std::pair(lower.getRhs(), lower.getLhs())}) {
     auto upper = inner.getDefiningOp<arith::MinimumFOp>();
     bool negative = isConstant(bound, -kE4M3Max);
     if (auto neg = bound.getDefiningOp<arith::NegFOp>())
       negative = isConstant(neg.getOperand(), kE4M3Max);
-    if (upper && negative &&
-        (isConstant(upper.getLhs(), kE4M3Max) ||
-         isConstant(upper.getRhs(), kE4M3Max)))
-      return true;
+    if (!upper || !negative)
+      continue;
+    if (isConstant(upper.getRhs(), kE4M3Max))
+      return upper.getLhs();
+    if (isConstant(upper.getLhs(), kE4M3Max))
+      return upper.getRhs();
   }
-  return false;
+  return nullptr;
 }
 
 struct ClampedTruncToCvt : OpRewritePattern<arith::TruncFOp> {
@@ -67,9 +70,13 @@ struct ClampedTruncToCvt : OpRewritePattern<arith::TruncFOp> {
   LogicalResult matchAndRewrite(arith::TruncFOp op,
                                 PatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
-    Value in = op.getIn();
+    Value clamped = op.getIn();
+    // satfinite does the clamp itself: beyond +-448, infinities included,
+    // it gives +-448, and NaN stays NaN, as maximumf(minimumf(x, 448), -448)
+    // does; so cvt reads x, and the clamp goes with its last use.
+    Value in = clampedFromE4M3(clamped);
     if (!isa<Float8E4M3FNType>(element) ||
-        !getElementTypeOrSelf(in.getType()).isF32() || !isClampedToE4M3(in) ||
+        !getElementTypeOrSelf(clamped.getType()).isF32() || !in ||
         !op->getParentOfType<gpu::LaunchOp>())
       return failure();
     Location loc = op.getLoc();

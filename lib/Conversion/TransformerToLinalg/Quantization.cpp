@@ -42,13 +42,17 @@ Value columnMax(OpBuilder &b, Location loc, Value rows, Type inType,
       .getResult(0);
 }
 
+/// The most values amax's last level reads in one unrolled loop.
+constexpr int64_t kUnrolledAmax = 64;
+
 /// amax as a tree of column maxima: while more than 64 values remain and a
 /// power of two P (at most 2^20) divides their count leaving at least 16
 /// rows, the [count / P, P] view is reduced to its P column maxima (the
 /// largest such P); one loop takes the rest. max is exact in any order, so
 /// this is the same value as one pass, and each level is one wide parallel
 /// loop (on CUDA a kernel of P threads, each reading a few rows) instead of
-/// a single thread reading everything.
+/// a single thread reading everything; the last (at most kUnrolledAmax
+/// values) is one rank-0 loop.
 struct AmaxPattern : OpRewritePattern<AmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AmaxOp op,
@@ -72,6 +76,33 @@ struct AmaxPattern : OpRewritePattern<AmaxOp> {
       abs = false;
       count = columns;
     }
+    if (count <= kUnrolledAmax) {
+      // The last few values as one rank-0 loop that reads them all: an
+      // elementwise op, which fuses with the fp8_scale that reads it.
+      Value init = emptyTensor(rewriter, loc, {}, rewriter.getF32Type());
+      Type valuesType =
+          cast<RankedTensorType>(values.getType()).getElementType();
+      auto generic = linalg::GenericOp::create(
+          rewriter, loc, init.getType(), ValueRange{}, init,
+          AffineMap::get(0, 0, rewriter.getContext()),
+          ArrayRef<utils::IteratorType>{},
+          [&](OpBuilder &b, Location l, ValueRange) {
+            Type f32 = b.getF32Type();
+            Value result = constantOf(b, l, f32, 0);
+            for (int64_t i = 0; i < count; ++i) {
+              Value at = arith::ConstantIndexOp::create(b, l, i);
+              Value x = convertScalar(
+                  b, l, tensor::ExtractOp::create(b, l, values, at),
+                  valuesType, f32);
+              if (abs)
+                x = math::AbsFOp::create(b, l, x);
+              result = arith::MaximumFOp::create(b, l, result, x);
+            }
+            linalg::YieldOp::create(b, l, result);
+          });
+      rewriter.replaceOp(op, generic.getResult(0));
+      return success();
+    }
     // reduceTrailing converts each element to f32 before the map.
     Value result = reduceTrailing(
         rewriter, loc, values, 0, rewriter.getF32Type(), 0,
@@ -83,21 +114,27 @@ struct AmaxPattern : OpRewritePattern<AmaxOp> {
   }
 };
 
-/// quantize: saturate(x / scale) in fp8; dequantize: f32(q) * scale.
+/// quantize: saturate(x / scale), or saturate(x * scale) when it
+/// multiplies, in fp8; dequantize: f32(q) * scale.
 struct QuantizePattern : OpRewritePattern<QuantizeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(QuantizeOp op,
                                 PatternRewriter &rewriter) const override {
     Type in = op.getInput().getType().getElementType();
     Type out = op.getType().getElementType();
-    bool saturate = op.getSaturate();
+    bool saturate = op.getSaturate(), multiply = op.getMultiply();
     Value result =
         elementwise(rewriter, op.getLoc(), op.getType(),
                     ValueRange{op.getInput(), op.getScale()},
                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                       Type f32 = b.getF32Type();
-                      Value x = arith::DivFOp::create(
-                          b, l, convertScalar(b, l, a[0], in, f32), a[1]);
+                      Value wide = convertScalar(b, l, a[0], in, f32);
+                      Value x =
+                          multiply
+                              ? arith::MulFOp::create(b, l, wide, a[1])
+                                    .getResult()
+                              : arith::DivFOp::create(b, l, wide, a[1])
+                                    .getResult();
                       if (!saturate)
                         return arith::TruncFOp::create(b, l, out, x);
                       return convertScalar(b, l, x, f32, out);
@@ -127,6 +164,59 @@ struct DequantizePattern : OpRewritePattern<DequantizeOp> {
   }
 };
 
+/// TransformerEngine's scale from an amax (f32 scalars): `scaledMax /
+/// amax` (at most the largest f32) when the amax is finite and positive,
+/// else `fallback`.
+Value scaleFromAmax(OpBuilder &b, Location l, Value amax, double scaledMax,
+                    Value fallback) {
+  Type f32 = b.getF32Type();
+  Value usable = arith::AndIOp::create(
+      b, l,
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, amax,
+                            constantOf(b, l, f32, 0)),
+      arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, amax,
+                            constantOf(b, l, f32, INFINITY)));
+  Value quotient =
+      arith::DivFOp::create(b, l, constantOf(b, l, f32, scaledMax), amax);
+  Value largest = constantOf(b, l, f32, FLT_MAX);
+  quotient = arith::MinimumFOp::create(b, l, quotient, largest);
+  return arith::SelectOp::create(b, l, usable, quotient, fallback);
+}
+
+/// fp8_scale as one rank-0 loop with two results, so that both scales (and,
+/// through elementwise fusion, the amax's last level) are one kernel.
+struct Fp8ScalePattern : OpRewritePattern<Fp8ScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Fp8ScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Value> inputs = {op.getAmax()};
+    if (op.getDelayed())
+      inputs.push_back(op.getDelayed());
+    Value init = emptyTensor(rewriter, loc, {}, f32);
+    SmallVector<AffineMap> maps(inputs.size() + 2,
+                                AffineMap::get(0, 0, rewriter.getContext()));
+    float fp8Max = op.getFp8Max().convertToFloat();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{init.getType(), init.getType()}, inputs,
+        ValueRange{init, init}, maps, ArrayRef<utils::IteratorType>{},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value scale =
+              scaleFromAmax(b, l, a[0], fp8Max, constantOf(b, l, f32, 1));
+          if (op.getDelayed()) {
+            Value measured = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OGT, a[1], constantOf(b, l, f32, 0));
+            scale = arith::SelectOp::create(b, l, measured, a[1], scale);
+          }
+          Value inverse =
+              arith::DivFOp::create(b, l, constantOf(b, l, f32, 1), scale);
+          linalg::YieldOp::create(b, l, ValueRange{scale, inverse});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
 
 /// `value` [R, C] with the rows [offset, offset + count) of `rows` written
 /// at row `at`.
@@ -176,18 +266,7 @@ struct Fp8ScaleUpdatePattern : OpRewritePattern<Fp8ScaleUpdateOp> {
         rewriter, loc, op.getNextScale().getType(),
         ValueRange{window, op.getScale()},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value amax = a[0];
-          Value usable = arith::AndIOp::create(
-              b, l,
-              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, amax,
-                                    constantOf(b, l, f32, 0)),
-              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, amax,
-                                    constantOf(b, l, f32, INFINITY)));
-          Value quotient = arith::DivFOp::create(
-              b, l, constantOf(b, l, f32, scaledMax), amax);
-          Value largest = constantOf(b, l, f32, FLT_MAX);
-          quotient = arith::MinimumFOp::create(b, l, quotient, largest);
-          return arith::SelectOp::create(b, l, usable, quotient, a[1]);
+          return scaleFromAmax(b, l, a[0], scaledMax, a[1]);
         });
     rewriter.replaceOp(op, {next, scale});
     return success();
@@ -199,6 +278,6 @@ struct Fp8ScaleUpdatePattern : OpRewritePattern<Fp8ScaleUpdateOp> {
 void mte::populateTransformerQuantizationToLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<AmaxPattern, QuantizePattern, DequantizePattern,
-               Fp8ScaleUpdatePattern>(
+               Fp8ScalePattern, Fp8ScaleUpdatePattern>(
       patterns.getContext());
 }

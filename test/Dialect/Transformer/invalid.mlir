@@ -946,6 +946,14 @@ func.func @linear_rank0(%x: tensor<f32>, %w: tensor<4x1xf32>) {
 
 // -----
 
+func.func @fp8_scale_max(%a: tensor<f32>) {
+  // expected-error @+1 {{fp8_max must be positive and finite, not INF}}
+  %s, %si = transformer.fp8_scale %a {fp8_max = 0x7F800000 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  return
+}
+
+// -----
+
 func.func @fp8_scale_update_tensors(%h: tensor<4x3xf32>, %a: tensor<2xf32>, %s: tensor<3xf32>) {
   // expected-error @+1 {{amax must hold one value per tensor (3), not 2}}
   %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 4.480000e+02 : f32, margin = 0 : i64} : (tensor<4x3xf32>, tensor<2xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)

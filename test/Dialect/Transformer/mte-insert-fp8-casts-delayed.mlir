@@ -1,8 +1,9 @@
 // RUN: mte-opt %s -split-input-file -verify-diagnostics -mte-insert-fp8-casts="min-macs=0 recipe=delayed amax-history=8 margin=1 amax-algorithm=most_recent" | FileCheck %s
 
 // Delayed scaling: the function gains the two FP8 states, labelled with
-// the linears' nodes; each input is quantized with 1 / scale[t], or with
-// current scaling while that scale is 0; one update takes every amax of the
+// the linears' nodes; each input is quantized times scale[t] (the linear
+// reading 1 / scale[t]), or with current scaling while that scale is 0 (one
+// fp8_scale op says both); one update takes every amax of the
 // run and the states' next values go out after the outputs, ahead of the
 // index status.
 // CHECK-LABEL: func @mlp
@@ -13,12 +14,9 @@
 // CHECK: %[[A0:.*]] = transformer.amax %[[X]]
 // CHECK: %[[S0:.*]] = transformer.slice %[[SCALE]] {offsets = array<i64: 0>, sizes = array<i64: 1>, strides = array<i64: 1>}
 // CHECK: %[[S0R:.*]] = transformer.reshape %[[S0]] : tensor<1xf32> -> tensor<f32>
-// CHECK: %[[INV0:.*]] = transformer.div %{{.*}}, %[[S0R]]
-// CHECK: %[[SET0:.*]] = transformer.compare <gt> %[[S0R]]
-// CHECK: %[[CUR0:.*]] = transformer.where %{{.*}}, %{{.*}}, %{{.*}}
-// CHECK: %[[XS0:.*]] = transformer.where %[[SET0]], %[[INV0]], %[[CUR0]]
-// CHECK: %[[Q0:.*]] = transformer.quantize %[[X]], %[[XS0]]
-// CHECK: %[[H:.*]] = transformer.linear %[[Q0]], %{{.*}} input_scale %[[XS0]]
+// CHECK: %[[XS0:.*]], %[[XSI0:.*]] = transformer.fp8_scale %[[A0]] delayed %[[S0R]] {fp8_max = 4.480000e+02 : f32}
+// CHECK: %[[Q0:.*]] = transformer.quantize %[[X]], %[[XS0]] {multiply}
+// CHECK: %[[H:.*]] = transformer.linear %[[Q0]], %{{.*}} input_scale %[[XSI0]]
 // CHECK: %[[A1:.*]] = transformer.amax %[[H]]
 // CHECK: transformer.slice %[[SCALE]] {offsets = array<i64: 1>
 // CHECK: %[[Y:.*]] = transformer.linear

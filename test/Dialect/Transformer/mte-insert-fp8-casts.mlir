@@ -2,23 +2,17 @@
 // RUN: mte-opt %s -split-input-file -mte-insert-fp8-casts | FileCheck %s --check-prefix=DEFAULT
 
 // A linear with a constant weight, K and N multiples of 16: the input is
-// quantized with current scaling (amax / 448, or 1 when the amax is 0 or
-// not finite), the [K, N] weight at compile time ([N, K] codes, scale
+// quantized with current scaling (times 448 / amax, or 1 when the amax is
+// 0 or not finite; the linear reads the reciprocal), the [K, N] weight at compile time ([N, K] codes, scale
 // amax / 448: here 4 / 448), and the linear reads both with their scales.
 // Under the default size rule (2^30 multiply-adds) it stays f32, saying why.
 // CHECK-LABEL: func @linear
 // CHECK-DAG: %[[WS:.*]] = arith.constant dense<0.00892857183> : tensor<f32>
 // CHECK-DAG: %[[W8:.*]] = arith.constant dense_resource<weight.e4m3> : tensor<32x16xf8E4M3FN>
-// CHECK-DAG: %[[FP8MAX:.*]] = arith.constant dense<4.480000e+02> : tensor<f32>
-// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[AMAX:.*]] = transformer.amax %arg0 : tensor<4x16xf32> -> tensor<f32>
-// CHECK: %[[S:.*]] = transformer.div %[[AMAX]], %[[FP8MAX]]
-// CHECK: %[[POS:.*]] = transformer.compare <gt> %[[AMAX]]
-// CHECK: %[[FIN:.*]] = transformer.compare <lt> %[[AMAX]]
-// CHECK: %[[OK:.*]] = transformer.and %[[POS]], %[[FIN]]
-// CHECK: %[[XS:.*]] = transformer.where %[[OK]], %[[S]], %[[ONE]]
-// CHECK: %[[Q:.*]] = transformer.quantize %arg0, %[[XS]] : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf8E4M3FN>
-// CHECK: transformer.linear %[[Q]], %[[W8]] bias %arg1 input_scale %[[XS]] weight_scale %[[WS]] layout <nk> activation <relu> : (tensor<4x16xf8E4M3FN>, tensor<32x16xf8E4M3FN>, tensor<32xf32>, tensor<f32>, tensor<f32>) -> tensor<4x32xf32>
+// CHECK: %[[XS:.*]], %[[XSI:.*]] = transformer.fp8_scale %[[AMAX]] {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+// CHECK: %[[Q:.*]] = transformer.quantize %arg0, %[[XS]] {multiply} : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf8E4M3FN>
+// CHECK: transformer.linear %[[Q]], %[[W8]] bias %arg1 input_scale %[[XSI]] weight_scale %[[WS]] layout <nk> activation <relu> : (tensor<4x16xf8E4M3FN>, tensor<32x16xf8E4M3FN>, tensor<32xf32>, tensor<f32>, tensor<f32>) -> tensor<4x32xf32>
 // The codes: 4 (amax) -> 448 (0x7E), 2 -> 224 (0x76), -1 -> -112 (0xEE);
 // row n of the [N, K] codes is column n of the weight.
 // CHECK: weight.e4m3: "0x010000007E76EE00

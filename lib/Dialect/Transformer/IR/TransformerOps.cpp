@@ -908,6 +908,14 @@ LogicalResult RotaryEmbeddingOp::verify() {
 #define GET_OP_CLASSES
 #include "mte/Dialect/Transformer/IR/TransformerOps.cpp.inc"
 
+LogicalResult Fp8ScaleOp::verify() {
+  float fp8Max = getFp8Max().convertToFloat();
+  if (!(fp8Max > 0) || !std::isfinite(fp8Max))
+    return emitOpError("fp8_max must be positive and finite, not ")
+           << fp8Max;
+  return success();
+}
+
 LogicalResult Fp8ScaleUpdateOp::verify() {
   ArrayRef<int64_t> history = getHistory().getType().getShape();
   int64_t tensors = history[1];

@@ -5,7 +5,9 @@
 // run, with current scaling (TransformerEngine's Float8CurrentScaling: the
 // scale from this run's amax) or delayed scaling (TE's DelayedScaling: the
 // scale from an amax history the model carries as state from run to run).
-// The linear then reads E4M3 with both scales and writes its float output
+// The input is quantized as TE casts: times its scale (448 / amax), the
+// GEMM reading the reciprocal. The linear then reads E4M3 with both scales
+// and writes its float output
 // type as before. A calibration build records the same amaxes and updates
 // the same delayed-scaling state but quantizes nothing.
 //
@@ -134,42 +136,23 @@ Value scalarF32(OpBuilder &b, Location loc, float value) {
                                    DenseElementsAttr::get(type, value));
 }
 
-/// The dequantisation factor current scaling derives from `amax`: amax /
-/// 448, or 1 when the amax is 0, infinite or NaN (TransformerEngine's rule:
-/// such a tensor keeps scale 1).
-Value currentScale(OpBuilder &b, Location loc, Value amax) {
+/// The input's scale (what its quantize multiplies by) and scale_inv (what
+/// the GEMM reads) from `amax`, or from state `scales[index]` under delayed
+/// scaling once that is measured (positive).
+Fp8ScaleOp inputScales(OpBuilder &b, Location loc, Value amax,
+                       std::optional<Value> scales, int64_t index) {
   auto scalar = RankedTensorType::get({}, b.getF32Type());
-  auto flag = RankedTensorType::get({}, b.getI1Type());
-  Value scale = DivOp::create(b, loc, scalar, amax, scalarF32(b, loc, kE4M3Max));
-  Value positive =
-      CompareOp::create(b, loc, flag, ComparePredicate::GT, amax,
-                        scalarF32(b, loc, 0.0f));
-  Value finite = CompareOp::create(
-      b, loc, flag, ComparePredicate::LT, amax,
-      scalarF32(b, loc, std::numeric_limits<float>::infinity()));
-  Value usable = AndOp::create(b, loc, flag, positive, finite);
-  return WhereOp::create(b, loc, scalar, usable, scale,
-                         scalarF32(b, loc, 1.0f));
-}
-
-/// The dequantisation factor delayed scaling gives tensor `index`:
-/// `1 / scales[index]`, TE's scale_inv, or current scaling from `amax`
-/// while that scale is 0 (never measured: the initial state).
-Value delayedScale(OpBuilder &b, Location loc, Value scales, int64_t index,
-                   Value amax) {
-  auto scalar = RankedTensorType::get({}, b.getF32Type());
-  auto one = RankedTensorType::get({1}, b.getF32Type());
-  Value slot = SliceOp::create(b, loc, one, scales,
-                               b.getDenseI64ArrayAttr({index}),
-                               b.getDenseI64ArrayAttr({1}),
-                               b.getDenseI64ArrayAttr({1}));
-  Value scale = ReshapeOp::create(b, loc, scalar, slot);
-  Value inverse = DivOp::create(b, loc, scalar, scalarF32(b, loc, 1.0f), scale);
-  Value measured = CompareOp::create(
-      b, loc, RankedTensorType::get({}, b.getI1Type()), ComparePredicate::GT,
-      scale, scalarF32(b, loc, 0.0f));
-  return WhereOp::create(b, loc, scalar, measured, inverse,
-                         currentScale(b, loc, amax));
+  Value delayed;
+  if (scales) {
+    auto one = RankedTensorType::get({1}, b.getF32Type());
+    Value slot = SliceOp::create(b, loc, one, *scales,
+                                 b.getDenseI64ArrayAttr({index}),
+                                 b.getDenseI64ArrayAttr({1}),
+                                 b.getDenseI64ArrayAttr({1}));
+    delayed = ReshapeOp::create(b, loc, scalar, slot);
+  }
+  return Fp8ScaleOp::create(b, loc, scalar, scalar, amax, delayed,
+                            b.getF32FloatAttr(kE4M3Max));
 }
 
 /// The ONNX node a linear came from, for the state's labels.
@@ -244,10 +227,10 @@ struct InsertFP8CastsPass
       amaxes.push_back(amax);
       if (calibrate)
         continue;
-      Value inputScale =
-          state ? delayedScale(b, loc, state->scales, index, amax)
-                : currentScale(b, loc, amax);
-      rewrite(op, candidate.weight, inputScale);
+      std::optional<Value> scales;
+      if (state)
+        scales = state->scales;
+      rewrite(op, candidate.weight, inputScales(b, loc, amax, scales, index));
     }
     if (state)
       addUpdate(func, *state, amaxes);
@@ -296,15 +279,17 @@ struct InsertFP8CastsPass
     return std::nullopt;
   }
 
-  /// Replaces `op` by the FP8 linear of its input quantized with
-  /// `inputScale` and `weight`.
-  void rewrite(LinearOp op, const QuantizedWeight &weight, Value inputScale) {
+  /// Replaces `op` by the FP8 linear of its input quantized with `scales`
+  /// (multiplying by the scale, the GEMM reading scale_inv) and `weight`.
+  void rewrite(LinearOp op, const QuantizedWeight &weight, Fp8ScaleOp scales) {
     OpBuilder b(op);
     Location loc = op.getLoc();
     auto codesType = op.getInput().getType().clone(
         Float8E4M3FNType::get(op.getContext()));
-    Value codes =
-        QuantizeOp::create(b, loc, codesType, op.getInput(), inputScale);
+    Value codes = QuantizeOp::create(b, loc, codesType, op.getInput(),
+                                     scales.getScale(), /*saturate=*/true,
+                                     /*multiply=*/true);
+    Value inputScale = scales.getScaleInv();
     Value weightCodes = arith::ConstantOp::create(
         b, op.getWeight().getLoc(), cast<TypedAttr>(weight.codes));
     Value weightScale = scalarF32(b, loc, weight.scale);

@@ -141,7 +141,9 @@ struct QuantizeOfDequantize : OpRewritePattern<QuantizeOp> {
   LogicalResult matchAndRewrite(QuantizeOp op,
                                 PatternRewriter &rewriter) const override {
     auto dequantize = op.getInput().getDefiningOp<DequantizeOp>();
-    if (!dequantize || dequantize.getInput().getType() != op.getType() ||
+    // A multiplying quantize's scale is the dequantisation's reciprocal.
+    if (!dequantize || op.getMultiply() ||
+        dequantize.getInput().getType() != op.getType() ||
         !sameScale(dequantize.getScale(), op.getScale()))
       return failure();
     rewriter.replaceOp(op, dequantize.getInput());

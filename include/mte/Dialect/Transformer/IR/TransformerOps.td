@@ -851,15 +851,20 @@ def Transformer_QuantizeOp : Transformer_Op<"quantize",
     [Pure, AllShapesMatch<["input", "result"]>]> {
   let summary = "converts to fp8 with a per-tensor scale";
   let description = [{
-    `result = saturate(cast<fp8>(input / scale))`. `scale` is the per-tensor
+    `result = saturate(cast<fp8>(input / scale))`: `scale` is the per-tensor
     dequantisation factor (ONNX QuantizeLinear's `y_scale`; TransformerEngine's
-    `scale_inv`). Values beyond the fp8 range clamp to its largest finite
-    value when `saturate` is set, and become NaN (E4M3) or inf (E5M2)
-    otherwise.
+    `scale_inv`). With `multiply`, `result = saturate(cast<fp8>(input *
+    scale))`: `scale` is the quantisation factor, TransformerEngine's `scale`
+    (its cast_to_fp8), whose reciprocal the GEMM reads; one multiply an
+    element where the division costs a dozen instructions, and a different
+    rounding, so the two are separate forms. Values beyond the fp8 range
+    clamp to its largest finite value when `saturate` is set, and become NaN
+    (E4M3) or inf (E5M2) otherwise.
   }];
   let arguments = (ins Transformer_FloatTensor:$input,
                        Transformer_ScalarF32:$scale,
-                       DefaultValuedAttr<BoolAttr, "true">:$saturate);
+                       DefaultValuedAttr<BoolAttr, "true">:$saturate,
+                       UnitAttr:$multiply);
   let results = (outs Transformer_Fp8Tensor:$result);
   let assemblyFormat = "$input `,` $scale attr-dict `:` "
                        "functional-type(operands, results)";
@@ -888,6 +893,29 @@ def Transformer_AmaxOp : Transformer_Op<"amax", [Pure]> {
   let arguments = (ins Transformer_FloatTensor:$input);
   let results = (outs Transformer_ScalarF32:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Transformer_Fp8ScaleOp : Transformer_Op<"fp8_scale",
+    [Pure]> {
+  let summary = "the FP8 scale and scale_inv of a tensor from its amax";
+  let description = [{
+    TransformerEngine's per-tensor scale for the quantisation of one tensor:
+    `scale = fp8_max / amax` when `amax` is finite and positive (an infinite
+    quotient becomes the largest f32), else 1 (current scaling's rule: such
+    a tensor keeps scale 1); `scale_inv = 1 / scale`, what the GEMM reads.
+    With `delayed` (delayed scaling's scale for this tensor, from the
+    model's state), `scale = delayed` whenever it is positive: the amax only
+    sets the scale while the state holds 0, the state of a model that has
+    not measured yet. One op, so that both scales come from one kernel.
+  }];
+  let arguments = (ins Transformer_ScalarF32:$amax,
+                       Optional<Transformer_ScalarF32>:$delayed,
+                       F32Attr:$fp8_max);
+  let results = (outs Transformer_ScalarF32:$scale,
+                      Transformer_ScalarF32:$scale_inv);
+  let assemblyFormat = "$amax (`delayed` $delayed^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Transformer_Fp8ScaleUpdateOp : Transformer_Op<"fp8_scale_update",
