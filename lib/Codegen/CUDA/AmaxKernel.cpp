@@ -46,18 +46,7 @@ LogicalResult mte::cuda::defineAmaxKernel(func::FuncOp func,
           amax = arith::MaximumFOp::create(b, loc, amax,
                                            k.reduceLanes(x, valid, true));
         }
-        amax = k.reduceRow(amax, /*isMax=*/true, 0);
-        Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            k.threadInRow, k.index(0));
-        Value writes =
-            k.rowInRange ? arith::AndIOp::create(b, loc, first, k.rowInRange)
-                         : first;
-        OpBuilder::InsertionGuard insertion(b);
-        b.setInsertionPointToStart(
-            &scf::IfOp::create(b, loc, writes, /*withElseRegion=*/false)
-                 .getThenRegion()
-                 .front());
-        memref::StoreOp::create(b, loc, amax, results[0], k.row);
+        k.storeRowResult(k.reduceRow(amax, /*isMax=*/true, 0), results[0]);
       });
   return success();
 }

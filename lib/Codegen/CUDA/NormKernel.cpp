@@ -2,7 +2,8 @@
 //
 // One row per normalised vector: the row (plus the residual, when the norm
 // adds it, also written back) read once, the mean and variance reduced over
-// the row's threads, the scale (and bias) applied on the way out.
+// the row's threads, the scale (and bias) applied on the way out; with
+// `amax`, each row's max |y| too, for the FP8 quantization of the output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +17,8 @@ using namespace mte::cuda;
 namespace {
 
 struct NormKernel {
-  bool isLayerNorm, hasBias, hasResidual;
-  Type inputType;
+  bool isLayerNorm, hasBias, hasResidual, hasAmax;
+  Type inputType, outputType;
 };
 
 void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
@@ -32,6 +33,7 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
   Value epsilon = args[next];
   Value output = results[0];
   Value residualSum = kernel.hasResidual ? results[1] : Value();
+  Value rowMaxima = kernel.hasAmax ? results.back() : Value();
 
   // The row, read once: x (+ residual, rounded to the input type as the
   // reference lowering does).
@@ -65,11 +67,10 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
   auto sumOfSquares = [&](Value shift) {
     Value squares = k.f32(0);
     for (auto [x, isValid] : llvm::zip(values, valid)) {
-      SmallVector<Value> sq;
-      for (Value xi : x) {
+      SmallVector<Value> sq = llvm::map_to_vector(x, [&](Value xi) -> Value {
         Value d = shift ? arith::SubFOp::create(b, loc, xi, shift) : xi;
-        sq.push_back(arith::MulFOp::create(b, loc, d, d));
-      }
+        return arith::MulFOp::create(b, loc, d, d);
+      });
       squares = arith::AddFOp::create(b, loc, squares,
                                       k.reduceLanes(sq, isValid, false));
     }
@@ -118,21 +119,38 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
   Value inverse = math::RsqrtOp::create(
       b, loc, arith::AddFOp::create(b, loc, variance, epsilon));
 
+  Value amax = k.f32(0);
   for (auto [x, offset, isValid] : llvm::zip(values, offsets, valid)) {
     SmallVector<Value> gamma = k.loadF32(scale, offset, isValid);
     SmallVector<Value> beta;
     if (bias)
       beta = k.loadF32(bias, offset, isValid);
-    SmallVector<Value> y;
+    SmallVector<Value> y, magnitudes;
     for (int64_t l = 0; l < m.lanes; ++l) {
       Value yl = arith::MulFOp::create(
           b, loc, arith::MulFOp::create(b, loc, x[l], inverse), gamma[l]);
       if (bias)
         yl = arith::AddFOp::create(b, loc, yl, beta[l]);
       y.push_back(yl);
+      if (rowMaxima)
+        magnitudes.push_back(math::AbsFOp::create(b, loc, yl));
     }
     k.store(y, output, {k.row, offset}, isValid);
+    // maximumf propagates NaN, as amax must.
+    if (rowMaxima)
+      amax = arith::MaximumFOp::create(
+          b, loc, amax, k.reduceLanes(magnitudes, isValid, /*isMax=*/true));
   }
+  if (!rowMaxima)
+    return;
+  // The max of the values as stored: rounding is monotonic, so that is the
+  // f32 max rounded once to the output type.
+  amax = k.reduceRow(amax, /*isMax=*/true, kernel.isLayerNorm ? 2 : 1);
+  if (!kernel.outputType.isF32())
+    amax = arith::ExtFOp::create(
+        b, loc, b.getF32Type(),
+        arith::TruncFOp::create(b, loc, kernel.outputType, amax).getResult());
+  k.storeRowResult(amax, rowMaxima);
 }
 
 } // namespace
@@ -149,16 +167,29 @@ LogicalResult mte::cuda::defineNormKernel(func::FuncOp func,
   kernel.isLayerNorm = spec.getKind() == kernel::RowKernelKind::LayerNorm;
   kernel.hasBias = spec.getBias();
   kernel.hasResidual = spec.getResidual();
+  kernel.hasAmax = spec.getAmax();
   kernel.inputType = rows.getElementType();
   unsigned numInputs = 3 + kernel.hasBias + kernel.hasResidual;
-  if (types.size() != numInputs + 1 + kernel.hasResidual ||
+  if (types.size() != numInputs + 1 + kernel.hasResidual + kernel.hasAmax ||
       !types[numInputs - 1].isF32())
     return fail("wrong number of arguments or no f32 epsilon");
+  auto output = dyn_cast<MemRefType>(types[numInputs]);
+  if (!output || output.getShape() != rows.getShape())
+    return fail("needs an output of the input's [rows, length] shape");
+  kernel.outputType = output.getElementType();
+  if (kernel.hasAmax) {
+    auto maxima = dyn_cast<MemRefType>(types.back());
+    if (!maxima || maxima.getRank() != 1 ||
+        maxima.getDimSize(0) != rows.getDimSize(0) ||
+        !maxima.getElementType().isF32())
+      return fail("needs an f32 [rows] output for the rows' amaxes");
+  }
   std::optional<RowMapping> mapping =
       planRows(rows.getDimSize(0), rows.getDimSize(1), kernel.inputType);
   if (!mapping)
     return fail("rows too long");
-  defineKernel(func, numInputs, *mapping, kernel.isLayerNorm ? 2 : 1,
+  defineKernel(func, numInputs, *mapping,
+               (kernel.isLayerNorm ? 2 : 1) + kernel.hasAmax,
                [&](RowKernelBuilder &k, ValueRange args, ValueRange results) {
                  buildNormBody(k, kernel, args, results);
                });

@@ -182,6 +182,22 @@ public:
     return lanes;
   }
 
+  /// Stores `value`, the same in every thread of the row (a row
+  /// reduction's), at the row's index of the [rows] `buffer`, from the
+  /// row's first thread.
+  void storeRowResult(Value value, Value buffer) {
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        threadInRow, index(0));
+    Value writes =
+        rowInRange ? arith::AndIOp::create(b, loc, first, rowInRange) : first;
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPointToStart(
+        &scf::IfOp::create(b, loc, writes, /*withElseRegion=*/false)
+             .getThenRegion()
+             .front());
+    memref::StoreOp::create(b, loc, value, buffer, row);
+  }
+
   /// Stores the f32 `lanes`, rounded to the buffer's element type, at
   /// `indices` if `valid`.
   void store(ArrayRef<Value> lanes, Value buffer, ValueRange indices,

@@ -68,13 +68,14 @@ struct KernelSpec {
   RowKernelKind kind;
   int64_t heads = 0, kvHeads = 0, seq = 0, queries = 0;
   std::optional<SmallVector<int64_t>> maskShape;
-  bool bias = false, residual = false, causal = false, headsMajor = false;
+  bool bias = false, residual = false, causal = false, headsMajor = false,
+       amax = false;
 
   RowKernelAttr get(MLIRContext *ctx) const {
     return RowKernelAttr::get(
         ctx, kind, heads, kvHeads, seq, queries,
         maskShape ? DenseI64ArrayAttr::get(ctx, *maskShape) : nullptr, bias,
-        residual, causal, headsMajor);
+        residual, causal, headsMajor, amax);
   }
 };
 
@@ -134,7 +135,9 @@ SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
 // LayerNorm and RMSNorm
 //===----------------------------------------------------------------------===//
 
-/// Replaces a norm by a call of its kernel, when it has one.
+/// Replaces a norm by a call of its kernel, when it has one. When an FP8
+/// amax reads the norm's output, the kernel also writes each row's max |y|
+/// and the amax reads those instead: one read of the output fewer.
 template <typename NormOp>
 void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   constexpr bool isLayerNorm = std::is_same_v<NormOp, LayerNormOp>;
@@ -173,6 +176,14 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     name += "_residual";
     spec.residual = true;
   }
+  SmallVector<AmaxOp> amaxes;
+  for (Operation *user : op.getOutput().getUsers())
+    if (auto amax = dyn_cast<AmaxOp>(user))
+      amaxes.push_back(amax);
+  if (!amaxes.empty()) {
+    name += "_amax";
+    spec.amax = true;
+  }
 
   Location loc = op.getLoc();
   OpBuilder b(op);
@@ -186,11 +197,26 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getEpsilon().convertToFloat())));
   SmallVector<RankedTensorType> resultTypes;
-  for (Value result : op->getResults())
-    resultTypes.push_back(cast<RankedTensorType>(result.getType()));
+  SmallVector<Type> arguments;
+  for (Value input : inputs)
+    arguments.push_back(argumentType(input));
+  for (Value result : op->getResults()) {
+    auto type = cast<RankedTensorType>(result.getType());
+    resultTypes.push_back(type);
+    arguments.push_back(MemRefType::get({rows, length}, type.getElementType()));
+  }
+  if (spec.amax) {
+    resultTypes.push_back(RankedTensorType::get({rows}, b.getF32Type()));
+    arguments.push_back(MemRefType::get({rows}, b.getF32Type()));
+  }
   SmallVector<Value> results =
-      callRowKernel(b, loc, name, spec.get(ctx), inputs, resultTypes,
-                    {rows, length}, moduleBuilder, symbols);
+      callKernel(b, loc, name, spec.get(ctx), inputs, resultTypes, arguments,
+                 moduleBuilder, symbols);
+  if (spec.amax) {
+    Value rowMaxima = results.pop_back_val();
+    for (AmaxOp amax : amaxes)
+      amax.getInputMutable().assign(rowMaxima);
+  }
   op->replaceAllUsesWith(results);
   op->erase();
 }
@@ -556,18 +582,20 @@ struct ConvertTransformerToRowKernelsPass
     });
     for (AttentionOp op : fused)
       convertToFlashAttention(op, moduleBuilder, symbols);
-    for (AmaxOp op : amaxes)
-      convertAmax(op, moduleBuilder, symbols);
-    for (RotaryEmbeddingOp op : rotaries)
-      convertRotary(op, moduleBuilder, symbols);
-    for (SoftmaxOp op : softmaxes)
-      convertSoftmax(op, moduleBuilder, symbols);
+    // Norms first: a norm's kernel takes over the first level of the
+    // amaxes of its output.
     for (Operation *op : norms) {
       if (auto layerNorm = dyn_cast<LayerNormOp>(op))
         convertNorm(layerNorm, moduleBuilder, symbols);
       else
         convertNorm(cast<RMSNormOp>(op), moduleBuilder, symbols);
     }
+    for (AmaxOp op : amaxes)
+      convertAmax(op, moduleBuilder, symbols);
+    for (RotaryEmbeddingOp op : rotaries)
+      convertRotary(op, moduleBuilder, symbols);
+    for (SoftmaxOp op : softmaxes)
+      convertSoftmax(op, moduleBuilder, symbols);
 
     RewritePatternSet patterns(&getContext());
     mte::populateAttentionToLibraryGemmPatterns(

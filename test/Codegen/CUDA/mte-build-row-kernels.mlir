@@ -66,6 +66,23 @@ func.func private @mte_row_rms_norm_5x64xbf16(memref<5x64xbf16>, memref<64xbf16>
 
 // -----
 
+// With amax, the norm also writes each row's max |y| of its bf16 output:
+// the lanes' |y| maxima, one more row reduction (xor 4, 2, 1), rounded to
+// bf16 as the output is stored, written by the row's first thread.
+// CHECK-LABEL: func.func private @mte_row_rms_norm_5x64xbf16_amax(
+// CHECK: math.rsqrt
+// CHECK: math.absf
+// CHECK: vector.store %{{.*}} : memref<5x64xbf16>, vector<8xbf16>
+// CHECK: arith.maximumf
+// CHECK-COUNT-3: gpu.shuffle  xor
+// CHECK: %[[ROUNDED:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[AMAX:.*]] = arith.extf %[[ROUNDED]] : bf16 to f32
+// CHECK: scf.if
+// CHECK: memref.store %[[AMAX]], %{{.*}}[%{{.*}}] : memref<5xf32>
+func.func private @mte_row_rms_norm_5x64xbf16_amax(memref<5x64xbf16>, memref<64xbf16>, f32, memref<5x64xbf16>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, amax = true>}
+
+// -----
+
 // Rows of 7 f32 take scalar accesses: 8 threads per row, the eighth with no
 // element.
 // CHECK-LABEL: func.func private @mte_row_layer_norm_4x7xf32(
@@ -148,6 +165,16 @@ func.func private @bad(memref<4x4xf32>, f32, memref<4x4xf32>) attributes {mte.ro
 
 // expected-error @+1 {{a rms_norm kernel takes no 'bias'}}
 func.func private @bad_bias(memref<4x4xf32>, memref<4xf32>, f32, memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, bias = true>}
+
+// -----
+
+// expected-error @+1 {{a rotary kernel takes no 'amax'}}
+func.func private @bad_amax(memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 1, seq = 4, amax = true>}
+
+// -----
+
+// expected-error @+1 {{is not a valid row kernel: needs an f32 [rows] output for the rows' amaxes}}
+func.func private @bad_amax_output(memref<4x8xf32>, memref<8xf32>, f32, memref<4x8xf32>, memref<4x8xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, amax = true>}
 
 // -----
 

@@ -227,3 +227,19 @@ func.func @amax(%x: tensor<64x1536xbf16>, %big: tensor<2048x8192xbf16>, %small: 
   %2 = transformer.amax %small : tensor<4x8xf32> -> tensor<f32>
   return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// A norm whose output an FP8 amax reads writes the rows' max |y| too (the
+// `_amax` kernel's last output, [rows] f32), and the amax reads those 16
+// values instead of the [16, 4096] output.
+// CHECK-LABEL: func.func @norm_amax
+// CHECK: %[[N:.*]]:2 = kernel.call @mte_row_rms_norm_16x4096xbf16_amax({{.*}}) outs(%{{.*}}, %{{.*}} : tensor<16x4096xbf16>, tensor<16xf32>) -> tensor<16x4096xbf16>, tensor<16xf32>
+// CHECK: %[[A:.*]] = transformer.amax %[[N]]#1 : tensor<16xf32> -> tensor<f32>
+// CHECK: return %[[N]]#0, %[[A]]
+// CHECK: func.func private @mte_row_rms_norm_16x4096xbf16_amax(memref<16x4096xbf16>, memref<4096xbf16>, f32, memref<16x4096xbf16>, memref<16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, amax = true>}
+func.func @norm_amax(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>) -> (tensor<16x4096xbf16>, tensor<f32>) {
+  %0 = transformer.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<16x4096xbf16>, tensor<4096xbf16>) -> tensor<16x4096xbf16>
+  %1 = transformer.amax %0 : tensor<16x4096xbf16> -> tensor<f32>
+  return %0, %1 : tensor<16x4096xbf16>, tensor<f32>
+}

@@ -41,19 +41,19 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       RowKernelKind kind, int64_t heads, int64_t kvHeads,
                       int64_t seq, int64_t queries,
                       DenseI64ArrayAttr maskShape, bool bias, bool residual,
-                      bool causal, bool headsMajor) {
+                      bool causal, bool headsMajor, bool amax) {
   // The parameters each kind takes: any other set is an error.
   struct Takes {
     bool heads = false, kvHeads = false, seq = false, queries = false,
          maskShape = false, bias = false, residual = false, causal = false,
-         headsMajor = false;
+         headsMajor = false, amax = false;
   } takes;
   switch (kind) {
   case RowKernelKind::LayerNorm:
-    takes.bias = takes.residual = true;
+    takes.bias = takes.residual = takes.amax = true;
     break;
   case RowKernelKind::RMSNorm:
-    takes.residual = true;
+    takes.residual = takes.amax = true;
     break;
   case RowKernelKind::Rotary:
     takes.heads = takes.seq = takes.headsMajor = true;
@@ -82,7 +82,8 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
            Parameter{"bias", bias, takes.bias},
            Parameter{"residual", residual, takes.residual},
            Parameter{"causal", causal, takes.causal},
-           Parameter{"heads_major", headsMajor, takes.headsMajor}})
+           Parameter{"heads_major", headsMajor, takes.headsMajor},
+           Parameter{"amax", amax, takes.amax}})
     if (p.given && !p.taken)
       return emitError() << "a " << name << " kernel takes no '" << p.name
                          << "'";

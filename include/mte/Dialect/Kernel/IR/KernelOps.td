@@ -60,7 +60,9 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
     softmax) or lowers its calls to the runtime (flash attention). Each
     kind takes its own parameters and no others, which the verifier checks:
 
-    * `layer_norm`: `bias`, `residual`; `rms_norm`: `residual`;
+    * `layer_norm`: `bias`, `residual`, `amax`; `rms_norm`: `residual`,
+      `amax` (a last output, f32 `[rows]`: each row's max |y| of the output
+      as stored, the first level of an FP8 amax of it);
     * `rotary`: `heads` and `seq` (> 0), `heads_major` (the view is
       [batch * heads, seq, D] rather than [batch * seq, heads, D]);
     * `attention_softmax`: `heads` and `queries` (> 0), `causal`,
@@ -84,7 +86,8 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
     DefaultValuedParameter<"bool", "false">:$bias,
     DefaultValuedParameter<"bool", "false">:$residual,
     DefaultValuedParameter<"bool", "false">:$causal,
-    DefaultValuedParameter<"bool", "false">:$heads_major
+    DefaultValuedParameter<"bool", "false">:$heads_major,
+    DefaultValuedParameter<"bool", "false">:$amax
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
