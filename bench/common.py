@@ -56,7 +56,7 @@ def models_args(name):
             "--external-data", name + ".data"]
 
 
-PRECISIONS = ("bf16", "fp8")
+PRECISIONS = ("bf16", "fp8", "fp8-block")
 
 
 def library_name(name, precision="bf16"):
@@ -67,12 +67,15 @@ def library_name(name, precision="bf16"):
 def compile_args(name, precision="bf16"):
     """mte-compile's options for NAME at `precision`: fp8 is every linear
     of at least 2^30 multiply-adds (all of the benchmark models') in FP8
-    with current scaling, the weights external as for bf16."""
+    with current scaling, fp8-block the same with block scaling, the
+    weights external as for bf16."""
     s = spec(name)
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}")
-    return ["--target=cuda", f"--precision={precision}", "--weights=external",
-            f"--input-shape=input_ids={s['batch']}x{s['seq']}"]
+    flags = ["--precision=fp8", "--fp8-recipe=block"] \
+        if precision == "fp8-block" else [f"--precision={precision}"]
+    return ["--target=cuda"] + flags + [
+        "--weights=external", f"--input-shape=input_ids={s['batch']}x{s['seq']}"]
 
 
 def size_config(name):

@@ -47,7 +47,7 @@ for name in ${BENCH_MODELS:-gpt2-small llama-4l}; do
   # shellcheck disable=SC2086  # split on purpose: the lists hold no spaces
   (cd "$OUT" && "$PY" "$MODELS_PY" $margs)
   echo "   generated in $(( $(date +%s) - start )) s"
-  for precision in bf16 fp8; do
+  for precision in bf16 fp8 fp8-block; do
     cargs=$("$PY" "$COMMON" compile-args "$name" "$precision" | tr '\n' ' ')
     lib=$name.so
     [ "$precision" = bf16 ] || lib=$name.$precision.so

@@ -37,7 +37,10 @@ extern "C" {
  * With `dtype` f8e4m3fn (transB = 1, k and n multiples of 16; outDtype f32,
  * f16 or bf16, and a bias of bf16 when out is f32), the product is
  * multiplied by the f32 scalars at `xScale` and `wScale` (device addresses;
- * 0: 1) before the epilogue: cuBLASLt's B and A scale pointers. */
+ * 0: 1) before the epilogue: cuBLASLt's B and A scale pointers. With
+ * `scaleMode` MTE_GEMM_SCALE_BLOCK128 (batch 1, k a multiple of 128), they
+ * are block scales instead (ModelABI.h says how they are laid out), both
+ * given, and each block's partial product is scaled before it is summed. */
 MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                                   int64_t batch, int64_t m, int64_t n,
                                   int64_t k, int32_t transB, float alpha,
@@ -45,7 +48,7 @@ MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                                   int32_t dtype, int32_t outDtype,
                                   int32_t epilogue, uint64_t bias,
                                   uint64_t residual, uint64_t xScale,
-                                  uint64_t wScale);
+                                  uint64_t wScale, int32_t scaleMode);
 
 /* Fused attention (FlashAttention.cu), for 16-bit Q/K/V and head dimension
  * 16, 32, 64 or 128:

@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 12
+#define MTE_MODEL_ABI_VERSION 13
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -36,6 +36,17 @@ typedef enum mte_gemm_epilogue {
   MTE_GEMM_EPILOGUE_BIAS = 4,  /* a flag: bias [N] in the output's type */
   MTE_GEMM_EPILOGUE_GELU = 32, /* the tanh approximation */
 } mte_gemm_epilogue;
+
+/* How an FP8 GEMM's scales are laid out (mte_cuda_gemm's `scaleMode`). */
+typedef enum mte_gemm_scale_mode {
+  /* One f32 scalar per operand (cuBLASLt's SCALAR_32F). */
+  MTE_GEMM_SCALE_TENSOR = 0,
+  /* Block scaling: x's scales one per 1x128 block of its rows, laid out
+   * [k / 128, m] (cuBLASLt's VEC128_32F); W's one per 128x128 block of
+   * [n, k], laid out [ceil(n / 128), k / 128 rounded up to 4]
+   * (BLK128x128_32F). k a multiple of 128; f32, 16-byte aligned. */
+  MTE_GEMM_SCALE_BLOCK128 = 1,
+} mte_gemm_scale_mode;
 
 /* A graph input or output: its ONNX name, element type and static shape. */
 typedef struct mte_tensor_info {
@@ -103,6 +114,12 @@ typedef struct mte_weight_info {
   float quantize_scale;
   int32_t quantize_from; /* mte_dtype */
   uint64_t transpose_rows;
+  /* Block scaling (--fp8-recipe=block): with quantize_blocks not NULL (and
+   * quantize_scale 1, the weight not sliced), the weight as stored is
+   * [N, K] with K = quantize_block_k, and element [n, k] is divided by
+   * quantize_blocks[(n / 128) * (K / 128) + k / 128] instead. */
+  const float *quantize_blocks;
+  uint64_t quantize_block_k;
 } mte_weight_info;
 
 /* An index check: the indices of an ONNX `op` (Gather, GatherElements,

@@ -182,15 +182,20 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
     return "--sp splits the tokens among the --tp ranks: it needs --tp=N";
   if (options.fp8MinMacs < 0)
     return "--fp8-min-macs must not be negative";
-  if (options.fp8Recipe != "current" && options.fp8Recipe != "delayed")
+  if (options.fp8Recipe != "current" && options.fp8Recipe != "delayed" &&
+      options.fp8Recipe != "block")
     return "--fp8-recipe=" + options.fp8Recipe +
-           ": expected current or delayed";
+           ": expected current, delayed or block";
+  if (options.fp8Recipe != "current" && options.precision != Precision::FP8)
+    return "--fp8-recipe=" + options.fp8Recipe + " needs --precision=fp8";
+  if (options.fp8Recipe == "block" && options.tensorParallel)
+    return "--fp8-recipe=block does not run under --tp yet (its scales are "
+           "per block of the full weight); use --fp8-recipe=current or "
+           "delayed";
   if (options.amaxAlgorithm != "max" && options.amaxAlgorithm != "most_recent")
     return "--amax-algo=" + options.amaxAlgorithm +
            ": expected max or most_recent";
   bool delayed = options.fp8Recipe == "delayed";
-  if (delayed && options.precision != Precision::FP8)
-    return "--fp8-recipe=delayed needs --precision=fp8";
   bool delayedOptions = options.fp8Margin != 0 || options.amaxHistory != 1024 ||
                         options.amaxAlgorithm != "max";
   if (delayedOptions && !delayed)

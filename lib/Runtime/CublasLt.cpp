@@ -2,7 +2,7 @@
 //
 // CUDA models call mte_cuda_gemm for the product of every linear and of
 // attention's two batched products (mte-matmul-to-library-call): A and B in
-// f32, bf16, f16 or E4M3 (with per-tensor scales), accumulated in f32 and
+// f32, bf16, f16 or E4M3 (with per-tensor or block scales), accumulated in f32 and
 // written in f32, bf16 or f16. cuBLASLt is opened on
 // the first call, like the driver; each device has its own handle and
 // workspace (Device::cublasLt), and caches a plan (descriptors and the
@@ -63,6 +63,10 @@ constexpr int kDescBiasType = 26;    // CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE
 constexpr int kDescAScale = 17;      // CUBLASLT_MATMUL_DESC_A_SCALE_POINTER
 constexpr int kDescBScale = 18;      // CUBLASLT_MATMUL_DESC_B_SCALE_POINTER
 constexpr int kDescFastAccum = 25;   // CUBLASLT_MATMUL_DESC_FAST_ACCUM
+constexpr int kDescAScaleMode = 31;  // CUBLASLT_MATMUL_DESC_A_SCALE_MODE
+constexpr int kDescBScaleMode = 32;  // CUBLASLT_MATMUL_DESC_B_SCALE_MODE
+constexpr int32_t kScaleVec128 = 4;  // CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+constexpr int32_t kScaleBlk128 = 5;  // ..._BLK128x128_32F
 constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
 constexpr int kLayoutBatchCount = 5; // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT
 constexpr int kLayoutBatchStride = 6; // ..._STRIDED_BATCH_OFFSET
@@ -81,7 +85,11 @@ static_assert(kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA &&
               kDescBiasType == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE &&
               kDescAScale == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER &&
               kDescBScale == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER &&
-              kDescFastAccum == CUBLASLT_MATMUL_DESC_FAST_ACCUM);
+              kDescFastAccum == CUBLASLT_MATMUL_DESC_FAST_ACCUM &&
+              kDescAScaleMode == CUBLASLT_MATMUL_DESC_A_SCALE_MODE &&
+              kDescBScaleMode == CUBLASLT_MATMUL_DESC_B_SCALE_MODE);
+static_assert(kScaleVec128 == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F &&
+              kScaleBlk128 == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F);
 static_assert(kPrefMaxWorkspace == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
 static_assert(kLayoutBatchCount == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT &&
               kLayoutBatchStride ==
@@ -119,9 +127,9 @@ struct Plan {
   std::mutex pointerMutex;
 };
 
-/// batch, m, n, k, transB, A/B type, D type, epilogue.
-using PlanKey =
-    std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int, int, uint32_t>;
+/// batch, m, n, k, transB, A/B type, D type, epilogue, scale mode.
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int, int,
+                           uint32_t, int32_t>;
 
 /// Opens cuBLASLt ($MTE_CUBLASLT_LIBRARY, else the loader path, else the
 /// CUDA toolkit's lib64) and resolves its functions, once per process.
@@ -207,19 +215,22 @@ bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
 /// `epilogue` is a cublasLtEpilogue_t (bias of D's type, bf16 for an FP8
 /// GEMM writing f32). FP8 GEMMs accumulate as TransformerEngine's forward
 /// does (FAST_ACCUM: no periodic promotion of the tensor cores' partial
-/// sums).
+/// sums), except block-scaled ones (`scaleMode` MTE_GEMM_SCALE_BLOCK128:
+/// W's scales BLK128x128, x's VEC128), which cuBLASLt promotes per block.
 Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
               int64_t k, bool nk, int inputType, int outputType,
-              uint32_t epilogue, std::string &error) {
+              uint32_t epilogue, int32_t scaleMode, std::string &error) {
   std::lock_guard<std::mutex> guard(g.plansMutex);
-  PlanKey key{batch, m, n, k, nk, inputType, outputType, epilogue};
+  PlanKey key{batch, m, n, k, nk, inputType, outputType, epilogue, scaleMode};
   if (auto it = g.plans.find(key); it != g.plans.end())
     return it->second.get();
   const Library &l = g.lib;
   auto plan = std::make_unique<Plan>();
   int32_t transA = nk ? kOpT : kOpN, transB = kOpN;
   bool fp8 = inputType == kR8FE4M3;
+  bool blocks = scaleMode == MTE_GEMM_SCALE_BLOCK128;
   int8_t fastAccum = 1;
+  int32_t wScaleMode = kScaleBlk128, xScaleMode = kScaleVec128;
   int32_t biasType = fp8 && outputType == kR32F ? kR16BF : outputType;
   Preference preference = nullptr;
   uint64_t workspace = kWorkspaceBytes;
@@ -235,8 +246,15 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
       ((epilogue & MTE_GEMM_EPILOGUE_BIAS) &&
        l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBiasType, &biasType,
                                         sizeof(biasType))) ||
-      (fp8 && l.cublasLtMatmulDescSetAttribute(plan->desc, kDescFastAccum,
-                                               &fastAccum, sizeof(fastAccum))) ||
+      (fp8 && !blocks &&
+       l.cublasLtMatmulDescSetAttribute(plan->desc, kDescFastAccum,
+                                        &fastAccum, sizeof(fastAccum))) ||
+      (blocks && (l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAScaleMode,
+                                                   &wScaleMode,
+                                                   sizeof(wScaleMode)) ||
+                  l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBScaleMode,
+                                                   &xScaleMode,
+                                                   sizeof(xScaleMode)))) ||
       l.cublasLtMatrixLayoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k,
                                    nk ? k : n) ||
       l.cublasLtMatrixLayoutCreate(&plan->b, inputType, k, m, k) ||
@@ -254,7 +272,8 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
     error = "cuBLASLt has no algorithm for a GEMM of m=" + std::to_string(m) +
             " n=" + std::to_string(n) + " k=" + std::to_string(k) + " (types " +
             std::to_string(inputType) + " -> " + std::to_string(outputType) +
-            ", epilogue " + std::to_string(epilogue) + ")";
+            ", epilogue " + std::to_string(epilogue) +
+            (blocks ? ", block scales" : "") + ")";
     return nullptr;
   }
   plan->algo = result.algo;
@@ -283,7 +302,7 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                               int32_t dtype,
                               int32_t outDtype, int32_t epilogue, uint64_t bias,
                               uint64_t residual, uint64_t xScale,
-                              uint64_t wScale) {
+                              uint64_t wScale, int32_t scaleMode) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
   std::string error;
@@ -305,8 +324,17 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                            (!fp8 && (xScale || wScale) ? " with scales" : ""));
     return;
   }
+  if (scaleMode != MTE_GEMM_SCALE_TENSOR &&
+      (scaleMode != MTE_GEMM_SCALE_BLOCK128 || !fp8 || batch != 1 ||
+       k % 128 != 0 || !xScale || !wScale || (xScale | wScale) % 16 != 0)) {
+    mte::cuda::recordError(
+        "mte_cuda_gemm: scale mode " + std::to_string(scaleMode) +
+        " needs fp8 operands, batch 1, k a multiple of 128 (k=" +
+        std::to_string(k) + ") and both scales 16-byte aligned");
+    return;
+  }
   Plan *plan = planFor(g, batch, m, n, k, transB != 0, inputType, outputType,
-                       static_cast<uint32_t>(epilogue), error);
+                       static_cast<uint32_t>(epilogue), scaleMode, error);
   if (!plan) {
     mte::cuda::recordError(error);
     return;

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -94,13 +95,30 @@ static bool convertElements(const char *in, int32_t from, char *out, int32_t to,
 /// Quantizes `count` elements from `from` (f32 or bf16) as mte-compile
 /// does an FP8 weight: each rounded to `via` (bf16 or f32), divided by
 /// `scale` in f32 and encoded as E4M3 to nearest even, saturating.
+/// With `blocks` (block scaling), element i divides by blocks->at(i)
+/// instead: `first` is the weight-as-built index of element 0.
+struct BlockFactors {
+  const float *factors;
+  uint64_t k, n;    // the stored weight is [n, k]
+  bool transposed;  // built [k, n], stored transposed
+  float at(uint64_t built) const {
+    uint64_t row = transposed ? built % n : built / k,
+             col = transposed ? built / n : built % k;
+    return factors[(row / 128) * (k / 128) + col / 128];
+  }
+};
+
 static bool quantizeElements(const char *in, int32_t from, int32_t via,
-                             float scale, char *out, uint64_t count) {
+                             float scale, char *out, uint64_t count,
+                             const BlockFactors *blocks = nullptr,
+                             uint64_t first = 0) {
   if ((from != MTE_DTYPE_F32 && from != MTE_DTYPE_BF16) ||
       (via != MTE_DTYPE_F32 && via != MTE_DTYPE_BF16) ||
       (from == MTE_DTYPE_BF16 && via == MTE_DTYPE_F32))
     return false;
   for (uint64_t i = 0; i < count; ++i) {
+    if (blocks)
+      scale = blocks->at(first + i);
     uint32_t bits;
     if (from == MTE_DTYPE_F32) {
       std::memcpy(&bits, in + 4 * i, sizeof(bits));
@@ -145,6 +163,15 @@ mte_status ExternalWeights::build(const mte_weight_info &weight, uint32_t index,
                 !mte::transposedWeightPart(numElements, rows, part,
                                            builtPart, builtRows))))
     return malformed();
+  std::optional<BlockFactors> blocks;
+  if (weight.quantize_blocks) {
+    uint64_t k = weight.quantize_block_k;
+    if (!quantized || sliced || !k || k % 128 != 0 || numElements % k != 0 ||
+        (rows && rows != k))
+      return malformed();
+    blocks = BlockFactors{weight.quantize_blocks, k, numElements / k,
+                          rows != 0};
+  }
   bytes.resize(weight.num_bytes / part.parts);
   // A transposed weight is built as the sources give it, then transposed.
   std::vector<char> staged(rows ? bytes.size() : 0);
@@ -178,7 +205,8 @@ mte_status ExternalWeights::build(const mte_weight_info &weight, uint32_t index,
               converted &&
               (quantized ? quantizeElements(from, source.dtype,
                                             weight.quantize_from,
-                                            weight.quantize_scale, into, count)
+                                            weight.quantize_scale, into, count,
+                                            blocks ? &*blocks : nullptr, to)
                          : convertElements(from, source.dtype, into,
                                            weight.dtype, count));
         });

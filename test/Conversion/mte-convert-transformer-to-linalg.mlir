@@ -352,3 +352,80 @@ func.func @amax_levels(%x: tensor<64x64xbf16>) -> tensor<f32> {
   %0 = transformer.amax %x : tensor<64x64xbf16> -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// block_amax: max |x| over each block of the [4, 2, 128] view of the input.
+// CHECK-LABEL: func @block_amax
+// CHECK: %[[BLOCKS:.*]] = tensor.expand_shape {{.*}} output_shape [4, 2, 128] : tensor<1024xbf16> into tensor<4x2x128xbf16>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[BLOCKS]] : tensor<4x2x128xbf16>) outs(%{{.*}} : tensor<4x2xf32>)
+// CHECK: math.absf
+// CHECK: arith.maximumf
+func.func @block_amax(%x: tensor<4x256xbf16>) -> tensor<4x2xf32> {
+  %0 = transformer.block_amax %x {block_size = 128 : i64} : tensor<4x256xbf16> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// fp8_scale of block amaxes: one loop over them; power_of_two keeps the
+// scale's sign and exponent bits.
+// CHECK-LABEL: func @fp8_scale_blocks
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%{{.*}} : tensor<4x2xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x2xf32>, tensor<4x2xf32>)
+// CHECK: %[[SCALE:.*]] = arith.select
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[SCALE]] : f32 to i32
+// CHECK: %[[MASK:.*]] = arith.constant -8388608 : i32
+// CHECK: %[[POW2:.*]] = arith.andi %[[BITS]], %[[MASK]]
+// CHECK: %[[ROUNDED:.*]] = arith.bitcast %[[POW2]] : i32 to f32
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[ROUNDED]]
+// CHECK: linalg.yield %[[ROUNDED]], %[[INV]]
+func.func @fp8_scale_blocks(%a: tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
+  %s, %si = transformer.fp8_scale %a {fp8_max = 448.0 : f32, power_of_two} : (tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
+  return %s, %si : tensor<4x2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// A block-scaled quantize reads scale [m, b] for element [m, b, j] of the
+// [4, 2, 128] view.
+// CHECK-DAG: #[[ELT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[BLK:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+// CHECK-LABEL: func @quantize_blocks
+// CHECK: %[[S:.*]] = tensor.expand_shape %{{.*}} output_shape [4, 2, 1]
+// CHECK: %[[X:.*]] = tensor.expand_shape %{{.*}} output_shape [4, 2, 128]
+// CHECK: linalg.generic {indexing_maps = [#[[ELT]], #[[BLK]], #[[ELT]]]{{.*}} ins(%[[X]], %[[S]] : tensor<4x2x128xbf16>, tensor<4x2x1xf32>)
+// CHECK: arith.mulf
+// CHECK: tensor.collapse_shape {{.*}} : tensor<4x2x128xf8E4M3FN> into tensor<1024xf8E4M3FN>
+func.func @quantize_blocks(%x: tensor<4x256xbf16>, %s: tensor<4x2xf32>) -> tensor<4x256xf8E4M3FN> {
+  %0 = transformer.quantize %x, %s {multiply} : (tensor<4x256xbf16>, tensor<4x2xf32>) -> tensor<4x256xf8E4M3FN>
+  return %0 : tensor<4x256xf8E4M3FN>
+}
+
+// -----
+
+// A block-scaled linear: one contraction reading the input's scales
+// transposed to [K / 128, M] and the weight's with rows padded to 4 blocks
+// (a constant, folded), each term times both; the epilogue has no scales.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[XS:.*]] = affine_map<(d0, d1, d2) -> (d2 floordiv 128, d0)>
+// CHECK-DAG: #[[WS:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 128, d2 floordiv 128)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @linear_blocks
+// CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<6x2xf32>) outs(%{{.*}} : tensor<2x6xf32>) permutation = [1, 0]
+// CHECK: %[[PADDED:.*]] = arith.constant dense<{{\[\[}}5.000000e-01, 2.500000e-01, 0.000000e+00, 0.000000e+00], [1.250000e-01, 6.250000e-02, 0.000000e+00, 0.000000e+00]]> : tensor<2x4xf32>
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[XS]], #[[WS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}}, %[[T]], %[[PADDED]] : tensor<6x256xf8E4M3FN>, tensor<144x256xf8E4M3FN>, tensor<2x6xf32>, tensor<2x4xf32>)
+// CHECK: arith.extf
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x144xf32>, tensor<144xbf16>)
+// CHECK-NOT: arith.mulf
+// CHECK: arith.addf
+func.func @linear_blocks(%x: tensor<2x3x256xf8E4M3FN>, %w: tensor<144x256xf8E4M3FN>, %xs: tensor<2x3x2xf32>, %b: tensor<144xbf16>) -> tensor<2x3x144xbf16> {
+  %ws = arith.constant dense<[[0.5, 0.25], [0.125, 0.0625]]> : tensor<2x2xf32>
+  %0 = transformer.linear %x, %w bias %b input_scale %xs weight_scale %ws layout <nk> : (tensor<2x3x256xf8E4M3FN>, tensor<144x256xf8E4M3FN>, tensor<144xbf16>, tensor<2x3x2xf32>, tensor<2x2xf32>) -> tensor<2x3x144xbf16>
+  return %0 : tensor<2x3x144xbf16>
+}

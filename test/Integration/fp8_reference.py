@@ -12,6 +12,10 @@ against.
 * current_scales / cast_to_fp8: an activation as mte quantizes it,
   TransformerEngine's way: scale = 448 / amax, codes of x * scale, the GEMM
   reading scale_inv = 1 / scale.
+* block_scales / block_quantize_rows / block_quantize_weight: block
+  scaling (TransformerEngine's Float8BlockScaling): a power-of-two scale
+  per 1 x 128 block of an activation's rows or 128 x 128 block of a weight,
+  448 / amax with its mantissa dropped (1 for an amax of 0, inf or NaN).
 * fp8_tensor: an ONNX TensorProto of E4M3 codes (onnx 1.12's helper predates
   the FP8 types).
 """
@@ -107,3 +111,54 @@ def fp8_tensor(name, codes, dims):
     t.dims.extend(dims)
     t.raw_data = np.ascontiguousarray(codes, np.uint8).tobytes()
     return t
+
+
+BLOCK = 128
+
+
+def block_scales(amax):
+    """Block scaling's (scale, scale_inv) per element of `amax` (float32):
+    current scaling's 448 / amax rounded down to a power of two."""
+    amax = np.asarray(amax, np.float32)
+    usable = np.isfinite(amax) & (amax > 0)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        quotient = np.minimum(np.float32(E4M3_MAX) / amax,
+                              np.float32(np.finfo(np.float32).max))
+    scale = np.where(usable, quotient, np.float32(1)).astype(np.float32)
+    scale = (scale.view(np.uint32) & np.uint32(0xFF800000)).view(np.float32)
+    return scale, (np.float32(1) / scale).astype(np.float32)
+
+
+def block_quantize_rows(x):
+    """x [M, K] (K a multiple of 128) as block scaling casts it: codes of
+    x * scale per 1 x 128 block, and scale_inv [M, K / 128]."""
+    x = np.asarray(x, np.float32)
+    m, k = x.shape
+    blocks = x.reshape(m, k // BLOCK, BLOCK)
+    scale, scale_inv = block_scales(np.abs(blocks).max(axis=-1))
+    codes = encode_e4m3(blocks * scale[..., None])
+    return codes.reshape(m, k), scale_inv
+
+
+def block_quantize_weight(w):
+    """w [N, K] with one scale per 128 x 128 block: codes and scale_inv
+    [ceil(N / 128), K / 128]."""
+    w = np.asarray(w, np.float32)
+    n, k = w.shape
+    rows = -(-n // BLOCK)
+    padded = np.zeros((rows * BLOCK, k), np.float32)
+    padded[:n] = w
+    tiles = padded.reshape(rows, BLOCK, k // BLOCK, BLOCK)
+    scale, scale_inv = block_scales(np.abs(tiles).max(axis=(1, 3)))
+    codes = encode_e4m3(tiles * scale[:, None, :, None])
+    return codes.reshape(rows * BLOCK, k)[:n], scale_inv
+
+
+def block_product(x_codes, x_scale_inv, w_codes, w_scale_inv):
+    """sum_k x[m, k] w[n, k] * x_scale_inv[m, k / 128] *
+    w_scale_inv[n / 128, k / 128], in float64 (exact per term)."""
+    k = x_codes.shape[1]
+    xs = np.repeat(x_scale_inv.astype(np.float64), BLOCK, axis=1)[:, :k]
+    ws = np.repeat(np.repeat(w_scale_inv.astype(np.float64), BLOCK, axis=0),
+                   BLOCK, axis=1)[:w_codes.shape[0], :k]
+    return (decode_e4m3(x_codes) * xs) @ (decode_e4m3(w_codes) * ws).T

@@ -58,7 +58,9 @@ cl::opt<std::string> fp8Recipe(
     cl::desc("With --precision=fp8: current (default; each activation's "
              "scale from this run's amax) or delayed (TransformerEngine's "
              "delayed scaling: scales from an amax history the model keeps "
-             "as state between runs)"),
+             "as state between runs) or block (TransformerEngine's block "
+             "scaling: a power-of-two scale per 1x128 block of each "
+             "activation row and per 128x128 block of each weight)"),
     cl::init("current"), cl::cat(compilerOptions));
 cl::opt<int64_t> fp8Margin(
     "fp8-margin",

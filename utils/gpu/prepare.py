@@ -83,12 +83,18 @@ def prepare_fixture(args, family, exporter, size="tiny"):
     # time, are embedded; the other parameters are read from NAME.data.
     if family in ("gpt2", "llama") and size == "tiny":
         precisions.append(("fp8", ".external.fp8", ["--weights=external"], fp8))
+        # Block scaling (the MLPs' second GEMMs: K = 128), embedded and
+        # external (the runtime quantizes each 128x128 block by its factor).
+        block = fp8 + ["--fp8-recipe=block"]
+        precisions += [("fp8", ".block.fp8", [], block),
+                       ("fp8", ".external.block.fp8", ["--weights=external"],
+                        block)]
     # The sharded program on one rank (--tp=1: each collective NCCL's over
     # that rank, weights sliced at upload), fused only, against the host
     # backend's --tp=1 build (NAME.tp1[.bf16|.fp8]).
     sharded = family in ("gpt2", "llama") and size == "tiny"
     for precision, suffix, extra, both in precisions:
-        if sharded and suffix != ".external.fp8":
+        if sharded and suffix in ("", ".bf16", ".fp8"):
             tp1 = f"{stem}.tp1{suffix}"
             subprocess.run([args.compile, stem + ".onnx", "-o",
                             tp1 + ".host.so", f"--precision={precision}",
@@ -237,6 +243,10 @@ def prepare_one_op_models(args):
     # The FP8 MLP whose host build equals an exact emulation of the recipe.
     import host_fp8_precision
     cases.append(host_fp8_precision.gpu_case() + (False,))
+    # Block scaling (cuBLASLt's VEC128 x BLK128x128 GEMMs): the MLP whose
+    # host build equals an exact emulation, and massive activations.
+    import host_fp8_block
+    cases += [case + (False,) for case in host_fp8_block.gpu_cases()]
     cases = [case + ((),) for case in cases]
     # FP8 models as other tools export them (Q/DQ, TensorRT's FP8 ops),
     # fused (FP8 cuBLASLt GEMMs with the imported scales) and unfused.

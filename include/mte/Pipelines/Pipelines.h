@@ -58,7 +58,9 @@ struct PrecisionPipelineOptions
           clEnumValN(transformer::Fp8Recipe::Current, "current",
                      "from this run's amax"),
           clEnumValN(transformer::Fp8Recipe::Delayed, "delayed",
-                     "from the amax history of earlier runs"))};
+                     "from the amax history of earlier runs"),
+          clEnumValN(transformer::Fp8Recipe::Block, "block",
+                     "per 1x128 input and 128x128 weight block"))};
   Option<int64_t> fp8Margin{
       *this, "fp8-margin",
       llvm::cl::desc("With the delayed recipe: the margin of the scales"),
@@ -82,7 +84,8 @@ struct PrecisionPipelineOptions
 /// Converts f32 weights and activations to the options' precision (bf16 or
 /// f16) with mte-convert-precision, then lets norms write their GEMMs'
 /// input type. fp8 is bf16 whose large, aligned linears run as E4M3 GEMMs
-/// (mte-insert-fp8-casts, current or delayed scaling; docs/fp8.md).
+/// (mte-insert-fp8-casts, current, delayed or block scaling;
+/// docs/fp8.md).
 void buildPrecisionPipeline(mlir::OpPassManager &pm,
                             const PrecisionPipelineOptions &options);
 

@@ -96,6 +96,18 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
     if ((!library && !isLibraryFp8Linear(op, n, k)) ||
         hasNoElements(op.getOutput().getType()))
       return rewriter.notifyMatchFailure(op, "not a library GEMM");
+    SmallVector<int64_t> shape(op.getOutput().getType().getShape());
+    if (op.isBlockScaled()) {
+      // The block scales are inside the product; the epilogue has none.
+      linalg::GenericOp product = mte::buildBlockScaledProduct(rewriter, op);
+      product->setAttr(mte::kBlockScaledGemmAttrName, rewriter.getUnitAttr());
+      Value result = mte::buildLinearEpilogue(
+          rewriter, op, reshapeTensor(rewriter, loc, product.getResult(0), shape));
+      tagEpilogue(rewriter, op, result, /*alpha=*/1.0f, /*inputScale=*/false,
+                  /*weightScale=*/false);
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     // The product over the [M, K] view of the input, accumulated in f32.
     int64_t m = 1;
     for (int64_t d : inputType.getShape().drop_back())
@@ -118,7 +130,6 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
                                  ValueRange{input, op.getWeight()},
                                  ValueRange{init}, attrs)
             .getResult(0);
-    SmallVector<int64_t> shape(op.getOutput().getType().getShape());
     product = reshapeTensor(rewriter, loc, product, shape);
     // Constant scales (compile-time quantized weights, imported Q/DQ) fold
     // into one factor, cuBLASLt's alpha; a scale computed on the run stays
@@ -129,10 +140,16 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
                                                           m_Constant());
     bool weightScale = op.getWeightScale() &&
                        !matchPattern(op.getWeightScale(), m_Constant());
+    tagEpilogue(rewriter, op, result, alpha, inputScale, weightScale);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
 
-    // The library GEMM can apply this epilogue itself (bias, activation,
-    // residual as its C): say what it computes, so that
-    // mte-matmul-to-library-call need not reverse-engineer the body.
+  /// The library GEMM can apply this epilogue itself (bias, activation,
+  /// residual as its C): say what it computes, so that
+  /// mte-matmul-to-library-call need not reverse-engineer the body.
+  static void tagEpilogue(PatternRewriter &rewriter, LinearOp op, Value result,
+                          float alpha, bool inputScale, bool weightScale) {
     if (Operation *epilogue = result.getDefiningOp()) {
       SmallVector<NamedAttribute> spec = {rewriter.getNamedAttr(
           "activation",
@@ -154,8 +171,6 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
       epilogue->setAttr(mte::kGemmEpilogueAttrName,
                         rewriter.getDictionaryAttr(spec));
     }
-    rewriter.replaceOp(op, result);
-    return success();
   }
 };
 

@@ -100,6 +100,47 @@ bool isLibraryGemm(linalg::LinalgOp op) {
   return true;
 }
 
+/// Whether `op` is a block-scaled fp8 product as mte::buildBlockScaledProduct
+/// builds it (tagged): dense E4M3 x [M, K] and W [N, K], f32 scales
+/// [K / 128, M] and [ceil(N / 128), K / 128 rounded up to 4], read through
+/// the maps (m, k), (n, k), (k / 128, m), (n / 128, k / 128) into f32
+/// [M, N], with N a multiple of 16 and K of 128.
+bool isBlockScaledGemm(linalg::GenericOp op) {
+  if (!op->hasAttr(mte::kBlockScaledGemmAttrName) ||
+      !op.hasPureBufferSemantics() || op.getNumDpsInputs() != 4 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
+      !llvm::all_of(op->getOperands(), isDense))
+    return false;
+  ValueRange in = op.getDpsInputs();
+  auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
+  Type f32 = Float32Type::get(op.getContext());
+  if (!isa<Float8E4M3FNType>(elementTypeOf(in[0])) ||
+      !isa<Float8E4M3FNType>(elementTypeOf(in[1])) ||
+      elementTypeOf(in[2]) != f32 || elementTypeOf(in[3]) != f32 ||
+      elementTypeOf(op.getDpsInits()[0]) != f32)
+    return false;
+  ArrayRef<int64_t> x = shape(in[0]), w = shape(in[1]),
+                    out = shape(op.getDpsInits()[0]);
+  if (x.size() != 2 || w.size() != 2 || out.size() != 2)
+    return false;
+  int64_t m = x[0], k = x[1], n = w[0], blocks = k / 128;
+  if (k % 128 != 0 || n % 16 != 0 || m == 0 || w[1] != k ||
+      out != ArrayRef<int64_t>{m, n} ||
+      shape(in[2]) != ArrayRef<int64_t>{blocks, m} ||
+      shape(in[3]) != ArrayRef<int64_t>{int64_t(llvm::divideCeil(n, 128)),
+                                        int64_t(llvm::alignTo(blocks, 4))})
+    return false;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr dm = getAffineDimExpr(0, ctx), dn = getAffineDimExpr(1, ctx),
+             dk = getAffineDimExpr(2, ctx);
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(3, 0, {dm, dk}, ctx), AffineMap::get(3, 0, {dn, dk}, ctx),
+      AffineMap::get(3, 0, {dk.floorDiv(128), dm}, ctx),
+      AffineMap::get(3, 0, {dn.floorDiv(128), dk.floorDiv(128)}, ctx),
+      AffineMap::get(3, 0, {dm, dn}, ctx)};
+  return op.getIndexingMapsArray() == expected;
+}
+
 /// Whether `fill` writes zeros.
 bool isZeroFill(linalg::FillOp fill) {
   FloatAttr value;
@@ -284,8 +325,9 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
     epilogue.code = MTE_GEMM_EPILOGUE_DEFAULT;
   // The call takes the generic's place: nothing in between may write what
   // the GEMM reads.
-  SmallVector<Value> read = {rootBuffer(matmul.getDpsInputs()[0]),
-                             rootBuffer(matmul.getDpsInputs()[1])};
+  SmallVector<Value> read;
+  for (Value input : matmul.getDpsInputs())
+    read.push_back(rootBuffer(input));
   for (Value v : {epilogue.inputScale, epilogue.weightScale, epilogue.bias,
                   epilogue.residual})
     if (v)
@@ -315,6 +357,9 @@ struct MatmulToLibraryCallPass
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
           op.hasPureBufferSemantics() && isLibraryGemm(op) && transposedB(op))
         matmuls.push_back(op);
+      else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+               generic && isBlockScaledGemm(generic))
+        matmuls.push_back(op);
     });
     if (matmuls.empty())
       return;
@@ -326,7 +371,9 @@ struct MatmulToLibraryCallPass
       Location loc = matmul.getLoc();
       Value x = matmul.getDpsInputs()[0], w = matmul.getDpsInputs()[1],
             out = matmul.getDpsInits()[0];
-      bool nk = *transposedB(matmul);
+      // A block-scaled product reads its scales inside the sum.
+      bool blocks = isa<linalg::GenericOp>(matmul.getOperation());
+      bool nk = blocks || *transposedB(matmul);
       auto outType = cast<MemRefType>(out.getType());
       bool hasBatch = outType.getRank() == 3;
       int64_t batch = hasBatch ? outType.getDimSize(0) : 1;
@@ -356,6 +403,10 @@ struct MatmulToLibraryCallPass
       } else {
         builder.setInsertionPoint(matmul);
       }
+      if (blocks) {
+        inputScale = matmul.getDpsInputs()[2];
+        weightScale = matmul.getDpsInputs()[3];
+      }
       if (zeroInit && *zeroInit)
         (*zeroInit)->erase();
       auto pointer = [&](Value buffer) -> Value {
@@ -382,7 +433,9 @@ struct MatmulToLibraryCallPass
                      constant32(*operandDtypeCode(elementTypeOf(x))),
                      constant32(*dtypeCode(elementTypeOf(result))),
                      constant32(code), pointer(bias), pointer(residual),
-                     pointer(inputScale), pointer(weightScale)});
+                     pointer(inputScale), pointer(weightScale),
+                     constant32(blocks ? MTE_GEMM_SCALE_BLOCK128
+                                       : MTE_GEMM_SCALE_TENSOR)});
       if (epilogue)
         epilogue->op->erase();
       matmul->erase();

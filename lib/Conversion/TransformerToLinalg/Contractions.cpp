@@ -9,6 +9,7 @@
 #include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -216,6 +217,13 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
     SmallVector<utils::IteratorType> iterators(numLoops,
                                                utils::IteratorType::parallel);
     iterators.back() = utils::IteratorType::reduction;
+    if (op.isBlockScaled()) {
+      Value product = reshapeTensor(
+          rewriter, loc, mte::buildBlockScaledProduct(rewriter, op).getResult(0),
+          outType.getShape());
+      rewriter.replaceOp(op, mte::buildLinearEpilogue(rewriter, op, product));
+      return success();
+    }
     Type inElt = inputType.getElementType();
     Type wElt = op.getWeight().getType().getElementType();
     Type acc = inElt.isF64() ? inElt : rewriter.getF32Type();
@@ -344,6 +352,79 @@ static std::optional<float> constantScale(Value scale) {
   return value.getSplatValue<APFloat>().convertToFloat();
 }
 
+/// `scales` [R, C] with zero columns appended up to a multiple of 4: folded
+/// when it is a constant.
+static Value padColumnsToFour(OpBuilder &b, Location loc, Value scales) {
+  auto type = cast<RankedTensorType>(scales.getType());
+  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+  int64_t padded = llvm::alignTo(columns, 4);
+  if (padded == columns)
+    return scales;
+  auto paddedType = RankedTensorType::get({rows, padded}, b.getF32Type());
+  DenseElementsAttr value;
+  if (matchPattern(scales, m_Constant(&value))) {
+    SmallVector<float> data(rows * padded, 0.0f);
+    for (auto [i, v] : llvm::enumerate(value.getValues<float>()))
+      data[(i / columns) * padded + i % columns] = v;
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(paddedType, ArrayRef<float>(data)));
+  }
+  Value zeros = filledTensor(b, loc, {rows, padded}, b.getF32Type(), 0);
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0)),
+      strides(2, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rows),
+                                     b.getIndexAttr(columns)};
+  return tensor::InsertSliceOp::create(b, loc, scales, zeros, offsets, sizes,
+                                       strides);
+}
+
+linalg::GenericOp mte::buildBlockScaledProduct(OpBuilder &b, LinearOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType inputType = op.getInput().getType();
+  int64_t k = inputType.getShape().back();
+  int64_t n = op.getWeight().getType().getDimSize(0);
+  int64_t m = inputType.getNumElements() / k, blocks = k / kFp8BlockSize;
+  Value input = reshapeTensor(b, loc, op.getInput(), {m, k});
+  // cuBLASLt reads 1-D block scales with the rows (its N) innermost.
+  Value rowScales = reshapeTensor(b, loc, op.getInputScale(), {m, blocks});
+  Value inputScales =
+      linalg::TransposeOp::create(
+          b, loc, rowScales,
+          emptyTensor(b, loc, {blocks, m}, b.getF32Type()),
+          ArrayRef<int64_t>{1, 0})
+          .getResult()[0];
+  Value weightScales = padColumnsToFour(b, loc, op.getWeightScale());
+  AffineExpr dm = getAffineDimExpr(0, ctx), dn = getAffineDimExpr(1, ctx),
+             dk = getAffineDimExpr(2, ctx);
+  AffineExpr block = dk.floorDiv(kFp8BlockSize);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(3, 0, {dm, dk}, ctx), AffineMap::get(3, 0, {dn, dk}, ctx),
+      AffineMap::get(3, 0, {block, dm}, ctx),
+      AffineMap::get(3, 0, {dn.floorDiv(kFp8BlockSize), block}, ctx),
+      AffineMap::get(3, 0, {dm, dn}, ctx)};
+  Type f32 = b.getF32Type();
+  Type inElt = inputType.getElementType();
+  Type wElt = op.getWeight().getType().getElementType();
+  Value init = filledTensor(b, loc, {m, n}, f32, 0);
+  return linalg::GenericOp::create(
+      b, loc, init.getType(),
+      ValueRange{input, op.getWeight(), inputScales, weightScales}, init, maps,
+      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+       utils::IteratorType::reduction},
+      [&](OpBuilder &bb, Location l, ValueRange a) {
+        // fp8 x fp8 is exact in f32, and so are the power-of-two scales.
+        Value x = convertScalar(bb, l, a[0], inElt, f32);
+        Value w = convertScalar(bb, l, a[1], wElt, f32);
+        Value scale = arith::MulFOp::create(bb, l, a[2], a[3]);
+        Value term = arith::MulFOp::create(
+            bb, l, arith::MulFOp::create(bb, l, x, w), scale);
+        linalg::YieldOp::create(bb, l,
+                                arith::AddFOp::create(bb, l, a[4], term)
+                                    .getResult());
+      });
+}
+
 Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product,
                                float *foldedScale) {
   Location loc = op.getLoc();
@@ -352,6 +433,9 @@ Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product,
   SmallVector<Value> epilogueInputs = {product};
   Value bias = op.getBias(), residual = op.getResidual();
   Value inputScale = op.getInputScale(), weightScale = op.getWeightScale();
+  // Block scales are inside the product.
+  if (op.isBlockScaled())
+    inputScale = weightScale = nullptr;
   if (foldedScale) {
     *foldedScale = 1.0f;
     for (Value *scale : {&inputScale, &weightScale})

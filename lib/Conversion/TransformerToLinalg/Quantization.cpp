@@ -1,7 +1,8 @@
 //===- Quantization.cpp - fp8 ops to linalg ---------------------------------===//
 //
-// The fp8 ops: quantize and dequantize with a per-tensor scale, amax, and
-// delayed scaling's update of the amax history and scales.
+// The fp8 ops: quantize (per tensor or per block) and dequantize, amax and
+// block_amax, the scales from them, and delayed scaling's update of the
+// amax history and scales.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,12 +121,24 @@ struct QuantizePattern : OpRewritePattern<QuantizeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(QuantizeOp op,
                                 PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     Type in = op.getInput().getType().getElementType();
     Type out = op.getType().getElementType();
     bool saturate = op.getSaturate(), multiply = op.getMultiply();
+    // Block scales: the input viewed as [..., K / 128, 128] and the scales
+    // as [..., K / 128, 1], which broadcasts over each block.
+    Value input = op.getInput(), scale = op.getScale();
+    RankedTensorType resultType = op.getType();
+    if (op.isBlockScaled()) {
+      SmallVector<int64_t> blocks(op.getScale().getType().getShape());
+      blocks.push_back(1);
+      scale = reshapeTensor(rewriter, loc, scale, blocks);
+      blocks.back() = kFp8BlockSize;
+      input = reshapeTensor(rewriter, loc, input, blocks);
+      resultType = RankedTensorType::get(blocks, out);
+    }
     Value result =
-        elementwise(rewriter, op.getLoc(), op.getType(),
-                    ValueRange{op.getInput(), op.getScale()},
+        elementwise(rewriter, loc, resultType, ValueRange{input, scale},
                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                       Type f32 = b.getF32Type();
                       Value wide = convertScalar(b, l, a[0], in, f32);
@@ -139,6 +152,27 @@ struct QuantizePattern : OpRewritePattern<QuantizeOp> {
                         return arith::TruncFOp::create(b, l, out, x);
                       return convertScalar(b, l, x, f32, out);
                     });
+    if (op.isBlockScaled())
+      result = reshapeTensor(rewriter, loc, result, op.getType().getShape());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// block_amax: max |x| over the last dimension of the [..., K / B, B] view.
+struct BlockAmaxPattern : OpRewritePattern<BlockAmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BlockAmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<int64_t> blocks(op.getType().getShape());
+    blocks.push_back(op.getBlockSize());
+    Value rows = reshapeTensor(rewriter, loc, op.getInput(), blocks);
+    Value result = reduceTrailing(
+        rewriter, loc, rows, blocks.size() - 1, rewriter.getF32Type(), 0,
+        combine<arith::MaximumFOp>, [](OpBuilder &b, Location l, Value x) {
+          return math::AbsFOp::create(b, l, x).getResult();
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -183,24 +217,29 @@ Value scaleFromAmax(OpBuilder &b, Location l, Value amax, double scaledMax,
   return arith::SelectOp::create(b, l, usable, quotient, fallback);
 }
 
-/// fp8_scale as one rank-0 loop with two results, so that both scales (and,
-/// through elementwise fusion, the amax's last level) are one kernel.
+/// fp8_scale as one loop with two results (rank 0 for a per-tensor scale),
+/// so that both scales (and, through elementwise fusion, the amax's last
+/// level) are one kernel.
 struct Fp8ScalePattern : OpRewritePattern<Fp8ScaleOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(Fp8ScaleOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type f32 = rewriter.getF32Type();
+    RankedTensorType type = op.getAmax().getType();
     SmallVector<Value> inputs = {op.getAmax()};
     if (op.getDelayed())
       inputs.push_back(op.getDelayed());
-    Value init = emptyTensor(rewriter, loc, {}, f32);
-    SmallVector<AffineMap> maps(inputs.size() + 2,
-                                AffineMap::get(0, 0, rewriter.getContext()));
+    Value init = emptyTensor(rewriter, loc, type.getShape(), f32);
+    SmallVector<AffineMap> maps(
+        inputs.size() + 2,
+        rewriter.getMultiDimIdentityMap(type.getRank()));
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
     float fp8Max = op.getFp8Max().convertToFloat();
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType(), init.getType()}, inputs,
-        ValueRange{init, init}, maps, ArrayRef<utils::IteratorType>{},
+        ValueRange{init, init}, maps, iterators,
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value scale =
               scaleFromAmax(b, l, a[0], fp8Max, constantOf(b, l, f32, 1));
@@ -208,6 +247,15 @@ struct Fp8ScalePattern : OpRewritePattern<Fp8ScaleOp> {
             Value measured = arith::CmpFOp::create(
                 b, l, arith::CmpFPredicate::OGT, a[1], constantOf(b, l, f32, 0));
             scale = arith::SelectOp::create(b, l, measured, a[1], scale);
+          }
+          if (op.getPowerOfTwo()) {
+            // Sign and exponent only: the power of two at or below it.
+            Type i32 = b.getI32Type();
+            Value bits = arith::BitcastOp::create(b, l, i32, scale);
+            Value mask = arith::ConstantIntOp::create(
+                b, l, i32, int64_t(int32_t(0xFF800000u)));
+            scale = arith::BitcastOp::create(
+                b, l, f32, arith::AndIOp::create(b, l, bits, mask));
           }
           Value inverse =
               arith::DivFOp::create(b, l, constantOf(b, l, f32, 1), scale);
@@ -277,7 +325,7 @@ struct Fp8ScaleUpdatePattern : OpRewritePattern<Fp8ScaleUpdateOp> {
 
 void mte::populateTransformerQuantizationToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AmaxPattern, QuantizePattern, DequantizePattern,
-               Fp8ScalePattern, Fp8ScaleUpdatePattern>(
+  patterns.add<AmaxPattern, BlockAmaxPattern, QuantizePattern,
+               DequantizePattern, Fp8ScalePattern, Fp8ScaleUpdatePattern>(
       patterns.getContext());
 }

@@ -379,6 +379,14 @@ std::string mte::generateABISource(const ModelSignature &signature) {
       }
       os << "};\n";
     }
+    for (auto [i, w] : llvm::enumerate(signature.weights)) {
+      if (w.quantizeBlocks.empty())
+        continue;
+      os << "static const float weight_blocks_" << i << "[] = {";
+      for (float factor : w.quantizeBlocks)
+        os << llvm::format("%af, ", double(factor));
+      os << "};\n";
+    }
     os << "static const mte_weight_info weights[] = {\n";
     for (auto [i, w] : llvm::enumerate(signature.weights)) {
       if (w.isExternal())
@@ -395,6 +403,10 @@ std::string mte::generateABISource(const ModelSignature &signature) {
            << dtypeName(w.quantizeFrom) << ", " << w.transposeRows << "ull";
       else
         os << "0.0f, 0, 0ull";
+      if (w.quantizeBlocks.empty())
+        os << ", 0, 0ull";
+      else
+        os << ", weight_blocks_" << i << ", " << w.quantizeBlockK << "ull";
       os << "},\n";
     }
     os << "};\n";
@@ -541,6 +553,8 @@ static ModelWeight externalWeight(const transformer::WeightRecipe &recipe,
     weight.quantizeScale = recipe.quantization->scale;
     weight.quantizeFrom = recipe.quantization->from;
     weight.transposeRows = recipe.quantization->transposeRows;
+    weight.quantizeBlocks = recipe.quantization->blockScales;
+    weight.quantizeBlockK = recipe.quantization->blockK;
   }
   uint64_t begin = 0; // of each part in a chunk
   for (const transformer::WeightRecipe::Part &part : recipe.parts) {
@@ -605,6 +619,10 @@ uint64_t mte::externalizeWeights(ModuleOp lowered,
         !transposedWeightPart(it->second->numElements(),
                               it->second->quantization->transposeRows, part,
                               built, builtRows))
+      it->second.reset();
+    // Block factors follow the whole weight's blocks: a part stays embedded.
+    if (it->second && it->second->quantization &&
+        !it->second->quantization->blockScales.empty() && part.parts > 1)
       it->second.reset();
     const std::optional<transformer::WeightRecipe> &recipe = it->second;
     if (!recipe) {

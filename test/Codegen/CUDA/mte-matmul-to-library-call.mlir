@@ -8,7 +8,7 @@
 // the mte_dtype codes of A and B and of the output (1 f32, 2 f16, 3 bf16),
 // cuBLASLt's epilogue (1: none), the bias and C pointers and the fp8 scale
 // pointers (0: none).
-// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, f32, i32, i32, i32, i64, i64, i64, i64)
+// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, f32, i32, i32, i32, i64, i64, i64, i64, i32)
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: linalg.fill
 // CHECK: %[[X:.*]] = memref.extract_aligned_pointer_as_index %arg0
@@ -175,7 +175,8 @@ func.func @zeros_copied(%x: memref<6x8xf32>, %w: memref<4x8xf32>, %o1: memref<6x
 // CHECK: %[[XSI:.*]] = arith.index_cast %[[XS]]
 // CHECK: %[[WS:.*]] = memref.extract_aligned_pointer_as_index %arg3
 // CHECK: %[[WSI:.*]] = arith.index_cast %[[WS]]
-// CHECK: call @mte_cuda_gemm({{.*}}, %[[ALPHA]], %{{.*}}, %[[E4M3]], %[[BF16]], %{{.*}}, %{{.*}}, %{{.*}}, %[[XSI]], %[[WSI]])
+// CHECK: %[[TENSOR:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: call @mte_cuda_gemm({{.*}}, %[[ALPHA]], %{{.*}}, %[[E4M3]], %[[BF16]], %{{.*}}, %{{.*}}, %{{.*}}, %[[XSI]], %[[WSI]], %[[TENSOR]])
 // CHECK-NOT: mte.gemm_epilogue
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<32x16xf8E4M3FN>, memref<16x32xf8E4M3FN>)
 // CHECK: linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : memref<32x8xf8E4M3FN>, memref<32x8xf8E4M3FN>)
@@ -219,5 +220,66 @@ func.func @fp8(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %sx: memr
     linalg.yield %v : f32
   }
   memref.dealloc %tmp2 : memref<32x32xf32>
+  return
+}
+
+// -----
+
+// A block-scaled FP8 product (mte::buildBlockScaledProduct's, tagged) runs
+// in cuBLASLt with scale mode 1 (MTE_GEMM_SCALE_BLOCK128), x's [K/128, M]
+// and W's [N/128, 4] scales as the scale pointers, and takes its tagged
+// bias epilogue along. Untagged, the same loop nest stays.
+// CHECK-LABEL: func.func @fp8_blocks
+// CHECK: %[[XS:.*]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK: %[[XSI:.*]] = arith.index_cast %[[XS]]
+// CHECK: %[[WS:.*]] = memref.extract_aligned_pointer_as_index %arg3
+// CHECK: %[[WSI:.*]] = arith.index_cast %[[WS]]
+// CHECK: %[[BLOCKS:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: call @mte_cuda_gemm({{.*}}, %[[XSI]], %[[WSI]], %[[BLOCKS]])
+// CHECK-NOT: mte.gemm_epilogue
+// CHECK: linalg.generic
+// CHECK-NOT: mte.block_scaled_gemm
+// CHECK: return
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#xs = affine_map<(m, n, k) -> (k floordiv 128, m)>
+#ws = affine_map<(m, n, k) -> (n floordiv 128, k floordiv 128)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @fp8_blocks(%x: memref<8x256xf8E4M3FN>, %w: memref<144x256xf8E4M3FN>, %sx: memref<2x8xf32>, %sw: memref<2x4xf32>,
+                      %b: memref<144xbf16>, %y: memref<8x144xbf16>, %o2: memref<8x144xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<8x144xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<8x144xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #xs, #ws, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w, %sx, %sw : memref<8x256xf8E4M3FN>, memref<144x256xf8E4M3FN>, memref<2x8xf32>, memref<2x4xf32>)
+      outs(%tmp : memref<8x144xf32>) attrs = {mte.block_scaled_gemm} {
+  ^bb0(%a: f8E4M3FN, %c: f8E4M3FN, %s: f32, %t: f32, %acc: f32):
+    %a32 = arith.extf %a : f8E4M3FN to f32
+    %c32 = arith.extf %c : f8E4M3FN to f32
+    %st = arith.mulf %s, %t : f32
+    %p = arith.mulf %a32, %c32 : f32
+    %q = arith.mulf %p, %st : f32
+    %r = arith.addf %acc, %q : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %b : memref<8x144xf32>, memref<144xbf16>) outs(%y : memref<8x144xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, bias}} {
+  ^bb0(%p: f32, %bias: bf16, %out: bf16):
+    %bf = arith.extf %bias : bf16 to f32
+    %v = arith.addf %p, %bf : f32
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %tmp : memref<8x144xf32>
+  linalg.generic {indexing_maps = [#x, #w, #xs, #ws, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w, %sx, %sw : memref<8x256xf8E4M3FN>, memref<144x256xf8E4M3FN>, memref<2x8xf32>, memref<2x4xf32>)
+      outs(%o2 : memref<8x144xf32>) {
+  ^bb0(%a: f8E4M3FN, %c: f8E4M3FN, %s: f32, %t: f32, %acc: f32):
+    %a32 = arith.extf %a : f8E4M3FN to f32
+    %r = arith.addf %acc, %a32 : f32
+    linalg.yield %r : f32
+  }
   return
 }

@@ -561,7 +561,7 @@ func.func @linear_scale_not_fp8(%x: tensor<2x64xbf16>, %w: tensor<64x32xbf16>, %
 // -----
 
 func.func @linear_scale_shape(%x: tensor<2x64xf8E4M3FN>, %w: tensor<64x32xf8E4M3FN>, %s: tensor<1xf32>) {
-  // expected-error @+1 {{operand #2 must be 0D tensor of 32-bit float values}}
+  // expected-error @+1 {{block scaling needs both input_scale and weight_scale per block}}
   %0 = transformer.linear %x, %w weight_scale %s layout <kn> : (tensor<2x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>, tensor<1xf32>) -> tensor<2x32xbf16>
   return
 }
@@ -769,7 +769,7 @@ func.func @quantize_shape(%x: tensor<16x64xf32>, %s: tensor<f32>) {
 // -----
 
 func.func @quantize_scale(%x: tensor<16x64xf32>, %s: tensor<1xf32>) {
-  // expected-error @+1 {{operand #1 must be 0D tensor of 32-bit float values}}
+  // expected-error @+1 {{scale type 'tensor<1xf32>' is neither one scale (rank 0) nor one per 1x128 block of the input 'tensor<16x64xf32>'}}
   %0 = transformer.quantize %x, %s : (tensor<16x64xf32>, tensor<1xf32>) -> tensor<16x64xf8E4M3FN>
   return
 }
@@ -1009,4 +1009,84 @@ func.func @next_state_unknown(%s: tensor<2xf32>) -> (tensor<2xf32> {transformer.
 // expected-error @+1 {{'func.func' op result 0, the next value of state 'fp8.scale', has type 'tensor<3xf32>', not the state's 'tensor<2xf32>'}}
 func.func @next_state_type(%s: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<0.0> : tensor<2xf32>, labels = []>}, %t: tensor<3xf32>) -> (tensor<3xf32> {transformer.next_state = "fp8.scale"}) {
   return %t : tensor<3xf32>
+}
+
+// -----
+
+func.func @quantize_block_scale_shape(%x: tensor<4x256xbf16>, %s: tensor<4x3xf32>) {
+  // expected-error @+1 {{scale type 'tensor<4x3xf32>' is neither one scale (rank 0) nor one per 1x128 block of the input 'tensor<4x256xbf16>'}}
+  %0 = transformer.quantize %x, %s {multiply} : (tensor<4x256xbf16>, tensor<4x3xf32>) -> tensor<4x256xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @linear_one_block_scale(%x: tensor<4x256xf8E4M3FN>, %w: tensor<32x256xf8E4M3FN>, %xs: tensor<4x2xf32>, %ws: tensor<f32>) {
+  // expected-error @+1 {{block scaling needs both input_scale and weight_scale per block}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<4x256xf8E4M3FN>, tensor<32x256xf8E4M3FN>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_block_kn(%x: tensor<4x256xf8E4M3FN>, %w: tensor<256x32xf8E4M3FN>, %xs: tensor<4x2xf32>, %ws: tensor<1x2xf32>) {
+  // expected-error @+1 {{block scaling needs the weight laid out nk}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <kn> : (tensor<4x256xf8E4M3FN>, tensor<256x32xf8E4M3FN>, tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_block_k(%x: tensor<4x192xf8E4M3FN>, %w: tensor<32x192xf8E4M3FN>, %xs: tensor<4x2xf32>, %ws: tensor<1x2xf32>) {
+  // expected-error @+1 {{block scaling needs K = 192 to be a multiple of 128}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<4x192xf8E4M3FN>, tensor<32x192xf8E4M3FN>, tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_block_input_scale(%x: tensor<4x256xf8E4M3FN>, %w: tensor<32x256xf8E4M3FN>, %xs: tensor<2x4xf32>, %ws: tensor<1x2xf32>) {
+  // expected-error @+1 {{input_scale type 'tensor<2x4xf32>' is not one scale per 1x128 block of the input}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<4x256xf8E4M3FN>, tensor<32x256xf8E4M3FN>, tensor<2x4xf32>, tensor<1x2xf32>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_block_weight_scale(%x: tensor<4x256xf8E4M3FN>, %w: tensor<160x256xf8E4M3FN>, %xs: tensor<4x2xf32>, %ws: tensor<1x2xf32>) {
+  // expected-error @+1 {{weight_scale type 'tensor<1x2xf32>' is not one scale per 128x128 block of the weight}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<4x256xf8E4M3FN>, tensor<160x256xf8E4M3FN>, tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<4x160xbf16>
+  return
+}
+
+// -----
+
+func.func @block_amax_multiple(%x: tensor<4x200xbf16>) {
+  // expected-error @+1 {{needs a last dimension that is a multiple of the block size 128, not 'tensor<4x200xbf16>'}}
+  %0 = transformer.block_amax %x {block_size = 128 : i64} : tensor<4x200xbf16> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @block_amax_result(%x: tensor<4x256xbf16>) {
+  // expected-error @+1 {{result type 'tensor<2x4xf32>' is not one value per block of the input}}
+  %0 = transformer.block_amax %x {block_size = 128 : i64} : tensor<4x256xbf16> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @fp8_scale_block_delayed(%a: tensor<4x2xf32>, %d: tensor<f32>) {
+  // expected-error @+1 {{a delayed scale is per tensor: its amax must be rank 0, not 'tensor<4x2xf32>'}}
+  %s, %si = transformer.fp8_scale %a delayed %d {fp8_max = 448.0 : f32} : (tensor<4x2xf32>, tensor<f32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
+  return
+}
+
+// -----
+
+func.func @fp8_scale_types(%a: tensor<4x2xf32>) {
+  // expected-error @+1 {{scale and scale_inv must have the amax's type 'tensor<4x2xf32>'}}
+  %s, %si = transformer.fp8_scale %a {fp8_max = 448.0 : f32} : (tensor<4x2xf32>) -> (tensor<f32>, tensor<4x2xf32>)
+  return
 }

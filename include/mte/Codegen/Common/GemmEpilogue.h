@@ -23,6 +23,12 @@ namespace mte {
 /// epilogue reads in that order after the product.
 constexpr llvm::StringLiteral kGemmEpilogueAttrName = "mte.gemm_epilogue";
 
+/// The unit attribute with which a block-scaled fp8 linear's library form
+/// tags its product (mte::buildBlockScaledProduct's linalg.generic), which
+/// mte-matmul-to-library-call hands to cuBLASLt's VEC128 x BLK128x128 mode.
+constexpr llvm::StringLiteral kBlockScaledGemmAttrName =
+    "mte.block_scaled_gemm";
+
 } // namespace mte
 
 #endif // MTE_CODEGEN_COMMON_GEMMEPILOGUE_H

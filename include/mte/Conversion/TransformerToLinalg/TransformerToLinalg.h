@@ -5,6 +5,7 @@
 
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
@@ -48,6 +49,16 @@ void populateTransformerQuantizationToLinalgPatterns(
 mlir::Value buildLinearEpilogue(mlir::OpBuilder &b, transformer::LinearOp op,
                                 mlir::Value product,
                                 float *foldedScale = nullptr);
+
+/// A block-scaled fp8 linear's product [M, N] in f32 over the [M, K] view of
+/// its input: one linalg.generic over (m, n, k) reading the input [M, K],
+/// the weight [N, K], the input's scales transposed to [K / 128, M] and the
+/// weight's [ceil(N / 128), K / 128] scales with their rows padded to a
+/// multiple of 4, accumulating `x * w * input_scale * weight_scale` (the
+/// scale layouts are cuBLASLt's VEC128 and BLK128x128 ones, so that a
+/// library call can take the operands as they are).
+mlir::linalg::GenericOp buildBlockScaledProduct(mlir::OpBuilder &b,
+                                                transformer::LinearOp op);
 
 /// Attention's query, key and value with their heads unpacked:
 /// [B, Sq, H, D], [B, Skv, KvH, D] and [B, Skv, KvH, Dv].

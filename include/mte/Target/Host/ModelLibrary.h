@@ -61,6 +61,10 @@ struct ModelWeight {
   float quantizeScale = 0;
   mlir::Type quantizeFrom;
   uint64_t transposeRows = 0;
+  /// Block scaling: the factors of each 128 x 128 block of the stored
+  /// [N, quantizeBlockK] weight, replacing quantizeScale (empty: none).
+  std::vector<float> quantizeBlocks;
+  uint64_t quantizeBlockK = 0;
   bool isExternal() const { return !sources.empty(); }
 };
 

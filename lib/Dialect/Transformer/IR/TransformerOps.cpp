@@ -782,6 +782,76 @@ LogicalResult LinearOp::verify() {
     return emitOpError("has an input_scale but its input is not fp8");
   if (getWeightScale() && !fp8)
     return emitOpError("has a weight_scale but its weight is not fp8");
+  auto rank = [](Value scale) {
+    return scale ? cast<RankedTensorType>(scale.getType()).getRank() : 0;
+  };
+  if (rank(getInputScale()) == 0 && rank(getWeightScale()) == 0)
+    return success();
+  // Block scaling: both scales per block.
+  if (!getInputScale() || !getWeightScale() || rank(getInputScale()) == 0 ||
+      rank(getWeightScale()) == 0)
+    return emitOpError("block scaling needs both input_scale and "
+                       "weight_scale per block");
+  if (kn)
+    return emitOpError("block scaling needs the weight laid out nk");
+  std::optional<SmallVector<int64_t>> inputBlocks =
+      fp8BlockScaleShape(inputType.getShape());
+  if (!inputBlocks)
+    return emitOpError("block scaling needs K = ")
+           << k << " to be a multiple of " << kFp8BlockSize;
+  auto inputScaleType = cast<RankedTensorType>(getInputScale().getType());
+  if (!shapesCompatible(inputScaleType.getShape(), *inputBlocks))
+    return emitOpError("input_scale type ")
+           << inputScaleType << " is not one scale per 1x" << kFp8BlockSize
+           << " block of the input";
+  auto weightScaleType = cast<RankedTensorType>(getWeightScale().getType());
+  SmallVector<int64_t> weightBlocks = {
+      ShapedType::isDynamic(n) ? n
+                               : int64_t(llvm::divideCeil(n, kFp8BlockSize)),
+      (*inputBlocks).back()};
+  if (!shapesCompatible(weightScaleType.getShape(), weightBlocks))
+    return emitOpError("weight_scale type ")
+           << weightScaleType << " is not one scale per " << kFp8BlockSize
+           << "x" << kFp8BlockSize << " block of the weight";
+  return success();
+}
+
+std::optional<SmallVector<int64_t>>
+mte::transformer::fp8BlockScaleShape(ArrayRef<int64_t> shape) {
+  if (shape.empty() || ShapedType::isDynamic(shape.back()) ||
+      shape.back() % kFp8BlockSize != 0)
+    return std::nullopt;
+  SmallVector<int64_t> blocks(shape);
+  blocks.back() /= kFp8BlockSize;
+  return blocks;
+}
+
+LogicalResult QuantizeOp::verify() {
+  if (!isBlockScaled())
+    return success();
+  std::optional<SmallVector<int64_t>> blocks =
+      fp8BlockScaleShape(getInput().getType().getShape());
+  if (!blocks || !shapesCompatible(getScale().getType().getShape(), *blocks))
+    return emitOpError("scale type ")
+           << getScale().getType() << " is neither one scale (rank 0) nor "
+           << "one per 1x" << kFp8BlockSize << " block of the input "
+           << getInput().getType();
+  return success();
+}
+
+LogicalResult BlockAmaxOp::verify() {
+  ArrayRef<int64_t> shape = getInput().getType().getShape();
+  int64_t block = getBlockSize();
+  if (shape.empty() || ShapedType::isDynamic(shape.back()) ||
+      shape.back() % block != 0)
+    return emitOpError("needs a last dimension that is a multiple of the "
+                       "block size ")
+           << block << ", not " << getInput().getType();
+  SmallVector<int64_t> expected(shape);
+  expected.back() /= block;
+  if (!shapesCompatible(getType().getShape(), expected))
+    return emitOpError("result type ")
+           << getType() << " is not one value per block of the input";
   return success();
 }
 
@@ -913,6 +983,14 @@ LogicalResult Fp8ScaleOp::verify() {
   if (!(fp8Max > 0) || !std::isfinite(fp8Max))
     return emitOpError("fp8_max must be positive and finite, not ")
            << fp8Max;
+  Type amax = getAmax().getType();
+  if (getScale().getType() != amax || getScaleInv().getType() != amax)
+    return emitOpError("scale and scale_inv must have the amax's type ")
+           << amax;
+  if (getDelayed() && getDelayed().getType() != amax)
+    return emitOpError("a delayed scale is per tensor: its amax must be "
+                       "rank 0, not ")
+           << amax;
   return success();
 }
 

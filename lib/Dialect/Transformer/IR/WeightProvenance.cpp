@@ -148,15 +148,18 @@ void WeightProvenance::recordConversion(const void *result, const void *source,
 
 void WeightProvenance::recordQuantization(const void *result,
                                           const void *source, Type type,
-                                          float scale, uint64_t transposeRows) {
+                                          float scale, uint64_t transposeRows,
+                                          ArrayRef<float> blockScales,
+                                          uint64_t blockK) {
   std::lock_guard<std::mutex> guard(mutex);
   auto it = recipes.find(source);
   if (it == recipes.end() || it->second.quantization ||
       (transposeRows && it->second.numElements() % transposeRows != 0))
     return;
   WeightRecipe quantized = it->second;
-  quantized.quantization =
-      WeightRecipe::Quantization{quantized.elementType, scale, transposeRows};
+  quantized.quantization = WeightRecipe::Quantization{
+      quantized.elementType, scale, transposeRows,
+      std::vector<float>(blockScales.begin(), blockScales.end()), blockK};
   quantized.elementType = type;
   recipes[result] = std::move(quantized);
 }

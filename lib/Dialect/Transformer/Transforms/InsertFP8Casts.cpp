@@ -5,6 +5,8 @@
 // run, with current scaling (TransformerEngine's Float8CurrentScaling: the
 // scale from this run's amax) or delayed scaling (TE's DelayedScaling: the
 // scale from an amax history the model carries as state from run to run).
+// Block scaling (TE's Float8BlockScaling) scales each 1 x 128 block of the
+// input and each 128 x 128 block of the weight by a power of two instead.
 // The input is quantized as TE casts: times its scale (448 / amax), the
 // GEMM reading the reciprocal. The linear then reads E4M3 with both scales
 // and writes its float output
@@ -82,11 +84,82 @@ float bitsToFloat(uint32_t bits) {
 
 /// A weight quantized at compile time: E4M3 codes laid out [N, K] and the
 /// dequantisation factor amax / 448 (1 for an all-zero or non-finite
-/// weight, whose codes are then saturated or NaN as the values are).
+/// weight, whose codes are then saturated or NaN as the values are), or
+/// under block scaling one per 128 x 128 block, `blockScales`
+/// [ceil(N / 128), K / 128].
 struct QuantizedWeight {
   ElementsAttr codes;
   float scale;
+  DenseElementsAttr blockScales;
 };
+
+/// TransformerEngine's block-scaling scale_inv for a block of amax `amax`:
+/// the reciprocal of 448 / amax rounded down to a power of two (the quotient
+/// at most the largest f32; 1 when the amax is 0, inf or NaN).
+float blockScaleInv(float amax) {
+  if (!(amax > 0) || !std::isfinite(amax))
+    return 1.0f;
+  float scale = std::fmin(kE4M3Max / amax, std::numeric_limits<float>::max());
+  uint32_t bits;
+  std::memcpy(&bits, &scale, sizeof(bits));
+  bits &= 0xFF800000u;
+  std::memcpy(&scale, &bits, sizeof(bits));
+  return 1.0f / scale;
+}
+
+/// `weight` ([K, N] when `kn`, else [N, K]) as E4M3 with a power-of-two
+/// scale per 128 x 128 block of its [N, K] form. An external weight stays
+/// external, the block factors in the model's table.
+std::optional<QuantizedWeight> quantizeWeightBlocks(ElementsAttr value,
+                                                    bool kn, StringRef name) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::optional<std::vector<uint32_t>> bits = f32Bits(value);
+  if (!bits)
+    return std::nullopt;
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  int64_t n = kn ? cols : rows, k = kn ? rows : cols;
+  auto at = [&](int64_t i, int64_t j) { // element [i, j] of [N, K]
+    return bitsToFloat((*bits)[kn ? j * cols + i : i * cols + j]);
+  };
+  constexpr int64_t block = kFp8BlockSize;
+  int64_t rowBlocks = llvm::divideCeil(n, block), colBlocks = k / block;
+  SmallVector<float> scales(rowBlocks * colBlocks);
+  for (int64_t bi = 0; bi < rowBlocks; ++bi)
+    for (int64_t bj = 0; bj < colBlocks; ++bj) {
+      float amax = 0;
+      for (int64_t i = bi * block; i < std::min(n, (bi + 1) * block); ++i)
+        for (int64_t j = bj * block; j < (bj + 1) * block; ++j)
+          amax = std::fmax(amax, std::fabs(at(i, j)));
+      // fmax drops NaN: a block holding one keeps scale 1, as TE's would.
+      scales[bi * colBlocks + bj] = blockScaleInv(amax);
+    }
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
+      n * k, /*align=*/1, /*dataIsMutable=*/true);
+  auto *out = reinterpret_cast<uint8_t *>(blob.getMutableData().data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) {
+      float v = at(i, j);
+      uint32_t b;
+      std::memcpy(&b, &v, sizeof(b));
+      // Dividing by a power of two is exact: the same codes as TE's
+      // multiplication by the scale.
+      out[i * k + j] = mte::quantizeF32BitsToE4M3(
+          b, scales[(i / block) * colBlocks + j / block]);
+    }
+  MLIRContext *ctx = type.getContext();
+  auto codesType = RankedTensorType::get({n, k}, Float8E4M3FNType::get(ctx));
+  auto codes = DenseResourceElementsAttr::get(
+      codesType, (name + ".e4m3").str(), std::move(blob));
+  if (const void *source = resourceData(value))
+    WeightProvenance::get(ctx).recordQuantization(
+        resourceData(codes), source, codesType.getElementType(), 1.0f,
+        kn ? uint64_t(rows) : 0, scales, uint64_t(k));
+  auto scalesType =
+      RankedTensorType::get({rowBlocks, colBlocks}, Float32Type::get(ctx));
+  return QuantizedWeight{cast<ElementsAttr>(codes), 1.0f,
+                         DenseElementsAttr::get(scalesType,
+                                                ArrayRef<float>(scales))};
+}
 
 std::optional<QuantizedWeight> quantizeWeight(ElementsAttr value, bool kn,
                                               StringRef name) {
@@ -153,6 +226,20 @@ Fp8ScaleOp inputScales(OpBuilder &b, Location loc, Value amax,
   }
   return Fp8ScaleOp::create(b, loc, scalar, scalar, amax, delayed,
                             b.getF32FloatAttr(kE4M3Max));
+}
+
+/// Block scaling's scales of `input`, one per 1 x 128 block of its rows:
+/// 448 / amax rounded down to a power of two, and its reciprocal.
+Fp8ScaleOp blockScales(OpBuilder &b, Location loc, Value input) {
+  SmallVector<int64_t> shape = *fp8BlockScaleShape(
+      cast<RankedTensorType>(input.getType()).getShape());
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  Value amax = BlockAmaxOp::create(b, loc, type, input,
+                                   b.getI64IntegerAttr(kFp8BlockSize));
+  auto scales = Fp8ScaleOp::create(b, loc, type, type, amax, Value(),
+                                   b.getF32FloatAttr(kE4M3Max));
+  scales.setPowerOfTwo(true);
+  return scales;
 }
 
 /// The ONNX node a linear came from, for the state's labels.
@@ -222,6 +309,10 @@ struct InsertFP8CastsPass
       LinearOp op = candidate.op;
       OpBuilder b(op);
       Location loc = op.getLoc();
+      if (recipe == Fp8Recipe::Block) {
+        rewrite(op, candidate.weight, blockScales(b, loc, op.getInput()));
+        continue;
+      }
       Value amax = AmaxOp::create(
           b, loc, RankedTensorType::get({}, b.getF32Type()), op.getInput());
       amaxes.push_back(amax);
@@ -247,9 +338,10 @@ struct InsertFP8CastsPass
     std::optional<Fp8Skip> reason = skipReason(op, weight);
     std::optional<QuantizedWeight> quantized;
     if (!reason) {
-      quantized = quantizeWeight(weight,
-                                 op.getWeightLayout() == WeightLayout::KN,
-                                 resourceName(weight));
+      bool kn = op.getWeightLayout() == WeightLayout::KN;
+      quantized = recipe == Fp8Recipe::Block
+                      ? quantizeWeightBlocks(weight, kn, resourceName(weight))
+                      : quantizeWeight(weight, kn, resourceName(weight));
       if (!quantized)
         reason = Fp8Skip::DynamicWeight;
     }
@@ -269,7 +361,8 @@ struct InsertFP8CastsPass
     int64_t k = input.getShape().back();
     int64_t n = weightType.getDimSize(kn ? 1 : 0);
     int64_t m = input.getNumElements() / std::max<int64_t>(k, 1);
-    if (k % 16 != 0 || n % 16 != 0 || k == 0 || n == 0)
+    if (k % 16 != 0 || n % 16 != 0 || k == 0 || n == 0 ||
+        (recipe == Fp8Recipe::Block && k % kFp8BlockSize != 0))
       return Fp8Skip::Misaligned;
     if (!matchPattern(op.getWeight(), m_Constant(&weight)))
       return Fp8Skip::DynamicWeight;
@@ -292,7 +385,10 @@ struct InsertFP8CastsPass
     Value inputScale = scales.getScaleInv();
     Value weightCodes = arith::ConstantOp::create(
         b, op.getWeight().getLoc(), cast<TypedAttr>(weight.codes));
-    Value weightScale = scalarF32(b, loc, weight.scale);
+    Value weightScale =
+        weight.blockScales
+            ? arith::ConstantOp::create(b, loc, weight.blockScales).getResult()
+            : scalarF32(b, loc, weight.scale);
     auto fp8 = LinearOp::create(
         b, loc, op.getType(), codes, weightCodes, op.getBias(),
         op.getResidual(), inputScale, weightScale,

@@ -53,7 +53,9 @@ class Weight(ctypes.Structure):
                 ("slice_grid_axes", ctypes.c_uint32),
                 ("quantize_scale", ctypes.c_float),
                 ("quantize_from", ctypes.c_int32),
-                ("transpose_rows", ctypes.c_uint64)]
+                ("transpose_rows", ctypes.c_uint64),
+                ("quantize_blocks", ctypes.POINTER(ctypes.c_float)),
+                ("quantize_block_k", ctypes.c_uint64)]
 
 
 class ABI(ctypes.Structure):
@@ -105,12 +107,29 @@ def part_elements(w, group):
     return (starts[:, None] + np.arange(length)[None, :]).reshape(-1)
 
 
+def block_factors(w, count):
+    """Under block scaling, each built element's factor: the stored weight
+    is [N, K] (K = quantize_block_k), built [K, N] when transposed."""
+    k = w.quantize_block_k
+    n = count // k
+    blocks = np.ctypeslib.as_array(w.quantize_blocks,
+                                   shape=(-(-n // 128) * (k // 128),))
+    index = np.arange(count)
+    row, col = ((index % n, index // n) if w.transpose_rows
+                else (index // k, index % k))
+    return blocks[(row // 128) * (k // 128) + col // 128]
+
+
 def quantize(values, w):
     """f32 (or bf16 bits) source values as an FP8 weight's codes."""
     if values.dtype == np.float32 and DTYPES[w.quantize_from][0] == "bf16":
         values = (to_bf16(values.copy()).astype(np.uint32) << 16).view(
             np.float32)
-    return fp8_reference.quantize(values, w.quantize_scale)
+    elif values.dtype == np.uint16:
+        values = (values.astype(np.uint32) << 16).view(np.float32)
+    scale = (block_factors(w, values.size) if w.quantize_blocks
+             else w.quantize_scale)
+    return fp8_reference.quantize(values, scale)
 
 
 def check_parts(external_so, embedded_so, data_path):
@@ -198,7 +217,7 @@ def check_quantized(external_so, embedded_so, data_path):
     abi = load_table(external_so)
     twin = load_table(embedded_so)
     data = open(data_path, "rb").read()
-    checked = bad = transposed = 0
+    checked = bad = transposed = blocked = 0
     for i in range(abi.num_weights):
         w, e = abi.weights[i], twin.weights[i]
         if w.data or w.quantize_scale == 0:
@@ -209,6 +228,7 @@ def check_quantized(external_so, embedded_so, data_path):
         if w.transpose_rows:
             codes = codes.reshape(w.transpose_rows, -1).T.reshape(-1)
             transposed += 1
+        blocked += bool(w.quantize_blocks)
         embedded = np.frombuffer(ctypes.string_at(e.data, e.num_bytes),
                                  np.uint8)
         if not np.array_equal(codes, embedded):
@@ -216,7 +236,8 @@ def check_quantized(external_so, embedded_so, data_path):
                   f"{codes.size} codes differ from the embedded build's")
             bad += 1
         checked += 1
-    print(f"{checked} external FP8 weights ({transposed} transposed) "
+    print(f"{checked} external FP8 weights ({transposed} transposed, "
+          f"{blocked} block-scaled) "
           + ("equal the embedded build's codes" if not bad
              else f"checked, {bad} wrong"))
     return 1 if bad or not checked else 0
@@ -266,7 +287,9 @@ def main():
         if w.quantize_scale:
             how = (f", quantized from {DTYPES[w.quantize_from][0]}"
                    + (f", transposed from {w.transpose_rows} rows"
-                      if w.transpose_rows else ""))
+                      if w.transpose_rows else "")
+                   + (f", 128x128 blocks of K {w.quantize_block_k}"
+                      if w.quantize_blocks else ""))
         print(f"weight {i}: {name}, {w.num_bytes} bytes, outer {w.outer}, "
               f"sources {w.num_sources}: {', '.join(parts)}{how}")
     if bad:

@@ -108,6 +108,7 @@ def Transformer_Fp8Recipe : I32EnumAttr<"Fp8Recipe",
     "how FP8 activations get their scales", [
     I32EnumAttrCase<"Current", 0, "current">,
     I32EnumAttrCase<"Delayed", 1, "delayed">,
+    I32EnumAttrCase<"Block", 2, "block">,
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mte::transformer";

@@ -37,6 +37,16 @@ inline bool isFp8Type(mlir::Type elementType) {
   return llvm::isa<mlir::Float8E4M3FNType, mlir::Float8E5M2Type>(elementType);
 }
 
+/// The block of FP8 block scaling: 1 x 128 values of an activation's rows,
+/// 128 x 128 of a weight (cuBLASLt's VEC128 and BLK128x128 scale modes).
+inline constexpr int64_t kFp8BlockSize = 128;
+
+/// The shape of the 1 x kFp8BlockSize block scales of `shape` (its last
+/// dimension divided by the block), or nothing when the last dimension is
+/// not a multiple of the block.
+std::optional<llvm::SmallVector<int64_t>>
+fp8BlockScaleShape(llvm::ArrayRef<int64_t> shape);
+
 } // namespace mte::transformer
 
 #define GET_OP_CLASSES

@@ -39,6 +39,9 @@ def Transformer_Fp8Tensor : RankedTensorOf<[Transformer_Fp8]>;
 def Transformer_GemmTensor
     : RankedTensorOf<[Transformer_ArithFloat, Transformer_Fp8]>;
 def Transformer_ScalarF32 : 0DTensorOf<[F32]>;
+// An FP8 scale: rank 0 (one per tensor) or one per block of
+// transformer::kFp8BlockSize values (the ops' verifiers say which shapes).
+def Transformer_Fp8ScaleTensor : RankedTensorOf<[F32]>;
 // What transformer.check_indices reports: [count, first position, value].
 def Transformer_IndexStatusTensor : 1DTensorOf<[I64]> {
   let builderCall = "::mlir::RankedTensorType::get({3}, $_builder.getI64Type())";
@@ -709,6 +712,15 @@ def Transformer_LinearOp : Transformer_Op<"linear",
     bias) + residual`, which is what cuBLASLt's A/B scale pointers compute.
     An absent scale is 1.
 
+    Block-scaled (TransformerEngine's Float8BlockScaling, cuBLASLt's VEC128
+    and BLK128x128 scale modes): `input_scale` is `[..., K / 128]`, one
+    factor per 1 x 128 block of the input's rows, and `weight_scale` is
+    `[ceil(N / 128), K / 128]`, one per 128 x 128 block of W (laid out
+    `nk`); K is a multiple of 128 and both scales are given. Each block's partial
+    product is scaled before it is summed:
+    `sum_b (sum_{k in b} input[m, k] W[k, n]) * input_scale[m, b] *
+    weight_scale[n / 128, b]`.
+
     ```mlir
     %y = transformer.linear %x, %w bias %b layout <nk> activation <gelu>
         : (tensor<8x128x768xbf16>, tensor<3072x768xbf16>, tensor<3072xbf16>)
@@ -719,8 +731,8 @@ def Transformer_LinearOp : Transformer_Op<"linear",
                        Transformer_GemmTensor:$weight,
                        Optional<Transformer_FloatTensor>:$bias,
                        Optional<Transformer_FloatTensor>:$residual,
-                       Optional<Transformer_ScalarF32>:$input_scale,
-                       Optional<Transformer_ScalarF32>:$weight_scale,
+                       Optional<Transformer_Fp8ScaleTensor>:$input_scale,
+                       Optional<Transformer_Fp8ScaleTensor>:$weight_scale,
                        Transformer_WeightLayoutAttr:$weight_layout,
                        DefaultValuedAttr<Transformer_ActivationAttr,
                            "::mte::transformer::Activation::None">:$activation);
@@ -733,6 +745,14 @@ def Transformer_LinearOp : Transformer_Op<"linear",
                        "functional-type(operands, results)";
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// Whether the fp8 scales are per block rather than per tensor.
+    bool isBlockScaled() {
+      return getInputScale() &&
+             ::llvm::cast<::mlir::RankedTensorType>(getInputScale().getType())
+                     .getRank() != 0;
+    }
+  }];
 }
 
 def Transformer_AttentionOp : Transformer_Op<"attention", [Pure]> {
@@ -860,14 +880,24 @@ def Transformer_QuantizeOp : Transformer_Op<"quantize",
     rounding, so the two are separate forms. Values beyond the fp8 range
     clamp to its largest finite value when `saturate` is set, and become NaN
     (E4M3) or inf (E5M2) otherwise.
+
+    A `scale` of shape `[..., K / 128]` for an input `[..., K]` (K a
+    multiple of 128) holds one factor per 1 x 128 block of the last
+    dimension: element `[..., k]` uses `scale[..., k / 128]`
+    (TransformerEngine's 1-D block scaling).
   }];
   let arguments = (ins Transformer_FloatTensor:$input,
-                       Transformer_ScalarF32:$scale,
+                       Transformer_Fp8ScaleTensor:$scale,
                        DefaultValuedAttr<BoolAttr, "true">:$saturate,
                        UnitAttr:$multiply);
   let results = (outs Transformer_Fp8Tensor:$result);
   let assemblyFormat = "$input `,` $scale attr-dict `:` "
                        "functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the scale is per 1 x 128 block rather than per tensor.
+    bool isBlockScaled() { return getScale().getType().getRank() != 0; }
+  }];
 }
 
 def Transformer_DequantizeOp : Transformer_Op<"dequantize",
@@ -895,6 +925,20 @@ def Transformer_AmaxOp : Transformer_Op<"amax", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
+def Transformer_BlockAmaxOp : Transformer_Op<"block_amax", [Pure]> {
+  let summary = "the largest absolute value of each 1 x 128 block, as f32";
+  let description = [{
+    For an input `[..., K]` (K a multiple of `block_size`), `result[..., b]
+    = max(|input[..., b * block_size : (b + 1) * block_size]|)`; NaN
+    propagates. Block scaling's scales come from it (`transformer.fp8_scale`).
+  }];
+  let arguments = (ins Transformer_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$block_size);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Transformer_Fp8ScaleOp : Transformer_Op<"fp8_scale",
     [Pure]> {
   let summary = "the FP8 scale and scale_inv of a tensor from its amax";
@@ -907,12 +951,19 @@ def Transformer_Fp8ScaleOp : Transformer_Op<"fp8_scale",
     model's state), `scale = delayed` whenever it is positive: the amax only
     sets the scale while the state holds 0, the state of a model that has
     not measured yet. One op, so that both scales come from one kernel.
+
+    The amax may be any f32 tensor (block scaling's, one per block): the
+    rule applies to each element. With `power_of_two`, `scale` keeps only
+    its sign and exponent (rounded down to a power of two, as
+    TransformerEngine's block scaling does by default), so that quantising
+    and dequantising by it are exact.
   }];
-  let arguments = (ins Transformer_ScalarF32:$amax,
+  let arguments = (ins RankedTensorOf<[F32]>:$amax,
                        Optional<Transformer_ScalarF32>:$delayed,
-                       F32Attr:$fp8_max);
-  let results = (outs Transformer_ScalarF32:$scale,
-                      Transformer_ScalarF32:$scale_inv);
+                       F32Attr:$fp8_max,
+                       UnitAttr:$power_of_two);
+  let results = (outs RankedTensorOf<[F32]>:$scale,
+                      RankedTensorOf<[F32]>:$scale_inv);
   let assemblyFormat = "$amax (`delayed` $delayed^)? attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;

@@ -327,6 +327,15 @@ def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
     * the linear reads both with their scales (`input_scale`,
       `weight_scale`) and writes its output type as before.
 
+    With `recipe=block` (TransformerEngine's Float8BlockScaling, on
+    cuBLASLt's VEC128 and BLK128x128 scale modes), the scales are per block
+    and powers of two: the weight gets one per 128 x 128 block
+    (`[ceil(N / 128), K / 128]`), the input one per 1 x 128 block of its rows
+    on every run (`transformer.block_amax`, then `transformer.fp8_scale
+    {power_of_two}`: 448 / amax rounded down to a power of two, 1 for an
+    amax of 0, inf or NaN). K must be a multiple of 128 (a linear whose K is
+    not stays in its float type, `misaligned`). No state.
+
     A linear left in its float type carries `transformer.fp8_skipped`
     (`#transformer.fp8_skip<small|misaligned|dynamic_weight>`), which
     `mte-compile --fusion-stats` counts.
@@ -348,7 +357,10 @@ def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
              clEnumValN(::mte::transformer::Fp8Recipe::Current, "current",
                         "from this run's amax"),
              clEnumValN(::mte::transformer::Fp8Recipe::Delayed, "delayed",
-                        "from the amax history of earlier runs"))}]>,
+                        "from the amax history of earlier runs"),
+             clEnumValN(::mte::transformer::Fp8Recipe::Block, "block",
+                        "per 1x128 input and 128x128 weight block, from "
+                        "this run's amaxes"))}]>,
     Option<"historyLength", "amax-history", "int64_t", "1024",
            "Delayed scaling: the rows of the amax history">,
     Option<"margin", "margin", "int64_t", "0",
