@@ -217,9 +217,13 @@ bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
 /// does (FAST_ACCUM: no periodic promotion of the tensor cores' partial
 /// sums), except block-scaled ones (`scaleMode` MTE_GEMM_SCALE_BLOCK128:
 /// W's scales BLK128x128, x's VEC128), which cuBLASLt promotes per block.
+/// Their heuristic finds no algorithm until the scale pointers are set
+/// (checked on the H200 for every shape and epilogue tried): the first
+/// call's, `xScale` and `wScale`, are (each call sets its own anyway).
 Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
               int64_t k, bool nk, int inputType, int outputType,
-              uint32_t epilogue, int32_t scaleMode, std::string &error) {
+              uint32_t epilogue, int32_t scaleMode, void *xScale,
+              void *wScale, std::string &error) {
   std::lock_guard<std::mutex> guard(g.plansMutex);
   PlanKey key{batch, m, n, k, nk, inputType, outputType, epilogue, scaleMode};
   if (auto it = g.plans.find(key); it != g.plans.end())
@@ -254,7 +258,11 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
                                                    sizeof(wScaleMode)) ||
                   l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBScaleMode,
                                                    &xScaleMode,
-                                                   sizeof(xScaleMode)))) ||
+                                                   sizeof(xScaleMode)) ||
+                  l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAScale,
+                                                   &wScale, sizeof(wScale)) ||
+                  l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBScale,
+                                                   &xScale, sizeof(xScale)))) ||
       l.cublasLtMatrixLayoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k,
                                    nk ? k : n) ||
       l.cublasLtMatrixLayoutCreate(&plan->b, inputType, k, m, k) ||
@@ -334,7 +342,9 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
     return;
   }
   Plan *plan = planFor(g, batch, m, n, k, transB != 0, inputType, outputType,
-                       static_cast<uint32_t>(epilogue), scaleMode, error);
+                       static_cast<uint32_t>(epilogue), scaleMode,
+                       reinterpret_cast<void *>(xScale),
+                       reinterpret_cast<void *>(wScale), error);
   if (!plan) {
     mte::cuda::recordError(error);
     return;

@@ -104,7 +104,8 @@ bool isLibraryGemm(linalg::LinalgOp op) {
 /// builds it (tagged): dense E4M3 x [M, K] and W [N, K], f32 scales
 /// [K / 128, M] and [ceil(N / 128), K / 128 rounded up to 4], read through
 /// the maps (m, k), (n, k), (k / 128, m), (n / 128, k / 128) into f32
-/// [M, N], with N a multiple of 16 and K of 128.
+/// [M, N], with N a multiple of 16, K of 128 and M of 8 (the 1x128-scaled
+/// operand's rows, as TransformerEngine requires of it).
 bool isBlockScaledGemm(linalg::GenericOp op) {
   if (!op->hasAttr(mte::kBlockScaledGemmAttrName) ||
       !op.hasPureBufferSemantics() || op.getNumDpsInputs() != 4 ||
@@ -124,7 +125,7 @@ bool isBlockScaledGemm(linalg::GenericOp op) {
   if (x.size() != 2 || w.size() != 2 || out.size() != 2)
     return false;
   int64_t m = x[0], k = x[1], n = w[0], blocks = k / 128;
-  if (k % 128 != 0 || n % 16 != 0 || m == 0 || w[1] != k ||
+  if (k % 128 != 0 || n % 16 != 0 || m == 0 || m % 8 != 0 || w[1] != k ||
       out != ArrayRef<int64_t>{m, n} ||
       shape(in[2]) != ArrayRef<int64_t>{blocks, m} ||
       shape(in[3]) != ArrayRef<int64_t>{int64_t(llvm::divideCeil(n, 128)),
@@ -218,9 +219,11 @@ bool isDenseOf(Value v, Type elementType) {
 /// The tagged epilogue that is the only reader of the product `tmp` (an
 /// allocation only the GEMM, its zero fill and deallocations otherwise
 /// touch), when cuBLASLt can compute it and nothing between the GEMM and
-/// it writes the GEMM's operands.
+/// it writes the GEMM's operands. A block-scaled GEMM takes a bias at most:
+/// cuBLASLt's 128-block scale modes come with the DEFAULT and BIAS
+/// epilogues only (TransformerEngine allows no others there either).
 std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
-                                             Value tmp) {
+                                             Value tmp, bool blockScaled) {
   if (!tmp.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
   LibraryEpilogue epilogue;
@@ -287,7 +290,9 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   default:
     return std::nullopt;
   }
-  if (hasResidual && epilogue.code != 0)
+  if ((hasResidual || blockScaled) && epilogue.code != 0)
+    return std::nullopt;
+  if (blockScaled && hasResidual)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   unsigned rank = op.getNumLoops();
@@ -385,7 +390,7 @@ struct MatmulToLibraryCallPass
       // epilogue, when the product starts from zero.
       std::optional<LibraryEpilogue> epilogue;
       if (zeroInit && !hasBatch)
-        epilogue = matchEpilogue(matmul, out);
+        epilogue = matchEpilogue(matmul, out, blocks);
       float beta = zeroInit ? 0.0f : 1.0f;
       Value result = out, bias, residual, inputScale, weightScale;
       int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;

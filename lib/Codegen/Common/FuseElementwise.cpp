@@ -20,7 +20,7 @@ namespace {
 /// producer with no other user (a shared producer would be recomputed).
 /// A tagged GEMM epilogue keeps its operands: the library call that takes
 /// it over reads each one (an fp8 GEMM's scales as pointers), and folding a
-/// constant scale into its body would hide it.
+/// producer into its body would hide it.
 bool intoElementwiseConsumer(OpOperand *fusedOperand) {
   auto consumer = dyn_cast<linalg::LinalgOp>(fusedOperand->getOwner());
   Operation *producer = fusedOperand->get().getDefiningOp();
@@ -29,15 +29,41 @@ bool intoElementwiseConsumer(OpOperand *fusedOperand) {
          !consumer->hasAttr(mte::kGemmEpilogueAttrName);
 }
 
+/// Runs `inner` on every op but block-scaled products: the library call
+/// reads their operands (the scales as cuBLASLt's pointers) and their tag,
+/// and upstream's splat-constant folding, which takes no control function,
+/// would rebuild one with a splat weight scale (power-of-two scales often
+/// are) folded into its body and the tag dropped: it then ran as a loop
+/// nest on the GPU.
+class SparingBlockProducts : public RewritePattern {
+public:
+  explicit SparingBlockProducts(std::unique_ptr<RewritePattern> inner)
+      : RewritePattern(*inner), inner(std::move(inner)) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (op->hasAttr(mte::kBlockScaledGemmAttrName))
+      return failure();
+    return inner->matchAndRewrite(op, rewriter);
+  }
+
+private:
+  std::unique_ptr<RewritePattern> inner;
+};
+
 struct FuseElementwisePass
     : mte::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns,
+    RewritePatternSet upstream(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(upstream,
                                                  intoElementwiseConsumer);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
+    linalg::populateFoldReshapeOpsByExpansionPatterns(upstream,
                                                       intoElementwiseConsumer);
-    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(upstream);
+    RewritePatternSet patterns(&getContext());
+    for (std::unique_ptr<RewritePattern> &pattern :
+         upstream.getNativePatterns())
+      patterns.add(std::make_unique<SparingBlockProducts>(std::move(pattern)));
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -283,3 +283,78 @@ func.func @fp8_blocks(%x: memref<8x256xf8E4M3FN>, %w: memref<144x256xf8E4M3FN>, 
   }
   return
 }
+
+// -----
+
+// A block-scaled product keeps a ReLU epilogue out of cuBLASLt (its 128-block
+// scale modes run the DEFAULT and BIAS epilogues only): the call writes the
+// f32 product (E4M3 in, f32 out, epilogue 1: DEFAULT, no bias) and the
+// tagged epilogue stays a loop nest. With 12 rows (not a multiple of 8) the product stays a loop nest.
+// CHECK-LABEL: func.func @fp8_blocks_relu
+// CHECK: %[[TMP:.*]] = memref.alloc() : memref<8x144xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %arg0
+// CHECK: memref.extract_aligned_pointer_as_index %arg1
+// CHECK: memref.extract_aligned_pointer_as_index %[[TMP]]
+// CHECK: arith.constant 11 : i32
+// CHECK-NEXT: arith.constant 1 : i32
+// CHECK-NEXT: %[[CODE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[NOBIAS:.*]] = arith.constant 0 : i64
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[CODE]], %[[NOBIAS]],
+// CHECK: linalg.generic {{.*}} ins(%[[TMP]], %arg4 : memref<8x144xf32>, memref<144xbf16>)
+// CHECK: arith.maximumf
+// CHECK-LABEL: func.func @fp8_blocks_ragged_rows
+// CHECK-NOT: call @mte_cuda_gemm
+// CHECK: linalg.generic {{.*}}mte.block_scaled_gemm
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#xs = affine_map<(m, n, k) -> (k floordiv 128, m)>
+#ws = affine_map<(m, n, k) -> (n floordiv 128, k floordiv 128)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @fp8_blocks_relu(%x: memref<8x256xf8E4M3FN>, %w: memref<144x256xf8E4M3FN>, %sx: memref<2x8xf32>, %sw: memref<2x4xf32>,
+                           %b: memref<144xbf16>, %y: memref<8x144xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<8x144xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<8x144xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #xs, #ws, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w, %sx, %sw : memref<8x256xf8E4M3FN>, memref<144x256xf8E4M3FN>, memref<2x8xf32>, memref<2x4xf32>)
+      outs(%tmp : memref<8x144xf32>) attrs = {mte.block_scaled_gemm} {
+  ^bb0(%a: f8E4M3FN, %c: f8E4M3FN, %s: f32, %t: f32, %acc: f32):
+    %a32 = arith.extf %a : f8E4M3FN to f32
+    %c32 = arith.extf %c : f8E4M3FN to f32
+    %st = arith.mulf %s, %t : f32
+    %p = arith.mulf %a32, %c32 : f32
+    %q = arith.mulf %p, %st : f32
+    %r = arith.addf %acc, %q : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %b : memref<8x144xf32>, memref<144xbf16>) outs(%y : memref<8x144xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<relu>, bias}} {
+  ^bb0(%p: f32, %bias: bf16, %out: bf16):
+    %bf = arith.extf %bias : bf16 to f32
+    %v = arith.addf %p, %bf : f32
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %v, %z : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %tmp : memref<8x144xf32>
+  return
+}
+func.func @fp8_blocks_ragged_rows(%x: memref<12x256xf8E4M3FN>, %w: memref<144x256xf8E4M3FN>, %sx: memref<2x12xf32>, %sw: memref<2x4xf32>,
+                                  %y: memref<12x144xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #xs, #ws, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w, %sx, %sw : memref<12x256xf8E4M3FN>, memref<144x256xf8E4M3FN>, memref<2x12xf32>, memref<2x4xf32>)
+      outs(%y : memref<12x144xf32>) attrs = {mte.block_scaled_gemm} {
+  ^bb0(%a: f8E4M3FN, %c: f8E4M3FN, %s: f32, %t: f32, %acc: f32):
+    %a32 = arith.extf %a : f8E4M3FN to f32
+    %c32 = arith.extf %c : f8E4M3FN to f32
+    %st = arith.mulf %s, %t : f32
+    %p = arith.mulf %a32, %c32 : f32
+    %q = arith.mulf %p, %st : f32
+    %r = arith.addf %acc, %q : f32
+    linalg.yield %r : f32
+  }
+  return
+}
