@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -175,6 +176,18 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
       (*options.tensorParallel < 1 || *options.tensorParallel > 1024))
     return "--tp=" + std::to_string(*options.tensorParallel) +
            ": expected a number of ranks from 1 to 1024";
+  if (options.dataParallel &&
+      (*options.dataParallel < 1 || *options.dataParallel > 1024))
+    return "--dp=" + std::to_string(*options.dataParallel) +
+           ": expected a number of replicas from 1 to 1024";
+  if (options.dataParallel && options.tensorParallel &&
+      *options.dataParallel * *options.tensorParallel > 1024)
+    return "--dp=" + std::to_string(*options.dataParallel) + " times --tp=" +
+           std::to_string(*options.tensorParallel) +
+           " ranks: a model runs on at most 1024";
+  if (options.dataParallel && !options.calibrationPath.empty())
+    return "--calibration does not run with --dp yet (its samples would be "
+           "one replica's batch); calibrate the --dp=1 build";
   if (options.vocabParallel && !options.tensorParallel)
     return "--tp-vocab splits the vocabulary among the --tp ranks: it needs "
            "--tp=N";
@@ -265,6 +278,14 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
     parallel.vocabParallel = options.vocabParallel;
     buildTensorParallelPipeline(pm, parallel);
   }
+  if (options.dataParallel) {
+    transformer::DataParallelOptions data;
+    data.dpSize = *options.dataParallel;
+    pm.addPass(transformer::createDataParallel(data));
+    OpPassManager &funcPm = pm.nest<func::FuncOp>();
+    funcPm.addPass(createCanonicalizerPass());
+    funcPm.addPass(createCSEPass());
+  }
 }
 
 LogicalResult mte::driver::compileModel(
@@ -273,6 +294,8 @@ LogicalResult mte::driver::compileModel(
     SmallVectorImpl<std::string> &notes, std::string &error) {
   ONNXImportOptions importOptions = options.import;
   importOptions.functionName = kEntryPoint.str();
+  // Each replica runs its part of the batch: the model is built for it.
+  importOptions.batchDivisor = options.dataParallel.value_or(1);
   OwningOpRef<ModuleOp> module =
       importONNXModel(inputPath, &context, importOptions);
   if (!module || failed(verify(*module)))

@@ -105,6 +105,12 @@ cl::opt<bool> sequenceParallel(
              "1/N of the tokens; reduce-scatter after the row-parallel "
              "linears, all-gather before the column-parallel ones"),
     cl::init(false), cl::cat(compilerOptions));
+cl::opt<int64_t> dataParallel(
+    "dp",
+    cl::desc("Data parallelism: N replicas of the (--tp) model, each running "
+             "1/N of the batch (the first dimension of every graph input "
+             "and output); the grid is N x the --tp ranks, one model.so"),
+    cl::init(1), cl::cat(compilerOptions));
 cl::opt<std::string> weights(
     "weights",
     cl::desc("embed (default): weights in model.so; external (with "
@@ -192,6 +198,8 @@ std::string readOptions(CompilerOptions &options) {
     options.tensorParallel = tensorParallel;
   options.sequenceParallel = sequenceParallel;
   options.vocabParallel = vocabParallel;
+  if (dataParallel.getNumOccurrences())
+    options.dataParallel = dataParallel;
   options.indexCheck = indexCheck;
   options.output = emit;
   options.fusion = fusion;

@@ -100,6 +100,8 @@ struct CompilerOptions {
   /// With tensorParallel: split the token embedding's rows and the LM
   /// head's columns (--tp-vocab).
   bool vocabParallel = false;
+  /// Replicas that each run their part of the batch (--dp); none: one.
+  std::optional<int64_t> dataParallel;
   /// Static shapes of graph inputs.
   ONNXImportOptions import;
 };

@@ -657,6 +657,28 @@ FailureOr<SmallVector<Type>> GraphImporter::importInputTypes() {
         continue;
       }
     }
+    if (options.batchDivisor > 1) {
+      int64_t parts = options.batchDivisor;
+      if (shape.empty())
+        return emitError(loc)
+               << "graph input '" << input.name() << "' is a scalar: --dp "
+               << "and --micro-batches split the batch (first dimension) of "
+               << "every graph input";
+      if (shape[0] % parts != 0)
+        return emitError(loc)
+               << "the batch (first dimension) " << shape[0]
+               << " of graph input '" << input.name()
+               << "' does not divide into " << parts
+               << " parts (--dp times --micro-batches)";
+      if (tensorType.has_shape() && tensorType.shape().dim_size() > 0 &&
+          tensorType.shape().dim(0).has_dim_value())
+        return emitError(loc)
+               << "the model fixes the batch (first dimension) of graph "
+               << "input '" << input.name() << "' to " << shape[0]
+               << "; --dp and --micro-batches run it on parts of "
+               << shape[0] / parts << ": export it with a dynamic batch";
+      shape[0] /= parts;
+    }
     types.push_back(RankedTensorType::get(shape, elementType));
   }
   if (symbolic)

@@ -21,6 +21,11 @@ struct ONNXImportOptions {
   /// Static shapes for graph inputs, overriding (and specialising the
   /// symbolic dimensions of) the shapes the model declares.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Every graph input's first dimension (the batch) is divided by this:
+  /// the model is imported for one replica's or micro-batch's part of the
+  /// batch the shapes give. The dimension must divide, and the model must
+  /// not fix it.
+  int64_t batchDivisor = 1;
   /// Name of the imported function.
   std::string functionName = "main";
 };

@@ -504,4 +504,43 @@ def AnnotateTensorParallel
   ];
 }
 
+def DataParallel : Pass<"mte-data-parallel", "::mlir::ModuleOp"> {
+  let summary = "Run dp-size replicas of the model, each on its part of the "
+                "batch";
+  let description = [{
+    Data parallelism for inference. The entry functions were built for one
+    replica's batch (the driver imports the model at it); this pass makes
+    them take and return the whole batch: the device grid gains an
+    outermost axis of dp-size ranks (DeviceGrid.h: `[dp, pp, tp]`), each
+    graph input is sliced along its first dimension on it
+    (`shard.all_slice`), each output all-gathered along it. Model states
+    stay whole. What the replicas must agree on is reduced over the axis:
+    every per-tensor FP8 amax of an activation by MAX (so every replica
+    quantises with the whole batch's scale, and delayed scaling's history
+    is the same on all), and the index-check status (the counts summed, the
+    position and value of the first replica that found a bad index,
+    counted in that replica's part of the batch). A graph input or output
+    of rank 0 is an error naming the function.
+
+    ```mlir
+    %x = shard.all_slice %arg0 on @dp grid_axes = [0] slice_axis = 0 : tensor<4x8xi64> -> tensor<2x8xi64>
+    ...
+    %y = shard.all_gather %h on @dp grid_axes = [0] gather_axis = 0 : tensor<2x8x16xf32> -> tensor<4x8x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"dpSize", "dp-size", "int64_t", "1",
+           "The number of replicas, each running its part of the batch">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::shard::ShardDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numReducedAmaxes", "dp_amaxes",
+              "Number of FP8 amaxes MAX-reduced over the replicas">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,232 @@
+//===- DataParallel.cpp - replicas of the model over a batch split --------===//
+//
+// Data parallelism for inference: each of dp-size replicas runs the whole
+// (possibly tensor-parallel) program on its part of the batch. The driver
+// imports the model at the replica's batch; this pass gives the entry
+// function the whole batch back: each graph input is sliced along its
+// first dimension on the new outermost grid axis, each output all-gathered
+// along it. What must agree across the replicas is reduced over that axis:
+// FP8 amaxes by MAX (every replica quantises with the whole batch's scale,
+// as TransformerEngine's amax reduction group includes data parallelism),
+// and the index-check status (counts summed; the first failing replica's
+// position and value).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/Transforms/DeviceGrid.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mte::transformer {
+#define GEN_PASS_DEF_DATAPARALLEL
+#include "mte/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace mte::transformer
+
+using namespace mlir;
+using namespace mte::transformer;
+
+namespace {
+
+/// The data-parallel axis: the outermost.
+constexpr shard::GridAxis kDataAxis = 0;
+
+/// `type` with its first dimension `factor` times as large.
+RankedTensorType scaleBatch(RankedTensorType type, int64_t factor) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] *= factor;
+  return type.clone(shape);
+}
+
+struct DataParallelPass
+    : mte::transformer::impl::DataParallelBase<DataParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (dpSize < 1) {
+      module.emitError("dp-size must be at least 1, not ")
+          << static_cast<int64_t>(dpSize);
+      return signalPassFailure();
+    }
+    FailureOr<shard::GridOp> grid = prependGridAxis(module, dpSize, "dp");
+    if (failed(grid))
+      return signalPassFailure();
+    gridName = grid->getSymName();
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && func.isPublic() &&
+          failed(splitBatch(func)))
+        return signalPassFailure();
+  }
+
+  /// `func` on the whole batch: its graph inputs sliced to the replica's
+  /// rows, its outputs gathered.
+  LogicalResult splitBatch(func::FuncOp func) {
+    MLIRContext *context = func.getContext();
+    Block &entry = func.getBody().front();
+    OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+    SmallVector<Type> inputTypes(func.getArgumentTypes());
+    for (BlockArgument arg : func.getArguments()) {
+      if (func.getArgAttr(arg.getArgNumber(),
+                          TransformerDialect::getStateAttrName()))
+        continue; // model state: whole on every replica
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || type.getRank() == 0 || !type.hasStaticShape())
+        return func.emitError("data parallelism splits the graph inputs "
+                              "along their first dimension (the batch); "
+                              "argument ")
+               << arg.getArgNumber() << " has type " << arg.getType();
+      RankedTensorType whole = scaleBatch(type, dpSize);
+      arg.setType(whole);
+      inputTypes[arg.getArgNumber()] = whole;
+      auto slice = shard::AllSliceOp::create(
+          builder, arg.getLoc(), type, arg, gridName, {kDataAxis},
+          /*sliceAxis=*/0);
+      arg.replaceAllUsesExcept(slice, slice);
+    }
+
+    // Per-tensor FP8 amaxes of activations: the batch's, on every replica.
+    func.walk([&](AmaxOp amax) {
+      if (matchPattern(amax.getInput(), m_Constant()))
+        return;
+      OpBuilder after(context);
+      after.setInsertionPointAfter(amax);
+      auto reduced = shard::AllReduceOp::create(
+          after, amax.getLoc(), amax.getResult(), gridName, {kDataAxis},
+          shard::ReductionKind::Max);
+      amax.getResult().replaceAllUsesExcept(reduced, reduced);
+      ++numReducedAmaxes;
+    });
+
+    auto returnOp = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    builder.setInsertionPoint(returnOp);
+    SmallVector<Type> resultTypes;
+    for (OpOperand &operand : returnOp->getOpOperands()) {
+      unsigned i = operand.getOperandNumber();
+      Value result = operand.get();
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (func.getResultAttr(i, TransformerDialect::getNextStateAttrName())) {
+        // The same on every replica: its inputs (amaxes) are reduced.
+        resultTypes.push_back(result.getType());
+        continue;
+      }
+      if (func.getResultAttr(i, "transformer.index_status")) {
+        operand.set(
+            combineIndexStatus(builder, returnOp.getLoc(), func, result));
+        resultTypes.push_back(result.getType());
+        continue;
+      }
+      if (!type || type.getRank() == 0 || !type.hasStaticShape())
+        return func.emitError("data parallelism gathers the outputs along "
+                              "their first dimension (the batch); result ")
+               << i << " has type " << result.getType();
+      RankedTensorType whole = scaleBatch(type, dpSize);
+      auto gathered = shard::AllGatherOp::create(
+          builder, returnOp.getLoc(), whole,
+          FlatSymbolRefAttr::get(context, gridName),
+          builder.getDenseI16ArrayAttr({kDataAxis}), result,
+          builder.getIndexAttr(0));
+      operand.set(gathered);
+      resultTypes.push_back(whole);
+    }
+    func.setFunctionType(FunctionType::get(context, inputTypes, resultTypes));
+    return success();
+  }
+
+  /// The elements of each check's indices in one replica when they come
+  /// from a graph input (split along the batch with it), else 0: row `i`
+  /// of the status table traced to its check (CheckIndices.cpp builds the
+  /// table as a concatenation of the checks' reshaped statuses). None when
+  /// the table is not in that form.
+  std::optional<SmallVector<int64_t>> indicesPerReplica(func::FuncOp func,
+                                                        Value table) {
+    auto checks = func->getAttrOfType<ArrayAttr>("transformer.index_checks");
+    SmallVector<Value> rows = {table};
+    if (auto concat = table.getDefiningOp<ConcatOp>())
+      rows.assign(concat.getInputs().begin(), concat.getInputs().end());
+    if (!checks || checks.size() != rows.size())
+      return std::nullopt;
+    SmallVector<int64_t> elements;
+    for (auto [row, attr] : llvm::zip_equal(rows, checks)) {
+      auto reshape = row.getDefiningOp<ReshapeOp>();
+      auto check = reshape ? reshape.getInput().getDefiningOp<CheckIndicesOp>()
+                           : CheckIndicesOp();
+      auto info = dyn_cast<IndexCheckAttr>(attr);
+      if (!check || !info)
+        return std::nullopt;
+      elements.push_back(info.getSource().empty()
+                             ? 0
+                             : check.getIndices().getType().getNumElements());
+    }
+    return elements;
+  }
+
+  /// The replicas' index-check statuses ([K, 3]: count, first position,
+  /// its value; CheckIndices.cpp) as one, the same on every replica: the
+  /// counts summed, and the position and value of the first replica whose
+  /// count is not 0, the position counted in the whole batch when the
+  /// indices come from a graph input (else in that replica's part).
+  Value combineIndexStatus(OpBuilder &b, Location loc, func::FuncOp func,
+                           Value status) {
+    auto type = cast<RankedTensorType>(status.getType());
+    int64_t checks = type.getDimSize(0);
+    Type i64 = type.getElementType();
+    auto column = RankedTensorType::get({checks, 1}, i64);
+    auto scalar = RankedTensorType::get({1, 1}, i64);
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(scalar, b.getIntegerAttr(i64, v)));
+    };
+    auto compare = [&](ComparePredicate predicate, Value lhs, Value rhs) {
+      return CompareOp::create(
+          b, loc, ComparePredicateAttr::get(b.getContext(), predicate), lhs,
+          rhs);
+    };
+    auto reduce = [&](Value v, shard::ReductionKind kind) -> Value {
+      return shard::AllReduceOp::create(b, loc, v, gridName, {kDataAxis}, kind);
+    };
+    auto col = [&](Value v, int64_t c) -> Value {
+      return SliceOp::create(b, loc, v, {0, c}, {checks, 1}, {1, 1});
+    };
+    Value replica = shard::ProcessMultiIndexOp::create(
+                        b, loc, gridName, ArrayRef<shard::GridAxis>{kDataAxis})
+                        .getResult()
+                        .front();
+    replica = tensor::SplatOp::create(
+        b, loc, scalar,
+        arith::IndexCastOp::create(b, loc, i64, replica).getResult());
+    Value counts = col(status, 0);
+    Value zero = constant(0);
+    // The first failing replica of each check: the least of the failing
+    // replicas' indices (dp-size where none fails).
+    Value failing = compare(ComparePredicate::NE, counts, zero);
+    Value key = WhereOp::create(b, loc, failing, replica, constant(dpSize));
+    Value first = reduce(key, shard::ReductionKind::Min);
+    Value mine = compare(ComparePredicate::EQ, first, replica);
+    Value picked = reduce(WhereOp::create(b, loc, mine, status, zero),
+                          shard::ReductionKind::Sum);
+    Value total = reduce(counts, shard::ReductionKind::Sum);
+    Value position = col(picked, 1);
+    if (std::optional<SmallVector<int64_t>> elements =
+            indicesPerReplica(func, status)) {
+      Value perReplica = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(column, ArrayRef<int64_t>(*elements)));
+      position = AddOp::create(b, loc, position,
+                               MulOp::create(b, loc, first, perReplica));
+    }
+    // With no bad index anywhere the status stays [0, -1, 0].
+    Value any = compare(ComparePredicate::NE, total, zero);
+    position = WhereOp::create(b, loc, any, position, col(status, 1));
+    Value value = WhereOp::create(b, loc, any, col(picked, 2), col(status, 2));
+    return ConcatOp::create(b, loc, ValueRange{total, position, value},
+                            /*axis=*/1);
+  }
+
+  StringRef gridName;
+};
+
+} // namespace

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Parallel layouts beyond tensor parallelism on the host: compiles each
+fixture family unsharded and in each layout (--dp, combined with --tp),
+runs the layout's ranks through `mte-run --world-size N` (N processes
+meeting in the host communicator) on seeded random inputs, and compares
+rank 0's output with the unsharded build (each element within 1e-5 of its
+value or of the output's RMS, 1e-6 relative RMS; float16 exports within
+2e-3 relative RMS, as host_tensor_parallel.py) and with the float64
+reference of models.py (|err| <= 1e-4 |ref| + 1e-5). With --fp8 the builds
+are --precision=fp8 (current scaling, every GEMM FP8): the layouts'
+outputs must equal the FP8 build of the same layout without --dp (the
+unsharded one for --dp alone) within 1e-3 relative RMS (the
+replicas quantise with the whole batch's MAX-reduced amax, so the same
+scales) and of the layout without --dp. With --bad-index a graph input id out of range in the last
+replica's part must fail every rank with the unsharded build's message
+(its position counted in the whole batch).
+
+Usage: host_parallel_layouts.py MTE_COMPILE MTE_RUN WORKDIR
+           [--families gpt2,llama,...] [--layouts "dp=2;dp=2,tp=2"]
+           [--fp8] [--bad-index] [--batch 4 --seq 16]
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from host_tensor_parallel import relative_rms
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "..", "Target", "ONNX", "Inputs", "models.py")
+RTOL, ATOL = 1e-4, 1e-5
+RTOL_WHOLE, RMS_WHOLE = 1e-5, 1e-6
+FP16_RMS_REFERENCE, FP16_RMS_WHOLE = 5e-3, 2e-3
+FP8_RMS_WHOLE = 1e-3
+
+
+def parse_layout(text):
+    """"dp=2,tp=2" -> ([--dp=2, --tp=2], world size 4)."""
+    flags, world = [], 1
+    for part in text.split(","):
+        key, value = part.split("=")
+        flags.append(f"--{key}={value}")
+        world *= int(value)
+    return flags, world
+
+
+def without_replicas(layout):
+    """The layout the replicas of `layout` each run: it without dp."""
+    rest = [p for p in layout.split(",") if not p.startswith("dp=")]
+    return ",".join(rest) or "unsharded"
+
+
+def compare(family, want, got, whole, fp8):
+    if fp8:
+        to_whole = relative_rms(got, whole)
+        return (got.shape == want.shape and to_whole <= FP8_RMS_WHOLE,
+                f"relative RMS {to_whole:.1e} from the FP8 build")
+    if family.endswith("_fp16"):
+        to_ref, to_whole = relative_rms(got, want), relative_rms(got, whole)
+        return (got.shape == want.shape and to_ref <= FP16_RMS_REFERENCE
+                and to_whole <= FP16_RMS_WHOLE,
+                f"relative RMS error {to_ref:.2e} from the reference, "
+                f"{to_whole:.2e} from unsharded")
+    err = np.abs(got.astype(np.float64) - want)
+    ok = got.shape == want.shape and bool(np.all(err <= RTOL * np.abs(want)
+                                                 + ATOL))
+    whole = whole.astype(np.float64)
+    scale = np.sqrt(np.mean(whole ** 2))
+    to_whole = relative_rms(got, whole)
+    same = bool(np.allclose(got, whole, rtol=RTOL_WHOLE,
+                            atol=RTOL_WHOLE * scale)) and to_whole <= RMS_WHOLE
+    return (ok and same,
+            f"max abs error {err.max():.2e} from the reference, "
+            f"{np.abs(got - whole).max():.2e} from unsharded (relative RMS "
+            f"{to_whole:.1e})")
+
+
+def run_case(args, family, exporter):
+    lines, failures = [], 0
+    stem = os.path.join(args.workdir, f"{family}_{exporter}")
+    output = "last_hidden_state"
+    subprocess.run([sys.executable, MODELS, "--family", family,
+                    "--exporter", exporter, "--seed", "5",
+                    "-o", stem + ".onnx", "--reference-out", stem + ".npz",
+                    "--batch", str(args.batch), "--seq", str(args.seq)],
+                   check=True)
+    reference = np.load(stem + ".npz")
+    want = reference[output]
+    inputs = [k for k in reference.files if k != output]
+    shapes, files, bad_files = [], [], []
+    for name in inputs:
+        path = f"{stem}.{name}.npy"
+        np.save(path, reference[name])
+        shapes.append(f"--input-shape={name}="
+                      + "x".join(map(str, reference[name].shape)))
+        files += ["-i", f"{name}={path}"]
+        value = reference[name]
+        if name == "input_ids":
+            # Two ids far out of range in the last replica's part (the last
+            # row of the batch): the first is reported at its position in
+            # the whole batch.
+            value = value.copy()
+            value[-1, 3] = -(1 << 20)
+            value[-1, 7] = 1 << 40
+            path = f"{stem}.{name}.bad.npy"
+            np.save(path, value)
+        bad_files += ["-i", f"{name}={path}"]
+    precision = ["--precision=fp8", "--fp8-min-macs=0"] if args.fp8 else []
+    layouts = list(args.layouts)
+    if args.fp8:
+        # FP8 layouts are compared with their replica's layout: tensor
+        # parallelism alone moves some FP8 roundings (its ranks round their
+        # partial sums; host-fp8-tensor-parallel.test), data parallelism none.
+        layouts = list(dict.fromkeys(
+            [without_replicas(l) for l in layouts if without_replicas(l)
+             != "unsharded"] + layouts))
+    builds = [("unsharded", [], 1)] + [
+        (layout, *parse_layout(layout)) for layout in layouts]
+    outputs, errors = {}, {}
+    for name, flags, world in builds:
+        so = f"{stem}.{name.replace(',', '.').replace('=', '')}.so"
+        compiled = subprocess.run(
+            [args.compile, stem + ".onnx", "-o", so] + flags + precision +
+            shapes, capture_output=True, text=True)
+        if compiled.returncode != 0:
+            lines.append(f"FAIL {family} {exporter} {name}: compile: "
+                         f"{compiled.stderr.strip()}")
+            failures += 1
+            continue
+        out = so[:-3] + ".out"
+        ran = subprocess.run([args.run, so, "--world-size", str(world),
+                              "-o", out] + files,
+                             capture_output=True, text=True)
+        if ran.returncode != 0:
+            lines.append(f"FAIL {family} {exporter} {name}: run: "
+                         f"{ran.stderr.strip()}")
+            failures += 1
+            continue
+        outputs[name] = np.load(os.path.join(out, output + ".npy"))
+        if args.bad_index:
+            bad = subprocess.run([args.run, so, "--world-size", str(world),
+                                  "-o", out + ".bad"] + bad_files,
+                                 capture_output=True, text=True)
+            # What each rank says after naming the model file.
+            messages = [line.split(".so': ", 1)[-1] for line in
+                        bad.stderr.splitlines() if "error:" in line]
+            errors[name] = (bad.returncode, messages)
+    if "unsharded" not in outputs:
+        return lines, failures + 1
+    for name, got in outputs.items():
+        if name == "unsharded":
+            continue
+        baseline = without_replicas(name) if args.fp8 else "unsharded"
+        if baseline == name:
+            continue  # a replica layout for the --fp8 comparisons
+        if baseline not in outputs:
+            lines.append(f"FAIL {family} {exporter} {name}: no {baseline} "
+                         f"build to compare with")
+            failures += 1
+            continue
+        ok, text = compare(family, want, got, outputs[baseline], args.fp8)
+        if args.fp8:
+            text += f" ({baseline})"
+        lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
+                     f"{name}: {text}")
+        failures += not ok
+        if args.bad_index:
+            rc, messages = errors[name]
+            want_rc, want_messages = errors["unsharded"]
+            world = parse_layout(name)[1]
+            ok = (rc != 0 and want_rc != 0 and len(want_messages) == 1 and
+                  len(messages) == world and
+                  all(m == want_messages[0] for m in messages))
+            lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
+                         f"{name} bad ids: every rank reports "
+                         f"{messages[:1] or want_messages}")
+            failures += not ok
+    return lines, failures
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("compile")
+    ap.add_argument("run")
+    ap.add_argument("workdir")
+    ap.add_argument("--families", default="bert,gpt2,llama")
+    ap.add_argument("--exporters", default="torchscript,dynamo")
+    ap.add_argument("--layouts", default="dp=2;dp=2,tp=2")
+    ap.add_argument("--fp8", action="store_true")
+    ap.add_argument("--bad-index", action="store_true")
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--seq", type=int, default=16)
+    args = ap.parse_args()
+    args.layouts = args.layouts.split(";")
+    os.makedirs(args.workdir, exist_ok=True)
+    failures = 0
+    for family in args.families.split(","):
+        for exporter in args.exporters.split(","):
+            lines, failed = run_case(args, family, exporter)
+            print("\n".join(lines), flush=True)
+            failures += failed
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
