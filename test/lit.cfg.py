@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -46,6 +47,14 @@ tools = ["mte-compile", "mte-opt", "mte-translate", "mte-run", "FileCheck", "not
 if config.mte_enable_fuzzers:
     tools += ["mte-fuzz-import", "mte-fuzz-runtime"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Open MPI's launcher, for the tests of models started by mpirun (root may
+# run it: the CI machine's user).
+if shutil.which("mpirun"):
+    config.available_features.add("mpirun")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    config.substitutions.append(("%mpirun", shutil.which("mpirun")))
 
 # The CUDA backend: `ptxas` for tests that assemble the PTX mte emits, `cuda`
 # where a GPU driver is installed (tests of what happens without one are

@@ -9,7 +9,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-onnx python3-numpy libonnx-testdata
-  valgrind python3-pip binutils zlib1g-dev
+  valgrind python3-pip binutils zlib1g-dev openmpi-bin
 )
 
 # --sanitizers: clang and its runtimes, for make check-asan and make fuzz.

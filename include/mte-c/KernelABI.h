@@ -122,6 +122,23 @@ MTE_KERNEL_API void mte_comm_reduce_scatter(uint64_t send, uint64_t recv,
                                             int64_t recvCount, int32_t dtype,
                                             int32_t op, int32_t gridAxes);
 
+/* Pipeline parallelism's hand-offs, between two ranks of a group of
+ * `gridAxes` (the pipeline axis): sends `count` elements of `send` to the
+ * rank of group index `destination`, which receives them into `recv` by
+ * the matching mte_comm_recv naming this rank's index as `source`. A host
+ * send returns once the elements are staged (the receiver may not have
+ * taken them yet). Host models only for now. */
+MTE_KERNEL_API void mte_comm_send(uint64_t send, int64_t count, int32_t dtype,
+                                  int64_t destination, int32_t gridAxes);
+MTE_KERNEL_API void mte_comm_recv(uint64_t recv, int64_t count, int32_t dtype,
+                                  int64_t source, int32_t gridAxes);
+
+/* recv = the `count` elements of `send` of the group's rank of index `root`
+ * (the others' send buffers are not read). Host models only for now. */
+MTE_KERNEL_API void mte_comm_broadcast(uint64_t send, uint64_t recv,
+                                       int64_t count, int32_t dtype,
+                                       int64_t root, int32_t gridAxes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -180,14 +180,34 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
       (*options.dataParallel < 1 || *options.dataParallel > 1024))
     return "--dp=" + std::to_string(*options.dataParallel) +
            ": expected a number of replicas from 1 to 1024";
-  if (options.dataParallel && options.tensorParallel &&
-      *options.dataParallel * *options.tensorParallel > 1024)
-    return "--dp=" + std::to_string(*options.dataParallel) + " times --tp=" +
-           std::to_string(*options.tensorParallel) +
+  if (options.pipelineParallel &&
+      (*options.pipelineParallel < 1 || *options.pipelineParallel > 1024))
+    return "--pp=" + std::to_string(*options.pipelineParallel) +
+           ": expected a number of stages from 1 to 1024";
+  if (options.microBatches &&
+      (*options.microBatches < 1 || *options.microBatches > 4096))
+    return "--micro-batches=" + std::to_string(*options.microBatches) +
+           ": expected a number from 1 to 4096";
+  int64_t ranks = options.dataParallel.value_or(1) *
+                  options.pipelineParallel.value_or(1) *
+                  options.tensorParallel.value_or(1);
+  if (ranks > 1024)
+    return "--dp, --pp and --tp make " + std::to_string(ranks) +
            " ranks: a model runs on at most 1024";
-  if (options.dataParallel && !options.calibrationPath.empty())
-    return "--calibration does not run with --dp yet (its samples would be "
-           "one replica's batch); calibrate the --dp=1 build";
+  bool splitsBatch = options.dataParallel || options.microBatches;
+  if (splitsBatch && !options.calibrationPath.empty())
+    return "--calibration does not run with --dp or --micro-batches yet (its "
+           "samples would be one part's batch); calibrate the build without "
+           "them";
+  bool pipelined = options.pipelineParallel || options.microBatches;
+  if (pipelined && cuda)
+    return "--pp and --micro-batches run host models only for now "
+           "(--target=host)";
+  if (pipelined && options.precision == Precision::FP8 &&
+      options.fp8Recipe == "delayed")
+    return "--pp and --micro-batches do not run FP8 delayed scaling yet "
+           "(each micro-batch would update its state); use "
+           "--fp8-recipe=current";
   if (options.vocabParallel && !options.tensorParallel)
     return "--tp-vocab splits the vocabulary among the --tp ranks: it needs "
            "--tp=N";
@@ -278,10 +298,21 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
     parallel.vocabParallel = options.vocabParallel;
     buildTensorParallelPipeline(pm, parallel);
   }
+  // Replicas wrap the (tensor-parallel) program, stages cut the
+  // replica's: the grid is [pp, dp, tp].
   if (options.dataParallel) {
     transformer::DataParallelOptions data;
     data.dpSize = *options.dataParallel;
     pm.addPass(transformer::createDataParallel(data));
+  }
+  if (options.pipelineParallel || options.microBatches) {
+    transformer::PipelineParallelOptions pipeline;
+    pipeline.ppSize = options.pipelineParallel.value_or(1);
+    pipeline.microBatches = options.microBatches.value_or(1);
+    pm.addPass(transformer::createPipelineParallel(pipeline));
+  }
+  if (options.dataParallel || options.pipelineParallel ||
+      options.microBatches) {
     OpPassManager &funcPm = pm.nest<func::FuncOp>();
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
@@ -295,7 +326,8 @@ LogicalResult mte::driver::compileModel(
   ONNXImportOptions importOptions = options.import;
   importOptions.functionName = kEntryPoint.str();
   // Each replica runs its part of the batch: the model is built for it.
-  importOptions.batchDivisor = options.dataParallel.value_or(1);
+  importOptions.batchDivisor =
+      options.dataParallel.value_or(1) * options.microBatches.value_or(1);
   OwningOpRef<ModuleOp> module =
       importONNXModel(inputPath, &context, importOptions);
   if (!module || failed(verify(*module)))

@@ -11,6 +11,8 @@
 
 #include "mte-c/KernelABI.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 
 using namespace mte::runtime;
@@ -35,7 +37,17 @@ static std::string checkCall(const mte_model &model,
   const DTypeInfo *dtype = lookupDType(call.dtype);
   if (!dtype)
     return "dtype " + std::to_string(call.dtype) + " is not an mte_dtype";
-  if (call.kind != CollectiveCall::AllGather) {
+  if (call.kind == CollectiveCall::Broadcast ||
+      call.kind == CollectiveCall::Send) {
+    // op: the root's or receiver's index in the group.
+    int64_t size = gridGroupSize(model.gridShape, call.gridAxes);
+    if ((call.gridAxes >> model.gridShape.size()) == 0 &&
+        (call.op < 0 || call.op >= size))
+      return std::string(call.kind == CollectiveCall::Send ? "the receiver"
+                                                           : "the root") +
+             " " + std::to_string(call.op) + " is not a rank of a group of " +
+             std::to_string(size);
+  } else if (call.kind != CollectiveCall::AllGather) {
     if (!isReduceOp(call.op))
       return "op " + std::to_string(call.op) + " is not an mte_reduce_op";
     if (!isReducibleDType(call.dtype))
@@ -57,13 +69,18 @@ static std::string checkCall(const mte_model &model,
   // all_gather's recv and reduce_scatter's send hold a part per rank.
   uint64_t elements = static_cast<uint64_t>(call.count);
   uint64_t parts =
-      call.kind == CollectiveCall::AllReduce
+      call.kind == CollectiveCall::AllReduce ||
+              call.kind == CollectiveCall::Broadcast ||
+              call.kind == CollectiveCall::Send
           ? 1
           : static_cast<uint64_t>(gridGroupSize(model.gridShape, call.gridAxes));
   if (elements && (elements > SIZE_MAX / dtype->size / parts))
     return "its buffers do not fit in memory";
   if (elements && (!send || !recv))
     return std::string(!send ? "the send" : "the receive") + " buffer is null";
+  if (model.cuda && (call.kind == CollectiveCall::Broadcast ||
+                     call.kind == CollectiveCall::Send))
+    return "pipeline parallelism runs on host models only for now";
   return std::string();
 }
 
@@ -153,4 +170,76 @@ extern "C" void mte_comm_reduce_scatter(uint64_t send, uint64_t recv,
                                         int32_t op, int32_t gridAxes) {
   runCollective(CollectiveCall::ReduceScatter, send, recv, recvCount, dtype, op,
                 gridAxes);
+}
+
+extern "C" void mte_comm_broadcast(uint64_t send, uint64_t recv, int64_t count,
+                                   int32_t dtype, int64_t root,
+                                   int32_t gridAxes) {
+  runCollective(CollectiveCall::Broadcast, send, recv, count, dtype,
+                static_cast<int32_t>(std::clamp<int64_t>(root, -1, INT32_MAX)),
+                gridAxes);
+}
+
+/// A send (`receiving` false: `buffer` is read, `peer` the receiver's group
+/// index) or a receive (`buffer` written, `peer` the sender's).
+static void runPointToPoint(bool receiving, uint64_t buffer, int64_t count,
+                            int32_t dtype, int64_t peer, int32_t gridAxes) {
+  CollectiveCall call;
+  call.kind = CollectiveCall::Send;
+  call.dtype = dtype;
+  call.gridAxes = static_cast<uint32_t>(gridAxes);
+  call.count = count;
+  CollectiveScope *scope = currentScope;
+  std::string what = receiving ? "mte_comm_recv" : "mte_comm_send";
+  if (!scope) {
+    mte::cuda::recordError(what + ": called outside a run");
+    return;
+  }
+  if (!scope->error.empty())
+    return; // an earlier collective of this run failed
+  const mte_model &model = scope->model;
+  int64_t size = gridGroupSize(model.gridShape, call.gridAxes);
+  size_t index = 0;
+  if ((call.gridAxes >> model.gridShape.size()) == 0)
+    gridGroup(model.gridShape, model.rank, call.gridAxes, index);
+  // Both ends describe the call as the sender makes it: op is the
+  // receiver's index.
+  int64_t receiver = receiving ? static_cast<int64_t>(index) : peer;
+  call.op = static_cast<int32_t>(std::clamp<int64_t>(receiver, -1, INT32_MAX));
+  std::string error = checkCall(model, call, gridAxes, buffer, buffer);
+  if (error.empty() && (peer < 0 || peer >= size))
+    error = (receiving ? "the sender " : "the receiver ") +
+            std::to_string(peer) + " is not a rank of a group of " +
+            std::to_string(size);
+  if (error.empty() && peer == static_cast<int64_t>(index))
+    error = "a rank does not send to itself";
+  if (error.empty() && model.cuda)
+    error = "pipeline parallelism runs on host models only for now";
+  if (model.cuda) {
+    mte::cuda::recordError(what + ": " + error);
+    return;
+  }
+  HostCommunicator &comm = *scope->model.comm;
+  if (!error.empty()) {
+    comm.fail(call.describe() + ": " + error);
+  } else {
+    bool done =
+        receiving ? comm.receive(reinterpret_cast<void *>(buffer), call,
+                                 static_cast<int32_t>(peer), error)
+                  : comm.send(reinterpret_cast<const void *>(buffer), call,
+                              error);
+    if (done)
+      return;
+  }
+  scope->error = what + ": " + call.describe() + ": " + error;
+}
+
+extern "C" void mte_comm_send(uint64_t send, int64_t count, int32_t dtype,
+                              int64_t destination, int32_t gridAxes) {
+  runPointToPoint(false, send, count, dtype, destination, gridAxes);
+}
+
+extern "C" void mte_comm_recv(uint64_t recv, int64_t count, int32_t dtype,
+                              int64_t source, int32_t gridAxes) {
+  runPointToPoint(true, recv, count, dtype, source, gridAxes);
 }

@@ -76,23 +76,36 @@ struct alignas(64) HostCommunicator::RankControl {
   /// The rank's process once it joined, 0 before.
   std::atomic<int32_t> pid;
   std::atomic<int32_t> closed;
-  /// The steps whose part the rank's slot has held, and the steps whose
-  /// slots it has finished reading.
-  std::atomic<uint64_t> posted;
-  std::atomic<uint64_t> consumed;
-  /// The collective of its last posted step (written before `posted`).
+  /// The collective of the step its slot holds (written before the
+  /// channel's `posted`).
   CollectiveCall call;
 };
+
+/// A rank's progress on one channel: the steps whose part its slot has
+/// held, and the steps whose slots it has finished reading.
+struct alignas(16) HostCommunicator::ChannelCounts {
+  std::atomic<uint64_t> posted;
+  std::atomic<uint64_t> consumed;
+};
+
+/// The most grid axes a communicator's channels are counted for.
+static constexpr size_t kMaxGridAxes = 8;
 
 static size_t alignTo64(size_t bytes) { return (bytes + 63) & ~size_t(63); }
 
 std::string CollectiveCall::describe() const {
   const char *name = kind == AllReduce   ? "mte_comm_all_reduce"
                      : kind == AllGather ? "mte_comm_all_gather"
+                     : kind == Broadcast ? "mte_comm_broadcast"
+                     : kind == Send      ? "mte_comm_send"
                                          : "mte_comm_reduce_scatter";
   std::string text = std::string(name) + "(" + std::to_string(count) + " " +
                      formatDType(dtype);
-  if (kind != AllGather)
+  if (kind == Broadcast)
+    text += ", root " + std::to_string(op);
+  else if (kind == Send)
+    text += ", to " + std::to_string(op);
+  else if (kind != AllGather)
     text += std::string(", ") + reduceOpName(op);
   char axes[32];
   std::snprintf(axes, sizeof(axes), ", grid axes 0x%x)", gridAxes);
@@ -173,9 +186,27 @@ static void cpuRelax() {
 #endif
 }
 
-size_t HostCommunicator::segmentBytes(int32_t worldSize, size_t slotBytes) {
-  return alignTo64(sizeof(Header)) +
-         static_cast<size_t>(worldSize) * (sizeof(RankControl) + slotBytes);
+/// The channels of a rank of `worldSize` on a grid of `numAxes` axes.
+static uint32_t channelsFor(int32_t worldSize, size_t numAxes) {
+  return (1u << numAxes) + static_cast<uint32_t>(worldSize);
+}
+
+size_t HostCommunicator::segmentBytes(int32_t worldSize, size_t numAxes,
+                                      size_t slotBytes) {
+  size_t ranks = static_cast<size_t>(worldSize);
+  return alignTo64(sizeof(Header)) + ranks * sizeof(RankControl) +
+         alignTo64(ranks * channelsFor(worldSize, numAxes) *
+                   sizeof(ChannelCounts)) +
+         ranks * slotBytes;
+}
+
+uint32_t HostCommunicator::numChannels() const {
+  return channelsFor(worldSize, grid.size());
+}
+
+HostCommunicator::ChannelCounts &
+HostCommunicator::counts(int32_t of, uint32_t channel) const {
+  return channelCounts[static_cast<size_t>(of) * numChannels() + channel];
 }
 
 HostCommunicator::HostCommunicator(const std::string &commId, int32_t rank,
@@ -188,6 +219,8 @@ HostCommunicator::HostCommunicator(const std::string &commId, int32_t rank,
   for (int64_t extent : grid)
     ranks *= extent;
   worldSize = static_cast<int32_t>(ranks);
+  if (grid.size() <= kMaxGridAxes && ranks <= kMaxRanks)
+    steps.assign(numChannels(), 0);
 }
 
 std::unique_ptr<HostCommunicator>
@@ -202,6 +235,12 @@ HostCommunicator::join(const std::string &commId, int32_t rank,
   if (worldSize > kMaxRanks) {
     error = "a host communicator holds at most " + std::to_string(kMaxRanks) +
             " ranks, not " + std::to_string(worldSize);
+    return nullptr;
+  }
+  if (grid.size() > kMaxGridAxes) {
+    error = "a host communicator's grid has at most " +
+            std::to_string(kMaxGridAxes) + " axes, not " +
+            std::to_string(grid.size());
     return nullptr;
   }
   comm->name = segmentName(commId);
@@ -240,7 +279,10 @@ bool HostCommunicator::map(int fd, size_t bytes, std::string &error) {
   header = static_cast<Header *>(memory);
   controls = reinterpret_cast<RankControl *>(static_cast<char *>(memory) +
                                              alignTo64(sizeof(Header)));
-  slots = reinterpret_cast<char *>(controls + worldSize);
+  channelCounts = reinterpret_cast<ChannelCounts *>(controls + worldSize);
+  slots = reinterpret_cast<char *>(channelCounts) +
+          alignTo64(static_cast<size_t>(worldSize) * numChannels() *
+                    sizeof(ChannelCounts));
   return true;
 }
 
@@ -250,6 +292,7 @@ void HostCommunicator::unmap() {
   mapping = nullptr;
   header = nullptr;
   controls = nullptr;
+  channelCounts = nullptr;
   slots = nullptr;
 }
 
@@ -264,7 +307,7 @@ bool HostCommunicator::create(size_t wantedSlotBytes, std::string &error) {
             commId + "': " + std::strerror(errno);
     return false;
   }
-  size_t bytes = segmentBytes(worldSize, wantedSlotBytes);
+  size_t bytes = segmentBytes(worldSize, grid.size(), wantedSlotBytes);
   // Reserve the memory now: a tmpfs that runs out later would kill the
   // process with SIGBUS on a write.
   int reserved = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
@@ -285,6 +328,8 @@ bool HostCommunicator::create(size_t wantedSlotBytes, std::string &error) {
   new (header) Header();
   for (int32_t r = 0; r < worldSize; ++r)
     new (&controls[r]) RankControl();
+  for (size_t c = 0, e = size_t(worldSize) * numChannels(); c < e; ++c)
+    new (&channelCounts[c]) ChannelCounts();
   header->worldSize = worldSize;
   header->creatorPid = ::getpid();
   header->slotBytes = wantedSlotBytes;
@@ -319,7 +364,8 @@ bool HostCommunicator::attach(std::string &error) {
       if (header->magic.load(std::memory_order_acquire) == kMagic &&
           !processExited(header->creatorPid)) {
         if (header->worldSize != worldSize ||
-            segmentBytes(worldSize, header->slotBytes) != mappedBytes) {
+            segmentBytes(worldSize, grid.size(), header->slotBytes) !=
+                mappedBytes) {
           error = "communicator '" + commId + "' was opened by rank 0 " +
                   "(process " + std::to_string(header->creatorPid) + ") for " +
                   std::to_string(header->worldSize) +
@@ -515,58 +561,81 @@ bool HostCommunicator::waitUntil(Pending pending, Describe describeTimeout,
   }
 }
 
-template <typename Stage, typename Combine>
-bool HostCommunicator::runStep(const std::vector<int32_t> &members,
-                               const CollectiveCall &call, Stage stage,
-                               Combine combine, std::string &error) {
-  uint64_t previous = step++;
-  auto describe = [&](int32_t of, const char *what) {
-    return "rank " + std::to_string(of) + " (process " +
-           std::to_string(controls[of].pid.load()) + ") did not " + what +
-           " within " + formatSeconds(timeoutSeconds) + " (MTE_COMM_TIMEOUT)";
-  };
-  // The ranks that read this rank's slot in the previous step must be done
-  // with it before it is overwritten.
+/// "rank 3 (process 1234) did not <what> within 30 s (MTE_COMM_TIMEOUT)".
+static std::string describeLate(int32_t of, int32_t pid, const char *what,
+                                double timeoutSeconds) {
+  return "rank " + std::to_string(of) + " (process " + std::to_string(pid) +
+         ") did not " + what + " within " + formatSeconds(timeoutSeconds) +
+         " (MTE_COMM_TIMEOUT)";
+}
+
+bool HostCommunicator::awaitSlot(std::string &error) {
   auto reading = [&] {
-    for (int32_t reader : lastReaders)
-      if (reader != rank &&
-          controls[reader].consumed.load(std::memory_order_acquire) < previous)
-        return reader;
+    for (const Reader &reader : lastReaders)
+      if (reader.rank != rank &&
+          counts(reader.rank, reader.channel)
+                  .consumed.load(std::memory_order_acquire) < reader.step)
+        return reader.rank;
     return -1;
   };
-  if (!waitUntil(
-          reading,
-          [&](int32_t of) {
-            return describe(of, "finish the collective before");
-          },
-          error))
-    return false;
-  stage(slot(rank));
-  controls[rank].call = call;
-  controls[rank].posted.store(step, std::memory_order_release);
-  notify();
+  return waitUntil(
+      reading,
+      [&](int32_t of) {
+        return describeLate(of, controls[of].pid.load(),
+                            "finish reading this rank's last collective",
+                            timeoutSeconds);
+      },
+      error);
+}
+
+template <typename Stage, typename Combine>
+bool HostCommunicator::runStep(const std::vector<int32_t> &members,
+                               uint32_t channel, const CollectiveCall &call,
+                               int32_t root, Stage stage, Combine combine,
+                               std::string &error) {
+  uint64_t step = ++steps[channel];
+  bool stages = root < 0 || members[root] == rank;
+  if (stages) {
+    // The slot's last readers must be done with it before it is written.
+    if (!awaitSlot(error))
+      return false;
+    stage(slot(rank));
+    controls[rank].call = call;
+    counts(rank, channel).posted.store(step, std::memory_order_release);
+    notify();
+  }
+  auto staging = [&](size_t k) { return root < 0 || int32_t(k) == root; };
   auto posting = [&] {
-    for (int32_t member : members)
-      if (controls[member].posted.load(std::memory_order_acquire) < step)
-        return member;
+    for (size_t k = 0; k < members.size(); ++k)
+      if (staging(k) && counts(members[k], channel)
+                                .posted.load(std::memory_order_acquire) < step)
+        return members[k];
     return -1;
   };
   if (!waitUntil(
           posting,
-          [&](int32_t of) { return describe(of, "reach this collective"); },
+          [&](int32_t of) {
+            return describeLate(of, controls[of].pid.load(),
+                                "reach this collective", timeoutSeconds);
+          },
           error))
     return false;
-  for (int32_t member : members)
-    if (controls[member].call != call) {
-      error = "rank " + std::to_string(member) + " called " +
-              controls[member].call.describe() + " where rank " +
+  for (size_t k = 0; k < members.size(); ++k)
+    if (staging(k) && controls[members[k]].call != call) {
+      error = "rank " + std::to_string(members[k]) + " called " +
+              controls[members[k]].call.describe() + " where rank " +
               std::to_string(rank) + " called " + call.describe();
       return false;
     }
   combine();
-  controls[rank].consumed.store(step, std::memory_order_release);
+  counts(rank, channel).consumed.store(step, std::memory_order_release);
   notify();
-  lastReaders = members;
+  if (stages) {
+    lastReaders.clear();
+    for (int32_t member : members)
+      if (member != rank)
+        lastReaders.push_back({member, channel, step});
+  }
   return true;
 }
 
@@ -574,16 +643,94 @@ template <typename Stage, typename Combine>
 bool HostCommunicator::runSteps(const std::vector<int32_t> &members,
                                 const CollectiveCall &call, size_t chunk,
                                 Stage stage, Combine combine,
-                                std::string &error) {
+                                std::string &error, int32_t root) {
   size_t total = static_cast<size_t>(call.count);
   for (size_t offset = 0; offset < total; offset += chunk) {
     size_t count = std::min(chunk, total - offset);
     if (!runStep(
-            members, call, [&](char *mine) { stage(mine, offset, count); },
+            members, call.gridAxes, call, root,
+            [&](char *mine) { stage(mine, offset, count); },
             [&] { combine(offset, count); }, error)) {
       fail(error);
       return false;
     }
+  }
+  return true;
+}
+
+bool HostCommunicator::send(const void *send, const CollectiveCall &call,
+                            std::string &error) {
+  if (checkFailed(error))
+    return false;
+  size_t index;
+  std::vector<int32_t> members = gridGroup(grid, rank, call.gridAxes, index);
+  int32_t to = members[static_cast<size_t>(call.op)];
+  uint32_t masks = 1u << grid.size();
+  uint32_t channel = masks + static_cast<uint32_t>(to);
+  size_t elementSize = lookupDType(call.dtype)->size;
+  size_t chunk = slotBytes / elementSize;
+  size_t total = static_cast<size_t>(call.count);
+  const char *in = static_cast<const char *>(send);
+  for (size_t offset = 0; offset < total; offset += chunk) {
+    size_t count = std::min(chunk, total - offset);
+    uint64_t step = ++steps[channel];
+    if (!awaitSlot(error)) {
+      fail(error);
+      return false;
+    }
+    std::memcpy(slot(rank), in + offset * elementSize, count * elementSize);
+    controls[rank].call = call;
+    counts(rank, channel).posted.store(step, std::memory_order_release);
+    notify();
+    // The receiver counts what it took from this rank on its own channel.
+    lastReaders = {{to, masks + static_cast<uint32_t>(rank), step}};
+  }
+  return true;
+}
+
+bool HostCommunicator::receive(void *recv, const CollectiveCall &call,
+                               int32_t source, std::string &error) {
+  if (checkFailed(error))
+    return false;
+  size_t index;
+  std::vector<int32_t> members = gridGroup(grid, rank, call.gridAxes, index);
+  int32_t from = members[static_cast<size_t>(source)];
+  uint32_t masks = 1u << grid.size();
+  uint32_t channel = masks + static_cast<uint32_t>(from);
+  size_t elementSize = lookupDType(call.dtype)->size;
+  size_t chunk = slotBytes / elementSize;
+  size_t total = static_cast<size_t>(call.count);
+  char *out = static_cast<char *>(recv);
+  for (size_t offset = 0; offset < total; offset += chunk) {
+    size_t count = std::min(chunk, total - offset);
+    uint64_t step = ++steps[channel];
+    auto sent = [&] {
+      return counts(from, masks + static_cast<uint32_t>(rank))
+                         .posted.load(std::memory_order_acquire) < step
+                 ? from
+                 : -1;
+    };
+    if (!waitUntil(
+            sent,
+            [&](int32_t of) {
+              return describeLate(of, controls[of].pid.load(),
+                                  "send what this rank receives",
+                                  timeoutSeconds);
+            },
+            error)) {
+      fail(error);
+      return false;
+    }
+    if (controls[from].call != call) {
+      error = "rank " + std::to_string(from) + " called " +
+              controls[from].call.describe() + " where rank " +
+              std::to_string(rank) + " receives " + call.describe();
+      fail(error);
+      return false;
+    }
+    std::memcpy(out + offset * elementSize, slot(from), count * elementSize);
+    counts(rank, channel).consumed.store(step, std::memory_order_release);
+    notify();
   }
   return true;
 }
@@ -609,6 +756,8 @@ bool HostCommunicator::run(const void *send, void *recv,
     return allReduce(operands, call, error);
   case CollectiveCall::AllGather:
     return allGather(operands, call, error);
+  case CollectiveCall::Broadcast:
+    return broadcast(operands, call, error);
   default:
     // A group of one reduces its own part, as an all-reduce.
     return operands.members.size() == 1 ? allReduce(operands, call, error)
@@ -694,4 +843,26 @@ bool HostCommunicator::reduceScatter(const Operands &operands,
   };
   return runSteps(members, call, slotBytes / (members.size() * elementSize),
                   stage, combine, error);
+}
+
+bool HostCommunicator::broadcast(const Operands &operands,
+                                 const CollectiveCall &call,
+                                 std::string &error) {
+  const std::vector<int32_t> &members = operands.members;
+  size_t elementSize = operands.elementSize;
+  size_t bytes = static_cast<size_t>(call.count) * elementSize;
+  if (members.size() == 1) {
+    std::memmove(operands.out, operands.in, bytes);
+    return true;
+  }
+  int32_t root = call.op;
+  auto stage = [&](char *mine, size_t offset, size_t count) {
+    std::memcpy(mine, operands.in + offset * elementSize, count * elementSize);
+  };
+  auto combine = [&](size_t offset, size_t count) {
+    std::memcpy(operands.out + offset * elementSize,
+                slot(members[static_cast<size_t>(root)]), count * elementSize);
+  };
+  return runSteps(members, call, slotBytes / elementSize, stage, combine,
+                  error, root);
 }

@@ -8,7 +8,13 @@
 // owns a staging slot there; a collective moves its data through the slots
 // in steps of at most a slot, every rank of the group reading all of the
 // group's slots, so reductions run in rank order and give every rank the
-// same bits.
+// same bits. A send stages its data in the sender's slot for the receiver
+// alone, a broadcast in the root's for its group.
+//
+// Steps are counted per channel: a group of grid axes (every member of a
+// group runs the same sequence of collectives over those axes) or the
+// link from one rank to another. The ranks of different pipeline stages
+// run different programs, so they meet only on the channels they share.
 //
 // Waits spin briefly, then sleep on a futex, and give up after the
 // communicator's timeout, or as soon as the awaited rank's process has
@@ -33,10 +39,18 @@ struct CommLimits;
 
 /// What a rank called, which every rank of the group must have called too.
 struct CollectiveCall {
-  enum Kind : int32_t { AllReduce = 1, AllGather = 2, ReduceScatter = 3 };
+  enum Kind : int32_t {
+    AllReduce = 1,
+    AllGather = 2,
+    ReduceScatter = 3,
+    Broadcast = 4,
+    Send = 5,
+  };
   int32_t kind = 0;
   int32_t dtype = 0;
-  int32_t op = 0; // an mte_reduce_op; 0 for AllGather
+  /// An mte_reduce_op; for Broadcast the root's index in the group, for
+  /// Send the receiver's; 0 for AllGather.
+  int32_t op = 0;
   uint32_t gridAxes = 0;
   /// count, sendCount or recvCount, as KernelABI.h names them (not
   /// negative once the call is checked).
@@ -91,6 +105,14 @@ public:
   /// in `error`; the communicator has then failed for every rank.
   bool run(const void *send, void *recv, const CollectiveCall &call,
            std::string &error);
+  /// Sends `call.count` elements of `send` to the rank of index `call.op`
+  /// in this rank's group of `call.gridAxes` (a Send call), or receives them
+  /// into `recv` from the rank of index `source` (the sender's call, which
+  /// must match). A send returns once its last part is staged; the next
+  /// use of this rank's slot waits for the receiver.
+  bool send(const void *send, const CollectiveCall &call, std::string &error);
+  bool receive(void *recv, const CollectiveCall &call, int32_t source,
+               std::string &error);
 
   /// Marks the communicator failed for every rank, for `reason`.
   void fail(const std::string &reason);
@@ -98,12 +120,20 @@ public:
 private:
   struct Header;
   struct RankControl;
+  struct ChannelCounts;
 
   HostCommunicator(const std::string &commId, int32_t rank,
                    const std::vector<int64_t> &grid, double timeoutSeconds);
 
-  /// The bytes of a segment for `worldSize` ranks of `slotBytes` each.
-  static size_t segmentBytes(int32_t worldSize, size_t slotBytes);
+  /// The bytes of a segment for `worldSize` ranks of `slotBytes` each on a
+  /// grid of `numAxes` axes.
+  static size_t segmentBytes(int32_t worldSize, size_t numAxes,
+                             size_t slotBytes);
+  /// The channels of a rank: one per set of grid axes, then one per rank
+  /// it sends to or receives from.
+  uint32_t numChannels() const;
+  /// `of`'s counts on `channel`.
+  ChannelCounts &counts(int32_t of, uint32_t channel) const;
 
   /// Rank 0: creates the segment, of `slotBytes` per rank.
   bool create(size_t slotBytes, std::string &error);
@@ -130,6 +160,8 @@ private:
                  std::string &error);
   bool reduceScatter(const Operands &operands, const CollectiveCall &call,
                      std::string &error);
+  bool broadcast(const Operands &operands, const CollectiveCall &call,
+                 std::string &error);
 
   /// Waits until `pending` returns -1 rather than a rank still awaited;
   /// `describeTimeout(rank)` says what the rank did not do in time.
@@ -144,20 +176,32 @@ private:
   /// Wakes the ranks waiting in waitUntil.
   void notify();
 
-  /// One step of a collective among `members`: waits until the readers
-  /// of this rank's slot in the previous step are done with it, then
-  /// `stage` fills the slot; after every member staged its part of the same
-  /// call, `combine` reads the members' slots (in `members` order).
+  /// A reader of this rank's slot: the rank, its channel, and the step of
+  /// that channel it must have consumed before the slot is written again.
+  struct Reader {
+    int32_t rank;
+    uint32_t channel;
+    uint64_t step;
+  };
+  /// Waits until the readers of this rank's slot are done with it.
+  bool awaitSlot(std::string &error);
+  /// One step of a collective among `members` on channel `channel`: waits
+  /// until this rank's slot is free, then `stage` fills it; after every
+  /// member staged its part of the same call (or, with `root` >= 0, the
+  /// member of that index alone stages and the others wait for it),
+  /// `combine` reads the members' slots (in `members` order).
   template <typename Stage, typename Combine>
-  bool runStep(const std::vector<int32_t> &members, const CollectiveCall &call,
-               Stage stage, Combine combine, std::string &error);
+  bool runStep(const std::vector<int32_t> &members, uint32_t channel,
+               const CollectiveCall &call, int32_t root, Stage stage,
+               Combine combine, std::string &error);
   /// A collective among `members` in steps of at most `chunk` elements:
   /// `stage(slot, offset, count)` fills this rank's slot with elements
   /// [offset, offset + count), and `combine(offset, count)` reads the
   /// members' slots. Fails the communicator when a step fails.
   template <typename Stage, typename Combine>
   bool runSteps(const std::vector<int32_t> &members, const CollectiveCall &call,
-                size_t chunk, Stage stage, Combine combine, std::string &error);
+                size_t chunk, Stage stage, Combine combine, std::string &error,
+                int32_t root = -1);
   /// The slot of `rank`.
   char *slot(int32_t rank) const;
   /// The f32 scratch of a reduction of `count` elements of `dtype` (f16 and
@@ -175,12 +219,13 @@ private:
   size_t mappedBytes = 0;
   Header *header = nullptr;
   RankControl *controls = nullptr;
+  ChannelCounts *channelCounts = nullptr;
   char *slots = nullptr;
   size_t slotBytes = 0;
-  /// The steps this rank has posted, and the ranks that read its slot in
-  /// the last one.
-  uint64_t step = 0;
-  std::vector<int32_t> lastReaders;
+  /// The steps this rank has taken on each channel, and the readers of its
+  /// slot's last content.
+  std::vector<uint64_t> steps;
+  std::vector<Reader> lastReaders;
   /// f32 accumulators of f16 and bf16 reductions.
   std::vector<float> scratch;
 };

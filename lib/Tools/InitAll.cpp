@@ -32,6 +32,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
@@ -65,6 +66,8 @@ void mte::registerAllDialects(mlir::DialectRegistry &registry) {
   // instead of copying into it.
   mlir::memref::registerAllocationOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // A pipeline-parallel model dispatches to its stage by scf.index_switch.
+  mlir::scf::registerBufferizableOpInterfaceExternalModels(registry);
   // shard-partition asks each op of a tensor-parallel block for its local
   // form; func.return passes the (replicated) results through.
   transformer::registerShardingInterfaceExternalModels(registry);

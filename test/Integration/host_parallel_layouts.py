@@ -15,9 +15,13 @@ scales) and of the layout without --dp. With --bad-index a graph input id out of
 replica's part must fail every rank with the unsharded build's message
 (its position counted in the whole batch).
 
+With --mpirun MPIRUN the ranks are Open MPI's processes (`mpirun
+--oversubscribe -n N mte-run ...`, each reading its rank from Open MPI's
+environment) instead of mte-run's forks.
+
 Usage: host_parallel_layouts.py MTE_COMPILE MTE_RUN WORKDIR
            [--families gpt2,llama,...] [--layouts "dp=2;dp=2,tp=2"]
-           [--fp8] [--bad-index] [--batch 4 --seq 16]
+           [--fp8] [--bad-index] [--mpirun MPIRUN] [--batch 4 --seq 16]
 """
 import argparse
 import os
@@ -37,12 +41,14 @@ FP8_RMS_WHOLE = 1e-3
 
 
 def parse_layout(text):
-    """"dp=2,tp=2" -> ([--dp=2, --tp=2], world size 4)."""
+    """"dp=2,tp=2" -> ([--dp=2, --tp=2], world size 4): the ranks are the
+    product of dp, pp and tp (micro-batches run one after another)."""
     flags, world = [], 1
     for part in text.split(","):
         key, value = part.split("=")
         flags.append(f"--{key}={value}")
-        world *= int(value)
+        if key in ("dp", "pp", "tp"):
+            world *= int(value)
     return flags, world
 
 
@@ -75,6 +81,13 @@ def compare(family, want, got, whole, fp8):
             f"max abs error {err.max():.2e} from the reference, "
             f"{np.abs(got - whole).max():.2e} from unsharded (relative RMS "
             f"{to_whole:.1e})")
+
+
+def launch(args, so, world):
+    """The command that runs `so`'s `world` ranks."""
+    if args.mpirun and world > 1:
+        return [args.mpirun, "--oversubscribe", "-n", str(world), args.run, so]
+    return [args.run, so, "--world-size", str(world)]
 
 
 def run_case(args, family, exporter):
@@ -130,8 +143,7 @@ def run_case(args, family, exporter):
             failures += 1
             continue
         out = so[:-3] + ".out"
-        ran = subprocess.run([args.run, so, "--world-size", str(world),
-                              "-o", out] + files,
+        ran = subprocess.run(launch(args, so, world) + ["-o", out] + files,
                              capture_output=True, text=True)
         if ran.returncode != 0:
             lines.append(f"FAIL {family} {exporter} {name}: run: "
@@ -140,8 +152,8 @@ def run_case(args, family, exporter):
             continue
         outputs[name] = np.load(os.path.join(out, output + ".npy"))
         if args.bad_index:
-            bad = subprocess.run([args.run, so, "--world-size", str(world),
-                                  "-o", out + ".bad"] + bad_files,
+            bad = subprocess.run(launch(args, so, world) +
+                                 ["-o", out + ".bad"] + bad_files,
                                  capture_output=True, text=True)
             # What each rank says after naming the model file.
             messages = [line.split(".so': ", 1)[-1] for line in
@@ -170,9 +182,12 @@ def run_case(args, family, exporter):
             rc, messages = errors[name]
             want_rc, want_messages = errors["unsharded"]
             world = parse_layout(name)[1]
+            # mpirun ends the job once a process has failed: the ranks it
+            # stops first say nothing.
+            reported = len(messages) >= 1 if args.mpirun else \
+                len(messages) == world
             ok = (rc != 0 and want_rc != 0 and len(want_messages) == 1 and
-                  len(messages) == world and
-                  all(m == want_messages[0] for m in messages))
+                  reported and all(m == want_messages[0] for m in messages))
             lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
                          f"{name} bad ids: every rank reports "
                          f"{messages[:1] or want_messages}")
@@ -190,6 +205,7 @@ def main():
     ap.add_argument("--layouts", default="dp=2;dp=2,tp=2")
     ap.add_argument("--fp8", action="store_true")
     ap.add_argument("--bad-index", action="store_true")
+    ap.add_argument("--mpirun", help="launch the ranks with this mpirun")
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=16)
     args = ap.parse_args()

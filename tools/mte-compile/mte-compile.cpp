@@ -111,6 +111,17 @@ cl::opt<int64_t> dataParallel(
              "1/N of the batch (the first dimension of every graph input "
              "and output); the grid is N x the --tp ranks, one model.so"),
     cl::init(1), cl::cat(compilerOptions));
+cl::opt<int64_t> pipelineParallel(
+    "pp",
+    cl::desc("Pipeline parallelism: cut the model into N stages balanced by "
+             "a cost model, each rank running its stage (host models for "
+             "now); the grid is N x --dp x --tp ranks"),
+    cl::init(1), cl::cat(compilerOptions));
+cl::opt<int64_t> microBatches(
+    "micro-batches",
+    cl::desc("Run the batch as K micro-batches through the pipeline "
+             "stages (GPipe's schedule); K divides the batch"),
+    cl::init(1), cl::cat(compilerOptions));
 cl::opt<std::string> weights(
     "weights",
     cl::desc("embed (default): weights in model.so; external (with "
@@ -200,6 +211,10 @@ std::string readOptions(CompilerOptions &options) {
   options.vocabParallel = vocabParallel;
   if (dataParallel.getNumOccurrences())
     options.dataParallel = dataParallel;
+  if (pipelineParallel.getNumOccurrences())
+    options.pipelineParallel = pipelineParallel;
+  if (microBatches.getNumOccurrences())
+    options.microBatches = microBatches;
   options.indexCheck = indexCheck;
   options.output = emit;
   options.fusion = fusion;

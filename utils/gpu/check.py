@@ -198,8 +198,8 @@ def check_sharded_unsharded(outputs):
         bound = (4e-2 if sharded.endswith(".fp8") else
                  2e-2 if sharded.endswith(".bf16") else 1e-5)
         return rel <= bound, f"relative RMS {rel:.2e}, bound {bound:g}"
-    pairs = [(n, n.replace(".tp1", "").replace(".sp", "")) for n in outputs
-             if ".tp1" in n]
+    pairs = [(n, n.replace(".tp1", "").replace(".sp", "").replace(".dp1", ""))
+             for n in outputs if ".tp1" in n]
     return check_pairs(outputs, pairs, "sharded == unsharded", compare)
 
 

@@ -107,18 +107,25 @@ def prepare_fixture(args, family, exporter, size="tiny"):
                            check=True)
             np.savez(tp1 + ".npz", host_output=host, **reference)
             if suffix == ".bf16":
-                # Sequence parallelism's program too: its reduce-scatters
-                # and all-gathers, on NCCL (NAME.tp1.sp.bf16).
-                sp = f"{stem}.tp1.sp{suffix}"
-                subprocess.run([args.compile, stem + ".onnx", "-o",
-                                sp + ".host.so", f"--precision={precision}",
-                                "--tp=1", "--sp"] + shapes, check=True)
-                host = mte.load(sp + ".host.so")(**inputs)["last_hidden_state"]
-                os.remove(sp + ".host.so")
-                subprocess.run([args.compile, stem + ".onnx", "-o",
-                                sp + ".cuda.so", f"--precision={precision}",
-                                "--tp=1", "--sp"] + cuda + shapes, check=True)
-                np.savez(sp + ".npz", host_output=host, **reference)
+                # Sequence parallelism's program too (its reduce-scatters
+                # and all-gathers, NAME.tp1.sp.bf16), and data
+                # parallelism's on a [1, 1] grid (the replica's input
+                # slice, the outputs' all-gather: NAME.tp1.dp1.bf16), on
+                # NCCL.
+                for infix, flags in [(".sp", ["--sp"]), (".dp1", ["--dp=1"])]:
+                    one = f"{stem}.tp1{infix}{suffix}"
+                    subprocess.run([args.compile, stem + ".onnx", "-o",
+                                    one + ".host.so",
+                                    f"--precision={precision}", "--tp=1"]
+                                   + flags + shapes, check=True)
+                    host = mte.load(one + ".host.so")(**inputs)[
+                        "last_hidden_state"]
+                    os.remove(one + ".host.so")
+                    subprocess.run([args.compile, stem + ".onnx", "-o",
+                                    one + ".cuda.so",
+                                    f"--precision={precision}", "--tp=1"]
+                                   + flags + cuda + shapes, check=True)
+                    np.savez(one + ".npz", host_output=host, **reference)
         host_so = f"{stem}{suffix}.host.so"
         subprocess.run([args.compile, stem + ".onnx", "-o", host_so,
                         f"--precision={precision}"] + both + shapes,

@@ -102,6 +102,10 @@ struct CompilerOptions {
   bool vocabParallel = false;
   /// Replicas that each run their part of the batch (--dp); none: one.
   std::optional<int64_t> dataParallel;
+  /// Pipeline stages (--pp), and the micro-batches the batch runs in
+  /// (--micro-batches); none: one stage, one batch.
+  std::optional<int64_t> pipelineParallel;
+  std::optional<int64_t> microBatches;
   /// Static shapes of graph inputs.
   ONNXImportOptions import;
 };

@@ -62,6 +62,12 @@ public:
       return lowerAllGather(builder, gather);
     if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
       return lowerReduceScatter(builder, scatter);
+    if (auto broadcast = dyn_cast<shard::BroadcastOp>(op))
+      return lowerBroadcast(builder, broadcast);
+    if (auto send = dyn_cast<shard::SendOp>(op))
+      return lowerSend(builder, send);
+    if (auto recv = dyn_cast<shard::RecvOp>(op))
+      return lowerRecv(builder, recv);
     if (auto index = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
       if (failed(gridOf(op, index.getGridAttr())))
         return failure();
@@ -474,6 +480,108 @@ private:
         {type.getNumElements(), *dtype, *op, axesMask(scatter.getGridAxes())});
     scatter.replaceAllUsesWith(result);
     scatter.erase();
+    return success();
+  }
+  /// The index in the group of `axes` of the rank at `peer`, its
+  /// coordinates on those axes (row-major in the grid's axis order, as the
+  /// runtime numbers a group's ranks).
+  FailureOr<int64_t> peerIndex(Operation *op, FlatSymbolRefAttr gridName,
+                               ArrayRef<shard::GridAxis> axes,
+                               ArrayRef<int64_t> peer, bool dynamic) {
+    FailureOr<shard::GridOp> grid = gridOf(op, gridName);
+    if (failed(grid))
+      return failure();
+    if (dynamic)
+      return op->emitOpError("names its peer at run time; the runtime takes "
+                             "static peers");
+    if (!llvm::is_sorted(axes) || peer.size() != axes.size())
+      return op->emitOpError("names its peer by ")
+             << peer.size() << " coordinates over " << axes.size()
+             << " grid axes (in increasing order)";
+    int64_t index = 0;
+    for (auto [axis, coordinate] : llvm::zip_equal(axes, peer)) {
+      int64_t extent = grid->getShape()[axis];
+      if (coordinate < 0 || coordinate >= extent)
+        return op->emitOpError("names coordinate ")
+               << coordinate << " on grid axis " << axis << " of " << extent
+               << " ranks";
+      index = index * extent + coordinate;
+    }
+    return index;
+  }
+
+  LogicalResult lowerBroadcast(OpBuilder &builder,
+                               shard::BroadcastOp broadcast) {
+    auto type = cast<RankedTensorType>(broadcast.getInput().getType());
+    FailureOr<mte_dtype> dtype = dtypeOf(broadcast, type);
+    FailureOr<int64_t> root = peerIndex(
+        broadcast, broadcast.getGridAttr(), broadcast.getGridAxes(),
+        broadcast.getRoot(), !broadcast.getRootDynamic().empty());
+    if (failed(dtype) || failed(root))
+      return failure();
+    Location loc = broadcast.getLoc();
+    Value result = callWithOutput(
+        builder, loc, DECLARE(mte_comm_broadcast),
+        inputAddress(builder, loc, broadcast.getInput()), type,
+        {type.getNumElements(), *dtype, *root,
+         axesMask(broadcast.getGridAxes())});
+    broadcast.replaceAllUsesWith(result);
+    broadcast.erase();
+    return success();
+  }
+
+  /// mte_comm_send of the input; the op's result is that input.
+  LogicalResult lowerSend(OpBuilder &builder, shard::SendOp send) {
+    auto type = cast<RankedTensorType>(send.getInput().getType());
+    FailureOr<mte_dtype> dtype = dtypeOf(send, type);
+    FailureOr<int64_t> to = peerIndex(send, send.getGridAttr(),
+                                      send.getGridAxes(), send.getDestination(),
+                                      !send.getDestinationDynamic().empty());
+    if (failed(dtype) || failed(to))
+      return failure();
+    Location loc = send.getLoc();
+    func::FuncOp callee = DECLARE(mte_comm_send);
+    func::CallOp::create(
+        builder, loc, callee,
+        ValueRange{inputAddress(builder, loc, send.getInput()),
+                   arith::ConstantIntOp::create(builder, loc,
+                                                type.getNumElements(), 64),
+                   arith::ConstantIntOp::create(builder, loc, *dtype, 32),
+                   arith::ConstantIntOp::create(builder, loc, *to, 64),
+                   arith::ConstantIntOp::create(
+                       builder, loc, axesMask(send.getGridAxes()), 32)});
+    send.replaceAllUsesWith(send.getInput());
+    send.erase();
+    return success();
+  }
+
+  /// mte_comm_recv into a new buffer, the op's result.
+  LogicalResult lowerRecv(OpBuilder &builder, shard::RecvOp recv) {
+    auto type = cast<RankedTensorType>(recv.getResult().getType());
+    FailureOr<mte_dtype> dtype = dtypeOf(recv, type);
+    if (!recv.getSource())
+      return recv.emitOpError("names no source");
+    FailureOr<int64_t> from =
+        peerIndex(recv, recv.getGridAttr(), recv.getGridAxes(),
+                  *recv.getSource(), !recv.getSourceDynamic().empty());
+    if (failed(dtype) || failed(from))
+      return failure();
+    Location loc = recv.getLoc();
+    Value output = memref::AllocOp::create(
+        builder, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    func::CallOp::create(
+        builder, loc, DECLARE(mte_comm_recv),
+        ValueRange{address(builder, loc, output),
+                   arith::ConstantIntOp::create(builder, loc,
+                                                type.getNumElements(), 64),
+                   arith::ConstantIntOp::create(builder, loc, *dtype, 32),
+                   arith::ConstantIntOp::create(builder, loc, *from, 64),
+                   arith::ConstantIntOp::create(
+                       builder, loc, axesMask(recv.getGridAxes()), 32)});
+    Value received = bufferization::ToTensorOp::create(
+        builder, loc, type, output, /*restrict=*/true, /*writable=*/true);
+    recv.getResult().replaceAllUsesWith(received);
+    recv.erase();
     return success();
   }
 #undef DECLARE

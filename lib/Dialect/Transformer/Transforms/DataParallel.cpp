@@ -68,6 +68,8 @@ struct DataParallelPass
   LogicalResult splitBatch(func::FuncOp func) {
     MLIRContext *context = func.getContext();
     Block &entry = func.getBody().front();
+    // Counted before the inputs take the whole batch: a replica's.
+    SmallVector<int64_t> elements = indexCheckElements(func);
     OpBuilder builder = OpBuilder::atBlockBegin(&entry);
     SmallVector<Type> inputTypes(func.getArgumentTypes());
     for (BlockArgument arg : func.getArguments()) {
@@ -116,7 +118,7 @@ struct DataParallelPass
       }
       if (func.getResultAttr(i, "transformer.index_status")) {
         operand.set(
-            combineIndexStatus(builder, returnOp.getLoc(), func, result));
+            combineIndexStatus(builder, returnOp.getLoc(), elements, result));
         resultTypes.push_back(result.getType());
         continue;
       }
@@ -137,41 +139,13 @@ struct DataParallelPass
     return success();
   }
 
-  /// The elements of each check's indices in one replica when they come
-  /// from a graph input (split along the batch with it), else 0: row `i`
-  /// of the status table traced to its check (CheckIndices.cpp builds the
-  /// table as a concatenation of the checks' reshaped statuses). None when
-  /// the table is not in that form.
-  std::optional<SmallVector<int64_t>> indicesPerReplica(func::FuncOp func,
-                                                        Value table) {
-    auto checks = func->getAttrOfType<ArrayAttr>("transformer.index_checks");
-    SmallVector<Value> rows = {table};
-    if (auto concat = table.getDefiningOp<ConcatOp>())
-      rows.assign(concat.getInputs().begin(), concat.getInputs().end());
-    if (!checks || checks.size() != rows.size())
-      return std::nullopt;
-    SmallVector<int64_t> elements;
-    for (auto [row, attr] : llvm::zip_equal(rows, checks)) {
-      auto reshape = row.getDefiningOp<ReshapeOp>();
-      auto check = reshape ? reshape.getInput().getDefiningOp<CheckIndicesOp>()
-                           : CheckIndicesOp();
-      auto info = dyn_cast<IndexCheckAttr>(attr);
-      if (!check || !info)
-        return std::nullopt;
-      elements.push_back(info.getSource().empty()
-                             ? 0
-                             : check.getIndices().getType().getNumElements());
-    }
-    return elements;
-  }
-
   /// The replicas' index-check statuses ([K, 3]: count, first position,
   /// its value; CheckIndices.cpp) as one, the same on every replica: the
   /// counts summed, and the position and value of the first replica whose
-  /// count is not 0, the position counted in the whole batch when the
-  /// indices come from a graph input (else in that replica's part).
-  Value combineIndexStatus(OpBuilder &b, Location loc, func::FuncOp func,
-                           Value status) {
+  /// count is not 0, the position counted in the whole batch for a check
+  /// of a graph input's `elements` (a replica's; 0 for the others).
+  Value combineIndexStatus(OpBuilder &b, Location loc,
+                           ArrayRef<int64_t> elements, Value status) {
     auto type = cast<RankedTensorType>(status.getType());
     int64_t checks = type.getDimSize(0);
     Type i64 = type.getElementType();
@@ -211,10 +185,9 @@ struct DataParallelPass
                           shard::ReductionKind::Sum);
     Value total = reduce(counts, shard::ReductionKind::Sum);
     Value position = col(picked, 1);
-    if (std::optional<SmallVector<int64_t>> elements =
-            indicesPerReplica(func, status)) {
+    if (elements.size() == static_cast<size_t>(checks)) {
       Value perReplica = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(column, ArrayRef<int64_t>(*elements)));
+          b, loc, DenseElementsAttr::get(column, ArrayRef<int64_t>(elements)));
       position = AddOp::create(b, loc, position,
                                MulOp::create(b, loc, first, perReplica));
     }

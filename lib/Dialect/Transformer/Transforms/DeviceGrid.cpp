@@ -2,6 +2,8 @@
 
 #include "mte/Dialect/Transformer/Transforms/DeviceGrid.h"
 
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 
 using namespace mlir;
@@ -86,4 +88,24 @@ mte::transformer::prependGridAxis(ModuleOp module, int64_t extent,
   }
   old.erase();
   return grid;
+}
+
+SmallVector<int64_t> mte::transformer::indexCheckElements(func::FuncOp func) {
+  SmallVector<int64_t> elements;
+  auto checks = func->getAttrOfType<ArrayAttr>("transformer.index_checks");
+  if (!checks)
+    return elements;
+  for (Attribute attr : checks) {
+    auto check = dyn_cast<IndexCheckAttr>(attr);
+    int64_t count = 0;
+    for (unsigned i = 0, e = func.getNumArguments(); check && i < e; ++i) {
+      auto name = func.getArgAttrOfType<StringAttr>(i, "transformer.name");
+      auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+      if (name && type && type.hasStaticShape() &&
+          name.getValue() == check.getSource().getValue())
+        count = type.getNumElements();
+    }
+    elements.push_back(count);
+  }
+  return elements;
 }

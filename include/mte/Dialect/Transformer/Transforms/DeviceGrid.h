@@ -12,6 +12,7 @@
 #ifndef MTE_DIALECT_TRANSFORMER_TRANSFORMS_DEVICEGRID_H
 #define MTE_DIALECT_TRANSFORMER_TRANSFORMS_DEVICEGRID_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -29,6 +30,13 @@ inline constexpr llvm::StringLiteral kComposedGridName = "grid";
 /// or shard ops that are not yet partitioned (shardings).
 mlir::FailureOr<mlir::shard::GridOp>
 prependGridAxis(mlir::ModuleOp module, int64_t extent, llvm::StringRef soloName);
+
+/// For each index check of `func` (its `transformer.index_checks`), the
+/// elements of the graph input it reads, as `func` takes it now; 0 for a
+/// check of indices the model computes. The passes that split the batch
+/// count a bad index's position in the whole batch by these (exact when the
+/// indices are the input's elements in order, as an embedding's ids are).
+llvm::SmallVector<int64_t> indexCheckElements(mlir::func::FuncOp func);
 
 } // namespace mte::transformer
 

@@ -543,4 +543,50 @@ def DataParallel : Pass<"mte-data-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def PipelineParallel : Pass<"mte-pipeline-parallel", "::mlir::ModuleOp"> {
+  let summary = "Cut the model into pipeline stages run over micro-batches";
+  let description = [{
+    Pipeline parallelism for inference, after tensor and data parallelism.
+    The entry function, built for one micro-batch, is cut into pp-size
+    stages of consecutive ops, balanced by a cost model: an op costs the
+    larger of its FLOPs at one H200's dense bf16 rate and its bytes at its
+    HBM bandwidth, and each cut goes, among the positions whose cumulative
+    cost is within an eighth of a stage of its share, where the fewest
+    bytes cross it. Each stage becomes a private function
+    `@<entry>.stage<s>` taking the graph inputs it reads and what earlier
+    stages made that it or a later stage reads, and returning what the
+    next stage needs and the outputs it computes.
+
+    The entry function then takes micro-batches times the batch (the first
+    dimension of every graph input and output) and runs, on the device
+    grid's new outermost axis (`[pp, dp, tp]`), the rank's stage once per
+    micro-batch (`scf.index_switch` on the stage index): a slice of the
+    inputs, `shard.recv` from the stage before, the call, `shard.send` to
+    the next; the outputs are joined along the batch and broadcast from the
+    stage that computed each (`shard.broadcast`), so every rank returns the
+    whole result. Inference has no backward pass: this is GPipe's schedule,
+    and 1F1B's. The index-check status of the micro-batches is joined (the
+    counts summed, the first failing micro-batch's position counted in the
+    whole batch). A model with state (FP8 delayed scaling), and graph
+    inputs or outputs without a batch under micro-batches, are errors.
+
+    pp-size 1 adds no grid axis: the micro-batches run one after another.
+  }];
+  let options = [
+    Option<"ppSize", "pp-size", "int64_t", "1",
+           "The number of pipeline stages">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "The number of micro-batches the batch is run in">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::shard::ShardDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numStages", "pp_stages", "Number of pipeline stages made">
+  ];
+}
+
 #endif // MTE_DIALECT_TRANSFORMER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,539 @@
+//===- PipelineParallel.cpp - pipeline stages and micro-batches -----------===//
+//
+// Pipeline parallelism for inference. The entry function (one rank's
+// program after tensor and data parallelism, built for one micro-batch)
+// is cut into pp-size stages of consecutive ops, balanced by a cost model;
+// each stage becomes a private function, and the entry function, now on
+// micro-batches times the batch, runs the stage of the rank's coordinate
+// on the grid's new outermost axis once per micro-batch: it receives what
+// the stage reads from the stage before (shard.recv), calls it, and sends
+// what later stages read to the next (shard.send). Inference has no
+// backward pass, so this is GPipe's order and 1F1B's alike. Each output is
+// then broadcast from the stage that computed it, so every rank returns
+// the whole result.
+//
+// The cost of an op is its time on an H200 under a roofline: the larger of
+// its FLOPs at the dense bf16 tensor-core rate and its bytes (operands and
+// results) at HBM bandwidth (../docs/sharding.md, "Pipeline parallelism").
+// A cut goes, among the positions whose cumulative cost is within an
+// eighth of a stage of its share, where the fewest bytes cross it (between
+// layers, where only the residual stream does).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/Transforms/DeviceGrid.h"
+#include "mte/Dialect/Transformer/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mte::transformer {
+#define GEN_PASS_DEF_PIPELINEPARALLEL
+#include "mte/Dialect/Transformer/Transforms/Passes.h.inc"
+} // namespace mte::transformer
+
+using namespace mlir;
+using namespace mte::transformer;
+
+namespace {
+
+/// The pipeline axis: the outermost.
+constexpr shard::GridAxis kStageAxis = 0;
+/// One H200's dense bf16 tensor-core rate and HBM bandwidth (H200.md).
+constexpr double kPeakFlops = 989e12, kPeakBytes = 4.8e12;
+
+int64_t bytesOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() *
+         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+}
+
+/// The product of `shape`'s dimensions.
+int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// FLOPs of the ops that multiply matrices; the others count an operation
+/// per element they write.
+double flopsOf(Operation *op) {
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    ArrayRef<int64_t> x = linear.getInput().getType().getShape();
+    int64_t n = linear.getOutput().getType().getShape().back();
+    return 2.0 * product(x) * n;
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    ArrayRef<int64_t> q = attention.getQuery().getType().getShape();
+    int64_t skv = attention.getKey().getType().getDimSize(1);
+    // Q K^T and P V: 2 * 2 * B * Sq * Skv * (H * D).
+    return 4.0 * q[0] * q[1] * skv * q[2];
+  }
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    auto lhs = cast<RankedTensorType>(matmul->getOperand(0).getType());
+    auto out = cast<RankedTensorType>(matmul->getResult(0).getType());
+    return 2.0 * product(out.getShape()) * lhs.getShape().back();
+  }
+  double elements = 0;
+  for (Type type : op->getResultTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      elements += tensor.hasStaticShape() ? tensor.getNumElements() : 0;
+  return elements;
+}
+
+/// The op's roofline time in seconds.
+double costOf(Operation *op) {
+  double bytes = 0;
+  for (Type type : op->getOperandTypes())
+    bytes += bytesOf(type);
+  for (Type type : op->getResultTypes())
+    bytes += bytesOf(type);
+  return std::max(flopsOf(op) / kPeakFlops, bytes / kPeakBytes);
+}
+
+/// Ops every stage that reads them makes for itself: constants, empty
+/// tensors, grid indices.
+bool isCloneable(Operation *op) {
+  return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
+         isMemoryEffectFree(op);
+}
+
+struct PipelineParallelPass
+    : mte::transformer::impl::PipelineParallelBase<PipelineParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (ppSize < 1 || microBatches < 1) {
+      module.emitError("pp-size and micro-batches must be at least 1");
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> entries;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && func.isPublic())
+        entries.push_back(func);
+    for (func::FuncOp func : entries)
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (func.getArgAttr(i, TransformerDialect::getStateAttrName())) {
+          func.emitError("pipeline stages and micro-batches do not run a "
+                         "model with state (FP8 delayed scaling) yet: each "
+                         "micro-batch would update it");
+          return signalPassFailure();
+        }
+    if (ppSize > 1) {
+      FailureOr<shard::GridOp> grid = prependGridAxis(module, ppSize, "pp");
+      if (failed(grid))
+        return signalPassFailure();
+      gridName = grid->getSymName();
+    }
+    for (func::FuncOp func : entries)
+      if (failed(pipeline(func)))
+        return signalPassFailure();
+  }
+
+  /// Positions (in `ops`) after which the stages end: ppSize - 1 cuts.
+  FailureOr<SmallVector<size_t>> chooseCuts(func::FuncOp func,
+                                            ArrayRef<Operation *> ops) {
+    size_t n = ops.size();
+    if (n < static_cast<size_t>(ppSize))
+      return func.emitError("--pp=")
+             << static_cast<int64_t>(ppSize) << ": the model has " << n
+             << " ops to run, fewer than the stages";
+    llvm::DenseMap<Operation *, size_t> position;
+    for (auto [i, op] : llvm::enumerate(ops))
+      position[op] = i;
+    // cost[i]: the cost of ops[0..i]; crossing[i]: the bytes of the values
+    // made at or before i and read after it.
+    SmallVector<double> cost(n);
+    SmallVector<int64_t> delta(n + 1, 0), crossing(n);
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      cost[i] = (i ? cost[i - 1] : 0) + costOf(op);
+      for (Value result : op->getResults()) {
+        size_t last = i;
+        for (Operation *user : result.getUsers()) {
+          Operation *top = func.getBody().front().findAncestorOpInBlock(*user);
+          auto it = top ? position.find(top) : position.end();
+          if (it != position.end())
+            last = std::max(last, it->second);
+        }
+        delta[i] += bytesOf(result.getType());
+        delta[last] -= bytesOf(result.getType());
+      }
+    }
+    int64_t live = 0;
+    for (size_t i = 0; i < n; ++i)
+      crossing[i] = live += delta[i];
+    double total = cost.back(), share = total / ppSize;
+    SmallVector<size_t> cuts;
+    size_t first = 0; // the first position the next cut may take
+    for (int64_t s = 1; s < ppSize; ++s) {
+      double target = s * share;
+      // Leave an op at least to each later stage.
+      size_t last = n - 1 - static_cast<size_t>(ppSize - s);
+      std::optional<size_t> best;
+      auto better = [&](size_t i) {
+        if (!best)
+          return true;
+        if (crossing[i] != crossing[*best])
+          return crossing[i] < crossing[*best];
+        return std::abs(cost[i] - target) < std::abs(cost[*best] - target);
+      };
+      for (size_t i = first; i <= last; ++i)
+        if (std::abs(cost[i] - target) <= share / 8 && better(i))
+          best = i;
+      if (!best) { // no position near the share: the closest
+        best = first;
+        for (size_t i = first; i <= last; ++i)
+          if (std::abs(cost[i] - target) < std::abs(cost[*best] - target))
+            best = i;
+      }
+      cuts.push_back(*best);
+      first = *best + 1;
+    }
+    return cuts;
+  }
+
+  LogicalResult pipeline(func::FuncOp func) {
+    MLIRContext *context = func.getContext();
+    Block &body = func.getBody().front();
+    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+    int64_t stages = ppSize, parts = microBatches;
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      if (!isCloneable(&op))
+        ops.push_back(&op);
+    FailureOr<SmallVector<size_t>> cuts = chooseCuts(func, ops);
+    if (failed(cuts))
+      return failure();
+    llvm::DenseMap<Operation *, int64_t> stageOf;
+    for (auto [i, op] : llvm::enumerate(ops))
+      stageOf[op] = llvm::count_if(*cuts, [&](size_t cut) { return i > cut; });
+    auto stageOfValue = [&](Value v) -> int64_t {
+      Operation *def = v.getDefiningOp();
+      auto it = def ? stageOf.find(def) : stageOf.end();
+      return it == stageOf.end() ? -1 : it->second;
+    };
+
+    // What each stage reads from earlier ones (received from the stage
+    // before, which forwards what it does not read itself), in op order.
+    SmallVector<SmallVector<Value>> received(stages);
+    for (Operation *op : ops)
+      for (Value result : op->getResults()) {
+        int64_t from = stageOf[op], until = from;
+        for (Operation *user : result.getUsers())
+          if (Operation *top = body.findAncestorOpInBlock(*user);
+              top && stageOf.count(top))
+            until = std::max(until, stageOf[top]);
+        for (int64_t s = from + 1; s <= until; ++s)
+          received[s].push_back(result);
+      }
+    // The stage that returns each output (an argument or a constant
+    // returned as it is: the first).
+    SmallVector<int64_t> outputStage;
+    for (Value result : returnOp.getOperands())
+      outputStage.push_back(std::max<int64_t>(stageOfValue(result), 0));
+
+    // The whole batch's types: micro-batches times the first dimension.
+    auto scaled = [&](Type type) -> FailureOr<RankedTensorType> {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || tensor.getRank() == 0 || !tensor.hasStaticShape())
+        return failure();
+      SmallVector<int64_t> shape(tensor.getShape());
+      shape[0] *= parts;
+      return tensor.clone(shape);
+    };
+    SmallVector<Type> inputTypes, outputTypes;
+    for (BlockArgument arg : func.getArguments()) {
+      FailureOr<RankedTensorType> whole = scaled(arg.getType());
+      if (failed(whole))
+        return func.emitError("micro-batches split the graph inputs along "
+                              "their first dimension (the batch); argument ")
+               << arg.getArgNumber() << " has type " << arg.getType();
+      inputTypes.push_back(parts > 1 ? Type(*whole) : arg.getType());
+    }
+    int64_t statusIndex = -1;
+    for (auto [i, result] : llvm::enumerate(returnOp.getOperands())) {
+      if (func.getResultAttr(i, "transformer.index_status")) {
+        statusIndex = i;
+        outputTypes.push_back(result.getType());
+        continue;
+      }
+      FailureOr<RankedTensorType> whole = scaled(result.getType());
+      if (failed(whole))
+        return func.emitError("micro-batches join the outputs along their "
+                              "first dimension (the batch); result ")
+               << i << " has type " << result.getType();
+      outputTypes.push_back(parts > 1 ? Type(*whole) : result.getType());
+    }
+    SmallVector<int64_t> checkElements = indexCheckElements(func);
+
+    // The stage functions.
+    OpBuilder moduleBuilder(func);
+    SmallVector<func::FuncOp> stageFuncs;
+    SmallVector<SmallVector<unsigned>> stageInputs(stages);
+    for (int64_t s = 0; s < stages; ++s) {
+      llvm::SetVector<Value> argsRead;
+      for (Operation *op : ops)
+        if (stageOf[op] == s)
+          op->walk([&](Operation *nested) {
+            for (Value operand : nested->getOperands())
+              if (auto arg = dyn_cast<BlockArgument>(operand);
+                  arg && arg.getOwner() == &body)
+                argsRead.insert(arg);
+          });
+      for (auto [i, result] : llvm::enumerate(returnOp.getOperands()))
+        if (outputStage[i] == s && isa<BlockArgument>(result))
+          argsRead.insert(result);
+      SmallVector<Value> sorted(argsRead.begin(), argsRead.end());
+      llvm::sort(sorted, [](Value a, Value b) {
+        return cast<BlockArgument>(a).getArgNumber() <
+               cast<BlockArgument>(b).getArgNumber();
+      });
+      SmallVector<Type> argTypes;
+      for (Value arg : sorted) {
+        stageInputs[s].push_back(cast<BlockArgument>(arg).getArgNumber());
+        argTypes.push_back(arg.getType());
+      }
+      for (Value v : received[s])
+        argTypes.push_back(v.getType());
+      SmallVector<Value> sent =
+          s + 1 < stages ? received[s + 1] : SmallVector<Value>();
+      SmallVector<Value> results(sent);
+      for (auto [i, result] : llvm::enumerate(returnOp.getOperands()))
+        if (outputStage[i] == s)
+          results.push_back(result);
+      auto stageFunc = func::FuncOp::create(
+          moduleBuilder, func.getLoc(),
+          (func.getSymName() + ".stage" + Twine(s)).str(),
+          FunctionType::get(context, argTypes,
+                            llvm::map_to_vector(results, [](Value v) {
+                              return v.getType();
+                            })));
+      stageFunc.setPrivate();
+      Block *entry = stageFunc.addEntryBlock();
+      OpBuilder b = OpBuilder::atBlockBegin(entry);
+      IRMapping mapping;
+      for (auto [arg, value] : llvm::zip(entry->getArguments(),
+                                         llvm::concat<Value>(sorted,
+                                                             received[s])))
+        mapping.map(value, arg);
+      // Constants and other operand-free ops, made where first read.
+      auto materialize = [&](Value v) {
+        if (mapping.contains(v))
+          return;
+        Operation *def = v.getDefiningOp();
+        if (def && isCloneable(def))
+          b.clone(*def, mapping);
+      };
+      for (Operation *op : ops) {
+        if (stageOf[op] != s)
+          continue;
+        op->walk([&](Operation *nested) {
+          for (Value operand : nested->getOperands())
+            materialize(operand);
+        });
+        b.clone(*op, mapping);
+      }
+      for (Value v : results)
+        materialize(v);
+      func::ReturnOp::create(
+          b, func.getLoc(),
+          llvm::map_to_vector(results,
+                              [&](Value v) { return mapping.lookup(v); }));
+      stageFuncs.push_back(stageFunc);
+    }
+
+    // The entry function: the rank's stage, once per micro-batch. Its old
+    // body goes; what the dispatch needs of it are types.
+    SmallVector<Type> microInputs(func.getArgumentTypes());
+    SmallVector<SmallVector<Type>> receivedTypes;
+    for (ArrayRef<Value> values : received)
+      receivedTypes.push_back(llvm::map_to_vector(
+          values, [](Value v) { return v.getType(); }));
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      op.erase();
+    for (auto [arg, type] : llvm::zip(func.getArguments(), inputTypes))
+      arg.setType(type);
+    func.setFunctionType(FunctionType::get(context, inputTypes, outputTypes));
+    OpBuilder b = OpBuilder::atBlockEnd(&body);
+    Location loc = func.getLoc();
+    auto peer = [&](int64_t stage) {
+      return b.getDenseI64ArrayAttr({stage});
+    };
+    FlatSymbolRefAttr gridRef =
+        stages > 1 ? FlatSymbolRefAttr::get(context, gridName)
+                   : FlatSymbolRefAttr();
+    DenseI16ArrayAttr stageAxes = b.getDenseI16ArrayAttr({kStageAxis});
+
+    // Micro-batch j's part of the whole batch: offsets, sizes, strides of
+    // its slice, the micro-batch's `type` at j times its first dimension.
+    using Slice = std::tuple<SmallVector<OpFoldResult>,
+                             SmallVector<OpFoldResult>,
+                             SmallVector<OpFoldResult>>;
+    auto microBatch = [&](RankedTensorType type, int64_t j) -> Slice {
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+      offsets[0] = b.getIndexAttr(j * type.getDimSize(0));
+      SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+          type.getShape(),
+          [&](int64_t d) -> OpFoldResult { return b.getIndexAttr(d); });
+      SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+      return {offsets, sizes, strides};
+    };
+
+    // Builds stage s's runs into the current block; returns the outputs
+    // (those of other stages: empty tensors).
+    auto runStage = [&](int64_t s) -> SmallVector<Value> {
+      SmallVector<Value> joined;
+      for (Type type : outputTypes)
+        joined.push_back(tensor::EmptyOp::create(
+            b, loc, cast<RankedTensorType>(type).getShape(),
+            cast<RankedTensorType>(type).getElementType()));
+      SmallVector<Value> statuses;
+      for (int64_t j = 0; j < parts; ++j) {
+        SmallVector<Value> args;
+        for (unsigned i : stageInputs[s]) {
+          Value arg = func.getArgument(i);
+          if (parts == 1) {
+            args.push_back(arg);
+            continue;
+          }
+          auto micro = cast<RankedTensorType>(microInputs[i]);
+          auto [offsets, sizes, strides] = microBatch(micro, j);
+          args.push_back(tensor::ExtractSliceOp::create(b, loc, micro, arg,
+                                                        offsets, sizes,
+                                                        strides));
+        }
+        for (Type t : receivedTypes[s]) {
+          auto type = cast<RankedTensorType>(t);
+          Value into = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                               type.getElementType());
+          args.push_back(shard::RecvOp::create(b, loc, type, gridRef,
+                                               stageAxes, into, peer(s - 1),
+                                               ValueRange{}));
+        }
+        auto call = func::CallOp::create(b, loc, stageFuncs[s], args);
+        unsigned next = 0;
+        if (s + 1 < stages)
+          for (Type type : receivedTypes[s + 1])
+            shard::SendOp::create(b, loc, type, gridRef, stageAxes,
+                                  call.getResult(next++), peer(s + 1),
+                                  ValueRange{});
+        for (auto [i, stage] : llvm::enumerate(outputStage)) {
+          if (stage != s)
+            continue;
+          Value result = call.getResult(next++);
+          if (static_cast<int64_t>(i) == statusIndex) {
+            statuses.push_back(result);
+            continue;
+          }
+          if (parts == 1) {
+            joined[i] = result;
+            continue;
+          }
+          auto [offsets, sizes, strides] =
+              microBatch(cast<RankedTensorType>(result.getType()), j);
+          joined[i] = tensor::InsertSliceOp::create(b, loc, result, joined[i],
+                                                    offsets, sizes, strides);
+        }
+      }
+      if (!statuses.empty())
+        joined[statusIndex] =
+            joinIndexStatus(b, loc, statuses, checkElements);
+      return joined;
+    };
+
+    SmallVector<Value> results;
+    if (stages == 1) {
+      results = runStage(0);
+    } else {
+      Value stage = shard::ProcessMultiIndexOp::create(
+                        b, loc, gridName, ArrayRef<shard::GridAxis>{kStageAxis})
+                        .getResult()
+                        .front();
+      SmallVector<int64_t> cases;
+      for (int64_t s = 0; s + 1 < stages; ++s)
+        cases.push_back(s);
+      auto dispatch = scf::IndexSwitchOp::create(b, loc, outputTypes, stage,
+                                                 cases, cases.size());
+      for (int64_t s = 0; s < stages; ++s) {
+        Region &region = s + 1 < stages ? dispatch.getCaseRegions()[s]
+                                        : dispatch.getDefaultRegion();
+        Block *block = b.createBlock(&region);
+        b.setInsertionPointToEnd(block);
+        scf::YieldOp::create(b, loc, runStage(s));
+      }
+      b.setInsertionPointAfter(dispatch);
+      // Every rank returns every output: its stage's broadcast.
+      for (auto [i, value] : llvm::enumerate(dispatch.getResults()))
+        results.push_back(shard::BroadcastOp::create(
+            b, loc, value.getType(), gridRef, stageAxes, value,
+            peer(outputStage[i]), ValueRange{}));
+    }
+    func::ReturnOp::create(b, loc, results);
+    numStages += stages;
+    return success();
+  }
+
+  /// The micro-batches' index-check statuses ([K, 3] each: count, first
+  /// position, its value) as one: the counts summed, the position and value
+  /// of the first micro-batch whose count is not 0, the position counted in
+  /// the whole batch for checks of a graph input's elements (`elements` of
+  /// them a micro-batch, 0 for the others).
+  Value joinIndexStatus(OpBuilder &b, Location loc, ArrayRef<Value> statuses,
+                        ArrayRef<int64_t> elements) {
+    if (statuses.size() == 1)
+      return statuses.front();
+    auto type = cast<RankedTensorType>(statuses.front().getType());
+    int64_t checks = type.getDimSize(0);
+    Type i64 = type.getElementType();
+    auto column = RankedTensorType::get({checks, 1}, i64);
+    auto col = [&](Value v, int64_t c) -> Value {
+      return SliceOp::create(b, loc, v, {0, c}, {checks, 1}, {1, 1});
+    };
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(column, b.getIntegerAttr(i64, 0)));
+    Value total, position, value;
+    // From the last micro-batch to the first: each failing one takes over.
+    for (int64_t j = statuses.size() - 1; j >= 0; --j) {
+      Value status = statuses[j];
+      Value count = col(status, 0);
+      Value failing = CompareOp::create(
+          b, loc, ComparePredicateAttr::get(b.getContext(), ComparePredicate::NE),
+          count, zero);
+      Value at = col(status, 1);
+      if (j > 0 && elements.size() == static_cast<size_t>(checks)) {
+        SmallVector<int64_t> offsets;
+        for (int64_t e : elements)
+          offsets.push_back(j * e);
+        at = AddOp::create(
+            b, loc, at,
+            arith::ConstantOp::create(
+                b, loc, DenseElementsAttr::get(column, ArrayRef(offsets))));
+      }
+      if (!total) {
+        total = count;
+        position = WhereOp::create(b, loc, failing, at, col(status, 1));
+        value = col(status, 2);
+        continue;
+      }
+      total = AddOp::create(b, loc, total, count);
+      position = WhereOp::create(b, loc, failing, at, position);
+      value = WhereOp::create(b, loc, failing, col(status, 2), value);
+    }
+    return ConcatOp::create(b, loc, ValueRange{total, position, value},
+                            /*axis=*/1);
+  }
+
+  StringRef gridName;
+};
+
+} // namespace
