@@ -3,6 +3,7 @@
 #include "mte/Driver/Driver.h"
 
 #include "Calibration.h"
+#include "ParallelPlanner.h"
 
 #include "mte/Codegen/Common/Passes.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
@@ -194,6 +195,19 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
   if (ranks > 1024)
     return "--dp, --pp and --tp make " + std::to_string(ranks) +
            " ranks: a model runs on at most 1024";
+  if (options.planGpus) {
+    if (*options.planGpus < 1 || *options.planGpus > 1024)
+      return "--gpus=" + std::to_string(*options.planGpus) +
+             ": expected a number of GPUs from 1 to 1024";
+    if (options.tensorParallel || options.dataParallel ||
+        options.pipelineParallel || options.microBatches)
+      return "--plan-parallel proposes --tp, --pp, --dp and "
+             "--micro-batches: give it none of them";
+    if (!(options.gpuMemoryGiB > 0) || !(options.nvlinkGBps > 0) ||
+        !(options.networkGBps > 0) || options.gpusPerNode < 1)
+      return "--gpu-memory, --nvlink-bw, --net-bw and --gpus-per-node must "
+             "be positive";
+  }
   bool splitsBatch = options.dataParallel || options.microBatches;
   if (splitsBatch && !options.calibrationPath.empty())
     return "--calibration does not run with --dp or --micro-batches yet (its "
@@ -349,6 +363,24 @@ LogicalResult mte::driver::compileModel(
   buildModelPipeline(pm, options);
   if (failed(pm.run(*module)))
     return failure();
+  if (options.planGpus) {
+    Cluster cluster;
+    cluster.gpus = *options.planGpus;
+    cluster.gpusPerNode = options.gpusPerNode;
+    cluster.gpuMemory = options.gpuMemoryGiB * double(1ull << 30);
+    cluster.nvlinkBandwidth = options.nvlinkGBps * 1e9;
+    cluster.networkBandwidth = options.networkGBps * 1e9;
+    auto forward = module->lookupSymbol<func::FuncOp>(kEntryPoint);
+    std::vector<LayoutPrediction> layouts = planLayouts(forward, cluster);
+    int64_t batch = 0;
+    if (auto first = forward.getNumArguments()
+                         ? dyn_cast<RankedTensorType>(forward.getArgumentTypes()[0])
+                         : RankedTensorType();
+        first && first.getRank() > 0)
+      batch = first.getDimSize(0);
+    printPlan(layouts, cluster, batch, stats);
+    return success();
+  }
   if (calibration &&
       failed(applyCalibration(module->lookupSymbol<func::FuncOp>(kEntryPoint),
                               *calibration, error)))

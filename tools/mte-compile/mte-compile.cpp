@@ -122,6 +122,30 @@ cl::opt<int64_t> microBatches(
     cl::desc("Run the batch as K micro-batches through the pipeline "
              "stages (GPipe's schedule); K divides the batch"),
     cl::init(1), cl::cat(compilerOptions));
+cl::opt<bool> planParallel(
+    "plan-parallel",
+    cl::desc("Print the parallel layouts (--tp x --pp x --dp, micro-batches) "
+             "of --gpus GPUs with their predicted latency, throughput and "
+             "memory per GPU, and the pick; compiles nothing"),
+    cl::init(false), cl::cat(compilerOptions));
+cl::opt<int64_t> planGpus("gpus",
+                          cl::desc("With --plan-parallel: the GPUs to plan for"),
+                          cl::init(1), cl::cat(compilerOptions));
+cl::opt<double> gpuMemory(
+    "gpu-memory", cl::desc("With --plan-parallel: GiB per GPU (141: H200)"),
+    cl::init(141), cl::cat(compilerOptions));
+cl::opt<int64_t> gpusPerNode(
+    "gpus-per-node",
+    cl::desc("With --plan-parallel: GPUs a node joins by NVLink"),
+    cl::init(8), cl::cat(compilerOptions));
+cl::opt<double> nvlinkBandwidth(
+    "nvlink-bw",
+    cl::desc("With --plan-parallel: GB/s a GPU sends within a node"),
+    cl::init(450), cl::cat(compilerOptions));
+cl::opt<double> networkBandwidth(
+    "net-bw",
+    cl::desc("With --plan-parallel: GB/s a GPU sends to another node"),
+    cl::init(50), cl::cat(compilerOptions));
 cl::opt<std::string> weights(
     "weights",
     cl::desc("embed (default): weights in model.so; external (with "
@@ -215,6 +239,12 @@ std::string readOptions(CompilerOptions &options) {
     options.pipelineParallel = pipelineParallel;
   if (microBatches.getNumOccurrences())
     options.microBatches = microBatches;
+  if (planParallel)
+    options.planGpus = planGpus;
+  options.gpuMemoryGiB = gpuMemory;
+  options.gpusPerNode = gpusPerNode;
+  options.nvlinkGBps = nvlinkBandwidth;
+  options.networkGBps = networkBandwidth;
   options.indexCheck = indexCheck;
   options.output = emit;
   options.fusion = fusion;

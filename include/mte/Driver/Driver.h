@@ -106,6 +106,14 @@ struct CompilerOptions {
   /// (--micro-batches); none: one stage, one batch.
   std::optional<int64_t> pipelineParallel;
   std::optional<int64_t> microBatches;
+  /// --plan-parallel: print the parallel layouts of this many GPUs, their
+  /// predicted latency and memory, and the pick, instead of compiling;
+  /// with the machines' memory per GPU (GiB), GPUs per node and the
+  /// bandwidth (GB/s, one direction) within a node and between nodes.
+  std::optional<int64_t> planGpus;
+  double gpuMemoryGiB = 141;
+  int64_t gpusPerNode = 8;
+  double nvlinkGBps = 450, networkGBps = 50;
   /// Static shapes of graph inputs.
   ONNXImportOptions import;
 };

@@ -12,9 +12,9 @@
 // then broadcast from the stage that computed it, so every rank returns
 // the whole result.
 //
-// The cost of an op is its time on an H200 under a roofline: the larger of
-// its FLOPs at the dense bf16 tensor-core rate and its bytes (operands and
-// results) at HBM bandwidth (../docs/sharding.md, "Pipeline parallelism").
+// The cost of an op is its time on an H200 under a roofline (CostModel.h:
+// its FLOPs at the rate its unit reaches, or its bytes at the device-copy
+// bandwidth, whichever is longer, plus a launch; docs/sharding.md).
 // A cut goes, among the positions whose cumulative cost is within an
 // eighth of a stage of its share, where the fewest bytes cross it (between
 // layers, where only the residual stream does).
@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/Transforms/CostModel.h"
 #include "mte/Dialect/Transformer/Transforms/DeviceGrid.h"
 #include "mte/Dialect/Transformer/Transforms/Passes.h"
 
@@ -45,61 +46,6 @@ namespace {
 
 /// The pipeline axis: the outermost.
 constexpr shard::GridAxis kStageAxis = 0;
-/// One H200's dense bf16 tensor-core rate and HBM bandwidth (H200.md).
-constexpr double kPeakFlops = 989e12, kPeakBytes = 4.8e12;
-
-int64_t bytesOf(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  return tensor.getNumElements() *
-         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
-}
-
-/// The product of `shape`'s dimensions.
-int64_t product(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-/// FLOPs of the ops that multiply matrices; the others count an operation
-/// per element they write.
-double flopsOf(Operation *op) {
-  if (auto linear = dyn_cast<LinearOp>(op)) {
-    ArrayRef<int64_t> x = linear.getInput().getType().getShape();
-    int64_t n = linear.getOutput().getType().getShape().back();
-    return 2.0 * product(x) * n;
-  }
-  if (auto attention = dyn_cast<AttentionOp>(op)) {
-    ArrayRef<int64_t> q = attention.getQuery().getType().getShape();
-    int64_t skv = attention.getKey().getType().getDimSize(1);
-    // Q K^T and P V: 2 * 2 * B * Sq * Skv * (H * D).
-    return 4.0 * q[0] * q[1] * skv * q[2];
-  }
-  if (auto matmul = dyn_cast<MatmulOp>(op)) {
-    auto lhs = cast<RankedTensorType>(matmul->getOperand(0).getType());
-    auto out = cast<RankedTensorType>(matmul->getResult(0).getType());
-    return 2.0 * product(out.getShape()) * lhs.getShape().back();
-  }
-  double elements = 0;
-  for (Type type : op->getResultTypes())
-    if (auto tensor = dyn_cast<RankedTensorType>(type))
-      elements += tensor.hasStaticShape() ? tensor.getNumElements() : 0;
-  return elements;
-}
-
-/// The op's roofline time in seconds.
-double costOf(Operation *op) {
-  double bytes = 0;
-  for (Type type : op->getOperandTypes())
-    bytes += bytesOf(type);
-  for (Type type : op->getResultTypes())
-    bytes += bytesOf(type);
-  return std::max(flopsOf(op) / kPeakFlops, bytes / kPeakBytes);
-}
-
 /// Ops every stage that reads them makes for itself: constants, empty
 /// tensors, grid indices.
 bool isCloneable(Operation *op) {
@@ -156,7 +102,7 @@ struct PipelineParallelPass
     SmallVector<double> cost(n);
     SmallVector<int64_t> delta(n + 1, 0), crossing(n);
     for (auto [i, op] : llvm::enumerate(ops)) {
-      cost[i] = (i ? cost[i - 1] : 0) + costOf(op);
+      cost[i] = (i ? cost[i - 1] : 0) + costOf(op).seconds(DeviceRates());
       for (Value result : op->getResults()) {
         size_t last = i;
         for (Operation *user : result.getUsers()) {

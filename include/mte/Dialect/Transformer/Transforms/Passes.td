@@ -548,9 +548,10 @@ def PipelineParallel : Pass<"mte-pipeline-parallel", "::mlir::ModuleOp"> {
   let description = [{
     Pipeline parallelism for inference, after tensor and data parallelism.
     The entry function, built for one micro-batch, is cut into pp-size
-    stages of consecutive ops, balanced by a cost model: an op costs the
-    larger of its FLOPs at one H200's dense bf16 rate and its bytes at its
-    HBM bandwidth, and each cut goes, among the positions whose cumulative
+    stages of consecutive ops, balanced by a cost model (CostModel.h: an
+    op's time on one H200 under a roofline of its measured GEMM, attention
+    and copy rates, plus a launch), and each cut goes, among the positions
+    whose cumulative
     cost is within an eighth of a stage of its share, where the fewest
     bytes cross it. Each stage becomes a private function
     `@<entry>.stage<s>` taking the graph inputs it reads and what earlier
