@@ -208,11 +208,6 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
       return "--gpu-memory, --nvlink-bw, --net-bw and --gpus-per-node must "
              "be positive";
   }
-  bool splitsBatch = options.dataParallel || options.microBatches;
-  if (splitsBatch && !options.calibrationPath.empty())
-    return "--calibration does not run with --dp or --micro-batches yet (its "
-           "samples would be one part's batch); calibrate the build without "
-           "them";
   bool pipelined = options.pipelineParallel || options.microBatches;
   if (pipelined && cuda)
     return "--pp and --micro-batches run host models only for now "
@@ -349,7 +344,18 @@ LogicalResult mte::driver::compileModel(
 
   std::optional<FP8Calibration> calibration;
   if (!options.calibrationPath.empty()) {
-    OwningOpRef<ModuleOp> copy = module->clone();
+    // The samples are whole batches: under --dp the calibration build is
+    // imported for the whole batch, not a replica's.
+    OwningOpRef<ModuleOp> copy;
+    if (importOptions.batchDivisor > 1) {
+      ONNXImportOptions whole = importOptions;
+      whole.batchDivisor = 1;
+      copy = importONNXModel(inputPath, &context, whole);
+      if (!copy || failed(verify(*copy)))
+        return failure();
+    } else {
+      copy = module->clone();
+    }
     FailureOr<FP8Calibration> calibrated =
         calibrateFP8(*copy, options, toolPath, notes, error);
     if (failed(calibrated))

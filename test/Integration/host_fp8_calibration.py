@@ -154,7 +154,7 @@ def check_llama(compile_tool, workdir):
 
     texts = {}
     for name, extra in [("tp0", []), ("tp2", ["--tp=2"]),
-                        ("tp2sp", ["--tp=2", "--sp"])]:
+                        ("tp2sp", ["--tp=2", "--sp"]), ("dp2", ["--dp=2"])]:
         path = f"{stem}.{name}.mlir"
         subprocess.run([compile_tool, stem + ".onnx", "-o", path,
                         "--emit=mlir"] + flags + extra, check=True)
@@ -162,8 +162,8 @@ def check_llama(compile_tool, workdir):
                        state_text(path, "fp8.scale"))
     same = all(texts[name] == texts["tp0"] for name in texts)
     report(same and texts["tp0"][1] is not None,
-           "Llama: --tp=2 and --tp=2 --sp compile the unsharded build's "
-           "calibrated state, bit for bit")
+           "Llama: --tp=2, --tp=2 --sp and --dp=2 compile the unsharded "
+           "build's calibrated state, bit for bit")
     return stem, ids.shape
 
 
