@@ -4,6 +4,7 @@
 
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -78,6 +79,15 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
       ++counts["reduce_scatter"];
     if (isa<shard::AllGatherOp>(op))
       ++counts["all_gather"];
+    // Pipeline parallelism: stage functions, and their hand-offs (one per
+    // value and micro-batch) and output broadcasts.
+    if (auto func = dyn_cast<func::FuncOp>(op);
+        func && func.isPrivate() && func.getSymName().contains(".stage"))
+      ++counts["pipeline_stage"];
+    if (isa<shard::SendOp>(op))
+      ++counts["send"];
+    if (isa<shard::BroadcastOp>(op))
+      ++counts["broadcast"];
     if (auto linear = dyn_cast<LinearOp>(op)) {
       // Recognised patterns are counted where a fusion absorbed them too:
       // each projection of a horizontal group, each activation epilogue.
@@ -114,7 +124,8 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
         "residual", "norm_linear", "gemm", "fp8_gemm", "fp8_skipped"})
     result.push_back({kind, counts.lookup(kind)});
   // Only sharded models have collectives.
-  for (StringRef kind : {"all_reduce", "reduce_scatter", "all_gather"})
+  for (StringRef kind : {"all_reduce", "reduce_scatter", "all_gather",
+                         "pipeline_stage", "send", "broadcast"})
     if (int64_t n = counts.lookup(kind))
       result.push_back({kind, n});
   return result;

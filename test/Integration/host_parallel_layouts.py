@@ -83,6 +83,30 @@ def compare(family, want, got, whole, fp8):
             f"{to_whole:.1e})")
 
 
+def stat(stats, kind):
+    for line in stats.splitlines():
+        if line.startswith(kind + ":"):
+            return int(line.split(":")[1])
+    return 0
+
+
+def check_stages(stats, flags):
+    """Why --fusion-stats shows a pipeline other than --pp asked, or None:
+    one function a stage, a send of each hand-off per micro-batch, a
+    broadcast of each output."""
+    value = {f.split("=")[0]: int(f.split("=")[1]) for f in flags}
+    pp, k = value.get("--pp", 1), value.get("--micro-batches", 1)
+    if pp == 1:
+        return None
+    if stat(stats, "pipeline_stage") != pp:
+        return f"{stat(stats, 'pipeline_stage')} stage functions for --pp={pp}"
+    if stat(stats, "send") < k * (pp - 1) or stat(stats, "send") % k:
+        return f"{stat(stats, 'send')} sends for {pp} stages of {k} micro-batches"
+    if stat(stats, "broadcast") < 1:
+        return "no broadcast of the outputs"
+    return None
+
+
 def launch(args, so, world):
     """The command that runs `so`'s `world` ranks."""
     if args.mpirun and world > 1:
@@ -135,13 +159,17 @@ def run_case(args, family, exporter):
     for name, flags, world in builds:
         so = f"{stem}.{name.replace(',', '.').replace('=', '')}.so"
         compiled = subprocess.run(
-            [args.compile, stem + ".onnx", "-o", so] + flags + precision +
-            shapes, capture_output=True, text=True)
+            [args.compile, stem + ".onnx", "-o", so, "--fusion-stats"] + flags
+            + precision + shapes, capture_output=True, text=True)
         if compiled.returncode != 0:
             lines.append(f"FAIL {family} {exporter} {name}: compile: "
                          f"{compiled.stderr.strip()}")
             failures += 1
             continue
+        unstaged = check_stages(compiled.stdout, flags)
+        if unstaged:
+            lines.append(f"FAIL {family} {exporter} {name}: {unstaged}")
+            failures += 1
         out = so[:-3] + ".out"
         ran = subprocess.run(launch(args, so, world) + ["-o", out] + files,
                              capture_output=True, text=True)
