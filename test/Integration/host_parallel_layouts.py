@@ -45,6 +45,9 @@ def parse_layout(text):
     product of dp, pp and tp (micro-batches run one after another)."""
     flags, world = [], 1
     for part in text.split(","):
+        if "=" not in part:  # a switch: sp
+            flags.append(f"--{part}")
+            continue
         key, value = part.split("=")
         flags.append(f"--{key}={value}")
         if key in ("dp", "pp", "tp"):
@@ -94,7 +97,7 @@ def check_stages(stats, flags):
     """Why --fusion-stats shows a pipeline other than --pp asked, or None:
     one function a stage, a send of each hand-off per micro-batch, a
     broadcast of each output."""
-    value = {f.split("=")[0]: int(f.split("=")[1]) for f in flags}
+    value = {f.split("=")[0]: int(f.split("=")[1]) for f in flags if "=" in f}
     pp, k = value.get("--pp", 1), value.get("--micro-batches", 1)
     if pp == 1:
         return None
