@@ -190,7 +190,15 @@ static void runPointToPoint(bool receiving, uint64_t buffer, int64_t count,
   call.gridAxes = static_cast<uint32_t>(gridAxes);
   call.count = count;
   CollectiveScope *scope = currentScope;
-  std::string what = receiving ? "mte_comm_recv" : "mte_comm_send";
+  // How the reports name the call: a receive as its caller made it.
+  std::string what = call.describe();
+  if (receiving) {
+    char axes[16];
+    std::snprintf(axes, sizeof(axes), "0x%x", call.gridAxes);
+    what = "mte_comm_recv(" + std::to_string(count) + " " +
+           formatDType(dtype) + ", from " + std::to_string(peer) +
+           ", grid axes " + axes + ")";
+  }
   if (!scope) {
     mte::cuda::recordError(what + ": called outside a run");
     return;
@@ -206,6 +214,8 @@ static void runPointToPoint(bool receiving, uint64_t buffer, int64_t count,
   // receiver's index.
   int64_t receiver = receiving ? static_cast<int64_t>(index) : peer;
   call.op = static_cast<int32_t>(std::clamp<int64_t>(receiver, -1, INT32_MAX));
+  if (!receiving)
+    what = call.describe();
   std::string error = checkCall(model, call, gridAxes, buffer, buffer);
   if (error.empty() && (peer < 0 || peer >= size))
     error = (receiving ? "the sender " : "the receiver ") +
@@ -221,7 +231,7 @@ static void runPointToPoint(bool receiving, uint64_t buffer, int64_t count,
   }
   HostCommunicator &comm = *scope->model.comm;
   if (!error.empty()) {
-    comm.fail(call.describe() + ": " + error);
+    comm.fail(what + ": " + error);
   } else {
     bool done =
         receiving ? comm.receive(reinterpret_cast<void *>(buffer), call,
@@ -231,7 +241,7 @@ static void runPointToPoint(bool receiving, uint64_t buffer, int64_t count,
     if (done)
       return;
   }
-  scope->error = what + ": " + call.describe() + ": " + error;
+  scope->error = what + ": " + error;
 }
 
 extern "C" void mte_comm_send(uint64_t send, int64_t count, int32_t dtype,

@@ -724,7 +724,7 @@ bool HostCommunicator::receive(void *recv, const CollectiveCall &call,
     if (controls[from].call != call) {
       error = "rank " + std::to_string(from) + " called " +
               controls[from].call.describe() + " where rank " +
-              std::to_string(rank) + " receives " + call.describe();
+              std::to_string(rank) + " expects " + call.describe();
       fail(error);
       return false;
     }

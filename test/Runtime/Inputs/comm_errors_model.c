@@ -17,6 +17,12 @@
 |*   11 rank 1 sleeps 3 s before the collective (past MTE_COMM_TIMEOUT=1)     *|
 |*   12 rank 1 kills itself (SIGKILL) before the collective                   *|
 |*   13 rank 0's run fails (returns 1) while rank 1 sleeps for 60 s           *|
+|*   14 no failure: rank 0 sends x + 100 to rank 1, which broadcasts what it  *|
+|*      received: y = x + 100 on both ranks (no all_reduce)                   *|
+|*   15 rank 0 sends to rank 5 of the group of 2                              *|
+|*   16 rank 0 sends to itself                                                *|
+|*   17 rank 1 receives 3 elements where rank 0 sends 4                       *|
+|*   18 a broadcast from root 2 of the group of 2                             *|
 |* Each case then calls a second collective, which runs only after a first   *|
 |* that succeeded.                                                            *|
 |*                                                                            *|
@@ -104,6 +110,31 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
     if (rank == 0)
       return 1;
     sleep(60);
+    break;
+  case 14: {
+    float sent[4];
+    for (int i = 0; i < 4; ++i)
+      sent[i] = ((const float *)in[1])[i] + 100;
+    if (rank == 0)
+      mte_comm_send(ADDRESS(sent), 4, MTE_DTYPE_F32, 1, 1);
+    else
+      mte_comm_recv(y, 4, MTE_DTYPE_F32, 0, 1);
+    mte_comm_broadcast(y, y, 4, MTE_DTYPE_F32, 1, 1);
+    return 0;
+  }
+  case 15:
+  case 16:
+    if (rank == 0)
+      mte_comm_send(x, 4, MTE_DTYPE_F32, which == 15 ? 5 : 0, 1);
+    break;
+  case 17:
+    if (rank == 0)
+      mte_comm_send(x, 4, MTE_DTYPE_F32, 1, 1);
+    else
+      mte_comm_recv(y, 3, MTE_DTYPE_F32, 0, 1);
+    break;
+  case 18:
+    mte_comm_broadcast(x, y, 4, MTE_DTYPE_F32, 2, 1);
     break;
   }
   mte_comm_all_reduce(x, y, count, dtype, op, axes);
