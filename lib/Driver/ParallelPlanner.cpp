@@ -3,7 +3,9 @@
 // The prediction follows what the parallel passes build (docs/sharding.md):
 // tensor parallelism splits the linears and attention (their FLOPs, weights
 // and activations) and all-reduces each attention's and MLP's output (two
-// per layer); data parallelism and micro-batches split the activations
+// per layer; with --sp, a reduce-scatter and an all-gather moving as much,
+// and the token-wise ops between the blocks split too); data parallelism
+// and micro-batches split the activations
 // (the weights are read once per micro-batch); pipeline stages are cut as
 // mte-pipeline-parallel cuts them, and run GPipe's order: the first
 // micro-batch crosses every stage, each later one adds the slowest stage.
@@ -72,10 +74,16 @@ double allReduce(double bytes, int64_t ranks, double bandwidth,
 }
 
 LayoutPrediction predict(const ModelProfile &model, const Cluster &cluster,
-                         int64_t tp, int64_t pp, int64_t dp, int64_t k) {
+                         int64_t tp, int64_t pp, int64_t dp, int64_t k,
+                         bool sp) {
   DeviceRates rates;
   LayoutPrediction p;
   p.tp = tp, p.pp = pp, p.dp = dp, p.microBatches = k;
+  p.sequenceParallel = sp;
+  // The ranks an op is split among.
+  auto splitOf = [&](const OpCost &op) -> double {
+    return op.tensorParallel || sp ? tp : 1;
+  };
   double parts = double(dp) * k;
   auto link = [&](int64_t span) {
     bool local = span <= cluster.gpusPerNode;
@@ -94,7 +102,7 @@ LayoutPrediction predict(const ModelProfile &model, const Cluster &cluster,
   double total = 0;
   for (size_t i = 0; i < n; ++i) {
     const OpCost &op = model.ops[i];
-    total += time[i] = op.seconds(rates, parts, op.tensorParallel ? tp : 1);
+    total += time[i] = op.seconds(rates, parts, splitOf(op));
   }
   double layerComm =
       2 * allReduce(model.hiddenBytes / parts, tp, tpBandwidth, tpLatency);
@@ -108,9 +116,8 @@ LayoutPrediction predict(const ModelProfile &model, const Cluster &cluster,
     stageTime[stage] += time[i] + comm;
     stageComm[stage] += comm;
     stageWeights[stage] += op.weightBytes / (op.tensorParallel ? tp : 1);
-    p.activationBytes = std::max(
-        p.activationBytes,
-        op.activationBytes / parts / (op.tensorParallel ? tp : 1));
+    p.activationBytes =
+        std::max(p.activationBytes, op.activationBytes / parts / splitOf(op));
   }
   double handOff =
       pp > 1 ? ppLatency + model.hiddenBytes / parts / ppBandwidth : 0;
@@ -165,7 +172,9 @@ mte::driver::planLayouts(func::FuncOp forward, const Cluster &cluster) {
       for (int64_t k = 1; k <= model.batch / dp; k *= 2) {
         if ((model.batch / dp) % k || (pp == 1 && k > 1))
           continue;
-        layouts.push_back(predict(model, cluster, tp, pp, dp, k));
+        for (bool sp : {false, true})
+          if (!sp || tp > 1)
+            layouts.push_back(predict(model, cluster, tp, pp, dp, k, sp));
       }
     }
   }
@@ -189,13 +198,14 @@ void mte::driver::printPlan(ArrayRef<LayoutPrediction> layouts,
      << " GB/s, network "
      << llvm::format("%.0f", cluster.networkBandwidth / 1e9)
      << " GB/s), batch " << batch << ", predicted on one H200's rates:\n";
-  os << "     tp  pp  dp  micro  latency ms    seq/s  comm %  weights GiB"
+  os << "     tp  sp  pp  dp  micro  latency ms    seq/s  comm %  weights GiB"
         "  activations GiB\n";
   for (auto [i, p] : llvm::enumerate(layouts)) {
     os << (i == 0 && p.fits ? "  * " : p.fits ? "    " : "  x ")
-       << llvm::format("%3lld %3lld %3lld %6lld %11.4f %8.1f %7.1f %12.4f "
-                       "%16.4f\n",
-                       (long long)p.tp, (long long)p.pp, (long long)p.dp,
+       << llvm::format("%3lld %3s %3lld %3lld %6lld %11.4f %8.1f %7.1f "
+                       "%12.4f %16.4f\n",
+                       (long long)p.tp, p.sequenceParallel ? "sp" : "-",
+                       (long long)p.pp, (long long)p.dp,
                        (long long)p.microBatches, p.latency * 1e3,
                        p.throughput, 100 * p.communication / p.latency,
                        p.weightBytes / kGiB, p.activationBytes / kGiB);
@@ -213,7 +223,7 @@ void mte::driver::printPlan(ArrayRef<LayoutPrediction> layouts,
   const LayoutPrediction &pick = layouts.front();
   os << "pick:";
   if (pick.tp > 1)
-    os << " --tp=" << pick.tp;
+    os << " --tp=" << pick.tp << (pick.sequenceParallel ? " --sp" : "");
   if (pick.pp > 1)
     os << " --pp=" << pick.pp << " --micro-batches=" << pick.microBatches;
   if (pick.dp > 1)

@@ -31,6 +31,8 @@ struct Cluster {
 /// A layout and what it is predicted to take.
 struct LayoutPrediction {
   int64_t tp = 1, pp = 1, dp = 1, microBatches = 1;
+  /// Sequence parallelism within the tensor-parallel ranks (--sp).
+  bool sequenceParallel = false;
   double latency = 0;       // seconds per batch
   double throughput = 0;    // batches per second times the batch
   double communication = 0; // seconds of it on the critical path
