@@ -37,17 +37,16 @@ static std::string checkCall(const mte_model &model,
   const DTypeInfo *dtype = lookupDType(call.dtype);
   if (!dtype)
     return "dtype " + std::to_string(call.dtype) + " is not an mte_dtype";
-  if (call.kind == CollectiveCall::Broadcast ||
-      call.kind == CollectiveCall::Send) {
-    // op: the root's or receiver's index in the group.
+  if (call.kind == CollectiveCall::Broadcast) {
+    // op: the root's index in the group (a send's peers are checked by
+    // runPointToPoint, which knows which end it is).
     int64_t size = gridGroupSize(model.gridShape, call.gridAxes);
     if ((call.gridAxes >> model.gridShape.size()) == 0 &&
         (call.op < 0 || call.op >= size))
-      return std::string(call.kind == CollectiveCall::Send ? "the receiver"
-                                                           : "the root") +
-             " " + std::to_string(call.op) + " is not a rank of a group of " +
-             std::to_string(size);
-  } else if (call.kind != CollectiveCall::AllGather) {
+      return "the root " + std::to_string(call.op) +
+             " is not a rank of a group of " + std::to_string(size);
+  } else if (call.kind != CollectiveCall::AllGather &&
+             call.kind != CollectiveCall::Send) {
     if (!isReduceOp(call.op))
       return "op " + std::to_string(call.op) + " is not an mte_reduce_op";
     if (!isReducibleDType(call.dtype))
@@ -223,9 +222,7 @@ static void runPointToPoint(bool receiving, uint64_t buffer, int64_t count,
             std::to_string(size);
   if (error.empty() && peer == static_cast<int64_t>(index))
     error = "a rank does not send to itself";
-  if (error.empty() && model.cuda)
-    error = "pipeline parallelism runs on host models only for now";
-  if (model.cuda) {
+  if (model.cuda) { // checkCall has refused it
     mte::cuda::recordError(what + ": " + error);
     return;
   }

@@ -3,6 +3,7 @@
 #include "mte/Tools/FusionStats.h"
 
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
+#include "mte/Dialect/Transformer/Transforms/DeviceGrid.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -81,8 +82,8 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
       ++counts["all_gather"];
     // Pipeline parallelism: stage functions, and their hand-offs (one per
     // value and micro-batch) and output broadcasts.
-    if (auto func = dyn_cast<func::FuncOp>(op);
-        func && func.isPrivate() && func.getSymName().contains(".stage"))
+    if (isa<func::FuncOp>(op) &&
+        op->hasAttr(transformer::kPipelineStageAttrName))
       ++counts["pipeline_stage"];
     if (isa<shard::SendOp>(op))
       ++counts["send"];

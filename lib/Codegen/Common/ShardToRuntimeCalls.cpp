@@ -484,7 +484,8 @@ private:
   }
   /// The index in the group of `axes` of the rank at `peer`, its
   /// coordinates on those axes (row-major in the grid's axis order, as the
-  /// runtime numbers a group's ranks).
+  /// runtime numbers a group's ranks; the op's verifier has checked their
+  /// number and range).
   FailureOr<int64_t> peerIndex(Operation *op, FlatSymbolRefAttr gridName,
                                ArrayRef<shard::GridAxis> axes,
                                ArrayRef<int64_t> peer, bool dynamic) {
@@ -494,19 +495,11 @@ private:
     if (dynamic)
       return op->emitOpError("names its peer at run time; the runtime takes "
                              "static peers");
-    if (!llvm::is_sorted(axes) || peer.size() != axes.size())
-      return op->emitOpError("names its peer by ")
-             << peer.size() << " coordinates over " << axes.size()
-             << " grid axes (in increasing order)";
+    if (!llvm::is_sorted(axes))
+      return op->emitOpError("names grid axes out of order");
     int64_t index = 0;
-    for (auto [axis, coordinate] : llvm::zip_equal(axes, peer)) {
-      int64_t extent = grid->getShape()[axis];
-      if (coordinate < 0 || coordinate >= extent)
-        return op->emitOpError("names coordinate ")
-               << coordinate << " on grid axis " << axis << " of " << extent
-               << " ranks";
-      index = index * extent + coordinate;
-    }
+    for (auto [axis, coordinate] : llvm::zip_equal(axes, peer))
+      index = index * grid->getShape()[axis] + coordinate;
     return index;
   }
 

@@ -113,3 +113,62 @@ func.func @product(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = shard.all_reduce %x on @g grid_axes = [0] reduction = product : tensor<4x8xf32> -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// Pipeline parallelism's hand-offs on a 2x2 grid ([pp, tp]), over the
+// pipeline axis (mask 0b01): a receive into a new buffer from stage 0, a
+// send of its input to stage 1, the broadcast from root 1 into a new buffer.
+// CHECK-LABEL: func.func @hand_offs
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
+// CHECK: %[[RBUF:.*]] = memref.alloc() : memref<2x8xf32>
+// CHECK: %[[RP:.*]] = memref.extract_aligned_pointer_as_index %[[RBUF]]
+// CHECK: %[[RPI:.*]] = arith.index_cast %[[RP]] : index to i64
+// CHECK: %[[N:.*]] = arith.constant 16 : i64
+// CHECK: %[[F32:.*]] = arith.constant 1 : i32
+// CHECK: %[[FROM:.*]] = arith.constant 0 : i64
+// CHECK: %[[AXIS0:.*]] = arith.constant 1 : i32
+// CHECK: call @mte_comm_recv(%[[RPI]], %[[N]], %[[F32]], %[[FROM]], %[[AXIS0]]) : (i64, i64, i32, i64, i32) -> ()
+// CHECK: %[[R:.*]] = bufferization.to_tensor %[[RBUF]] restrict writable
+// CHECK: %[[SB:.*]] = bufferization.to_buffer %[[X]] read_only
+// CHECK: %[[TO:.*]] = arith.constant 1 : i64
+// CHECK: call @mte_comm_send(%{{.*}}, %{{.*}}, %{{.*}}, %[[TO]], %{{.*}}) : (i64, i64, i32, i64, i32) -> ()
+// CHECK: %[[BIN:.*]] = bufferization.to_buffer %[[R]] read_only
+// CHECK: %[[ROOT:.*]] = arith.constant 1 : i64
+// CHECK: call @mte_comm_broadcast(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROOT]], %{{.*}}) : (i64, i64, i64, i32, i64, i32) -> ()
+// CHECK-NOT: shard.
+shard.grid @grid(shape = 2x2)
+func.func @hand_offs(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %e = tensor.empty() : tensor<2x8xf32>
+  %r = shard.recv %e on @grid grid_axes = [0] source = [0] : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %s = shard.send %x on @grid grid_axes = [0] destination = [1] : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %b = shard.broadcast %r on @grid grid_axes = [0] root = [1] : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %b : tensor<2x8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2x2)
+func.func @axes_out_of_order(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @below {{names grid axes out of order}}
+  %b = shard.broadcast %x on @grid grid_axes = [1, 0] root = [1, 0] : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %b : tensor<2x8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2x2)
+func.func @peer_dynamic(%x: tensor<2x8xf32>, %i: index) -> tensor<2x8xf32> {
+  // expected-error @below {{names its peer at run time; the runtime takes static peers}}
+  %r = shard.recv %x on @grid grid_axes = [0] source = [%i] : (tensor<2x8xf32>, index) -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2x2)
+func.func @no_source(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @below {{names no source}}
+  %r = shard.recv %x on @grid grid_axes = [0] : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}

@@ -30,3 +30,12 @@ shard.grid @other(shape = 2)
 func.func @two_grids(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   return %x : tensor<2x4xf32>
 }
+
+// -----
+
+shard.grid @tp(shape = 2)
+func.func @unpartitioned(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @below {{is not partitioned yet: the grid takes another axis after shard-partition}}
+  %s = shard.sharding @tp split_axes = [[0]] : !shard.sharding
+  return %x : tensor<2x4xf32>
+}

@@ -8,7 +8,7 @@
 // broadcast from stage 1. The weights are constants each stage makes.
 // CHECK: shard.grid @pp(shape = 2)
 // CHECK-LABEL: func.func private @layers.stage0
-// CHECK-SAME: (%[[X:.*]]: tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> attributes {transformer.pipeline_stage = 0 : i64}
 // CHECK: %[[H:.*]] = transformer.linear %[[X]]
 // CHECK: %[[Y:.*]] = transformer.linear %[[H]]
 // CHECK: %[[R:.*]] = transformer.add %[[Y]], %[[X]]
@@ -87,3 +87,4 @@ func.func @forwarded(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
   %r = transformer.mul %y2, %m : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %r : tensor<2x8x16xf32>
 }
+

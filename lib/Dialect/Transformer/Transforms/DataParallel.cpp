@@ -35,13 +35,6 @@ namespace {
 /// The data-parallel axis: the outermost.
 constexpr shard::GridAxis kDataAxis = 0;
 
-/// `type` with its first dimension `factor` times as large.
-RankedTensorType scaleBatch(RankedTensorType type, int64_t factor) {
-  SmallVector<int64_t> shape(type.getShape());
-  shape[0] *= factor;
-  return type.clone(shape);
-}
-
 struct DataParallelPass
     : mte::transformer::impl::DataParallelBase<DataParallelPass> {
   using Base::Base;
@@ -76,15 +69,15 @@ struct DataParallelPass
       if (func.getArgAttr(arg.getArgNumber(),
                           TransformerDialect::getStateAttrName()))
         continue; // model state: whole on every replica
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type || type.getRank() == 0 || !type.hasStaticShape())
+      FailureOr<RankedTensorType> whole = wholeBatchType(arg.getType(), dpSize);
+      if (failed(whole))
         return func.emitError("data parallelism splits the graph inputs "
                               "along their first dimension (the batch); "
                               "argument ")
                << arg.getArgNumber() << " has type " << arg.getType();
-      RankedTensorType whole = scaleBatch(type, dpSize);
-      arg.setType(whole);
-      inputTypes[arg.getArgNumber()] = whole;
+      auto type = cast<RankedTensorType>(arg.getType());
+      arg.setType(*whole);
+      inputTypes[arg.getArgNumber()] = *whole;
       auto slice = shard::AllSliceOp::create(
           builder, arg.getLoc(), type, arg, gridName, {kDataAxis},
           /*sliceAxis=*/0);
@@ -110,7 +103,6 @@ struct DataParallelPass
     for (OpOperand &operand : returnOp->getOpOperands()) {
       unsigned i = operand.getOperandNumber();
       Value result = operand.get();
-      auto type = dyn_cast<RankedTensorType>(result.getType());
       if (func.getResultAttr(i, TransformerDialect::getNextStateAttrName())) {
         // The same on every replica: its inputs (amaxes) are reduced.
         resultTypes.push_back(result.getType());
@@ -122,18 +114,19 @@ struct DataParallelPass
         resultTypes.push_back(result.getType());
         continue;
       }
-      if (!type || type.getRank() == 0 || !type.hasStaticShape())
+      FailureOr<RankedTensorType> whole =
+          wholeBatchType(result.getType(), dpSize);
+      if (failed(whole))
         return func.emitError("data parallelism gathers the outputs along "
                               "their first dimension (the batch); result ")
                << i << " has type " << result.getType();
-      RankedTensorType whole = scaleBatch(type, dpSize);
       auto gathered = shard::AllGatherOp::create(
-          builder, returnOp.getLoc(), whole,
+          builder, returnOp.getLoc(), *whole,
           FlatSymbolRefAttr::get(context, gridName),
           builder.getDenseI16ArrayAttr({kDataAxis}), result,
           builder.getIndexAttr(0));
       operand.set(gathered);
-      resultTypes.push_back(whole);
+      resultTypes.push_back(*whole);
     }
     func.setFunctionType(FunctionType::get(context, inputTypes, resultTypes));
     return success();

@@ -31,25 +31,11 @@ mte::transformer::prependGridAxis(ModuleOp module, int64_t extent,
     return module.emitError("the module already has a symbol '")
            << kComposedGridName << "'";
 
-  SmallVector<int64_t> shape = {extent};
-  llvm::append_range(shape, old.getShape());
-  int64_t oldRank = old.getRank();
+  // Every op on the old grid is checked before any is changed.
   FlatSymbolRefAttr oldRef = FlatSymbolRefAttr::get(old.getSymNameAttr());
-  builder.setInsertionPoint(old);
-  old.setSymName("mte.old_grid");
-  auto grid =
-      shard::GridOp::create(builder, old.getLoc(), kComposedGridName, shape);
-  FlatSymbolRefAttr newRef = FlatSymbolRefAttr::get(grid.getSymNameAttr());
-  auto shifted = [&](ArrayRef<int16_t> axes) {
-    SmallVector<int16_t> result;
-    for (int16_t axis : axes)
-      result.push_back(axis + 1);
-    return builder.getDenseI16ArrayAttr(result);
-  };
-
+  SmallVector<Operation *> users;
   WalkResult walk = module.walk([&](Operation *op) {
-    if (op == grid || op == old ||
-        !isa_and_nonnull<shard::ShardDialect>(op->getDialect()))
+    if (op == old || !isa_and_nonnull<shard::ShardDialect>(op->getDialect()))
       return WalkResult::advance();
     if (isa<shard::ShardingOp, shard::ShardOp>(op)) {
       op->emitOpError("is not partitioned yet: the grid takes another axis "
@@ -69,6 +55,22 @@ mte::transformer::prependGridAxis(ModuleOp module, int64_t extent,
                       "axis");
       return WalkResult::interrupt();
     }
+    users.push_back(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  FlatSymbolRefAttr newRef = FlatSymbolRefAttr::get(
+      StringAttr::get(module.getContext(), kComposedGridName));
+  auto shifted = [&](ArrayRef<int16_t> axes) {
+    SmallVector<int16_t> result;
+    for (int16_t axis : axes)
+      result.push_back(axis + 1);
+    return builder.getDenseI16ArrayAttr(result);
+  };
+  int64_t oldRank = old.getRank();
+  for (Operation *op : users) {
     op->setAttr("grid", newRef);
     if (auto index = dyn_cast<shard::ProcessMultiIndexOp>(op)) {
       SmallVector<int16_t> axes(index.getAxes());
@@ -79,13 +81,12 @@ mte::transformer::prependGridAxis(ModuleOp module, int64_t extent,
     } else if (auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes")) {
       op->setAttr("grid_axes", shifted(axes.asArrayRef()));
     }
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted()) {
-    grid.erase();
-    old.setSymName(oldRef.getValue());
-    return failure();
   }
+  SmallVector<int64_t> shape = {extent};
+  llvm::append_range(shape, old.getShape());
+  builder.setInsertionPoint(old);
+  auto grid =
+      shard::GridOp::create(builder, old.getLoc(), kComposedGridName, shape);
   old.erase();
   return grid;
 }
@@ -108,4 +109,14 @@ SmallVector<int64_t> mte::transformer::indexCheckElements(func::FuncOp func) {
     elements.push_back(count);
   }
   return elements;
+}
+
+FailureOr<RankedTensorType> mte::transformer::wholeBatchType(Type type,
+                                                            int64_t parts) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() == 0 || !tensor.hasStaticShape())
+    return failure();
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[0] *= parts;
+  return tensor.clone(shape);
 }

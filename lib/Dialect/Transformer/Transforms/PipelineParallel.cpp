@@ -188,37 +188,34 @@ struct PipelineParallelPass
     for (Value result : returnOp.getOperands())
       outputStage.push_back(std::max<int64_t>(stageOfValue(result), 0));
 
-    // The whole batch's types: micro-batches times the first dimension.
-    auto scaled = [&](Type type) -> FailureOr<RankedTensorType> {
-      auto tensor = dyn_cast<RankedTensorType>(type);
-      if (!tensor || tensor.getRank() == 0 || !tensor.hasStaticShape())
-        return failure();
-      SmallVector<int64_t> shape(tensor.getShape());
-      shape[0] *= parts;
-      return tensor.clone(shape);
-    };
-    SmallVector<Type> inputTypes, outputTypes;
-    for (BlockArgument arg : func.getArguments()) {
-      FailureOr<RankedTensorType> whole = scaled(arg.getType());
+    // The whole batch's types: micro-batches times the first dimension
+    // (one micro-batch: the types as they are, a batch or not).
+    SmallVector<Type> inputTypes(func.getArgumentTypes());
+    SmallVector<Type> outputTypes(returnOp.getOperandTypes());
+    int64_t statusIndex = -1;
+    for (auto [i, type] : llvm::enumerate(inputTypes)) {
+      if (parts == 1)
+        break;
+      FailureOr<RankedTensorType> whole = wholeBatchType(type, parts);
       if (failed(whole))
         return func.emitError("micro-batches split the graph inputs along "
                               "their first dimension (the batch); argument ")
-               << arg.getArgNumber() << " has type " << arg.getType();
-      inputTypes.push_back(parts > 1 ? Type(*whole) : arg.getType());
+               << i << " has type " << type;
+      type = *whole;
     }
-    int64_t statusIndex = -1;
-    for (auto [i, result] : llvm::enumerate(returnOp.getOperands())) {
+    for (auto [i, type] : llvm::enumerate(outputTypes)) {
       if (func.getResultAttr(i, "transformer.index_status")) {
         statusIndex = i;
-        outputTypes.push_back(result.getType());
         continue;
       }
-      FailureOr<RankedTensorType> whole = scaled(result.getType());
+      if (parts == 1)
+        continue;
+      FailureOr<RankedTensorType> whole = wholeBatchType(type, parts);
       if (failed(whole))
         return func.emitError("micro-batches join the outputs along their "
                               "first dimension (the batch); result ")
-               << i << " has type " << result.getType();
-      outputTypes.push_back(parts > 1 ? Type(*whole) : result.getType());
+               << i << " has type " << type;
+      type = *whole;
     }
     SmallVector<int64_t> checkElements = indexCheckElements(func);
 
@@ -267,6 +264,7 @@ struct PipelineParallelPass
       stageFunc.setPrivate();
       Block *entry = stageFunc.addEntryBlock();
       OpBuilder b = OpBuilder::atBlockBegin(entry);
+      stageFunc->setAttr(kPipelineStageAttrName, b.getI64IntegerAttr(s));
       IRMapping mapping;
       for (auto [arg, value] : llvm::zip(entry->getArguments(),
                                          llvm::concat<Value>(sorted,

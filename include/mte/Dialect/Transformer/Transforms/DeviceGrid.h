@@ -31,6 +31,17 @@ inline constexpr llvm::StringLiteral kComposedGridName = "grid";
 mlir::FailureOr<mlir::shard::GridOp>
 prependGridAxis(mlir::ModuleOp module, int64_t extent, llvm::StringRef soloName);
 
+/// On a function mte-pipeline-parallel made: the index of the pipeline
+/// stage it runs (an i64).
+inline constexpr llvm::StringLiteral kPipelineStageAttrName =
+    "transformer.pipeline_stage";
+
+/// `type` for `parts` times its batch (its first dimension), as the passes
+/// that split the batch (data parallelism, micro-batches) give their entry
+/// functions; failure for a tensor without a static batch.
+mlir::FailureOr<mlir::RankedTensorType> wholeBatchType(mlir::Type type,
+                                                       int64_t parts);
+
 /// For each index check of `func` (its `transformer.index_checks`), the
 /// elements of the graph input it reads, as `func` takes it now; 0 for a
 /// check of indices the model computes. The passes that split the batch
