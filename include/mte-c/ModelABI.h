@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 14
+#define MTE_MODEL_ABI_VERSION 15
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -144,8 +144,8 @@ typedef enum mte_state_kind {
   MTE_STATE_FP8_AMAX_HISTORY = 1,
   /* FP8 delayed scaling's scales, f32 [T]: the multiplier each quantised
    * tensor is scaled by before its cast (TransformerEngine's `scale`;
-   * 1/scale dequantises). 0 means not measured yet: that tensor uses this
-   * run's amax (current scaling). Values are finite and >= 0. */
+   * 1/scale dequantises), 1 until measured, as TE starts. Values are
+   * finite and > 0. */
   MTE_STATE_FP8_SCALE = 2,
 } mte_state_kind;
 

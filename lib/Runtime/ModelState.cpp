@@ -85,9 +85,9 @@ mte_status mte::runtime::checkStateValue(const mte_model &model,
                 sizeof(value));
     // An amax is |x| at its largest: not negative, NaN when x held one
     // (the update then keeps the scale). A scale multiplies before the
-    // cast: finite, and 0 for "not measured yet".
+    // cast: finite and positive.
     bool valid = history ? std::isnan(value) || value >= 0
-                         : std::isfinite(value) && value >= 0;
+                         : std::isfinite(value) && value > 0;
     if (valid)
       continue;
     size_t column = i % columns;
@@ -103,7 +103,7 @@ mte_status mte::runtime::checkStateValue(const mte_model &model,
                 history ? "amax" : "scale", where.c_str(), row.c_str(),
                 static_cast<double>(value),
                 history ? "an amax is >= 0 (or NaN)"
-                        : "a scale is finite and >= 0 (0: not measured yet)");
+                        : "a scale is finite and > 0");
   }
   return MTE_OK;
 }

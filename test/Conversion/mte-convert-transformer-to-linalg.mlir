@@ -302,8 +302,8 @@ func.func @quantize_multiply(%x: tensor<4x64xbf16>, %s: tensor<f32>) -> tensor<4
 
 // fp8_scale is one rank-0 loop with both results: 448 / amax where the
 // amax is finite and positive (capped at the largest f32), else 1; under
-// delayed scaling the state's scale wherever it is positive; scale_inv its
-// reciprocal.
+// delayed scaling the state's scale where it is finite and positive, else
+// 1, read without an amax; scale_inv the reciprocal.
 // CHECK-LABEL: func @fp8_scale
 // CHECK-SAME: (%[[A:.*]]: tensor<f32>, %[[D:.*]]: tensor<f32>)
 // CHECK: %[[CUR:.*]]:2 = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = []} ins(%[[A]] : tensor<f32>)
@@ -314,15 +314,17 @@ func.func @quantize_multiply(%x: tensor<4x64xbf16>, %s: tensor<f32>) -> tensor<4
 // CHECK: %[[SCALE:.*]] = arith.select %[[USABLE]], %[[CAPPED]]
 // CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[SCALE]]
 // CHECK: linalg.yield %[[SCALE]], %[[INV]]
-// CHECK: %[[DEL:.*]]:2 = linalg.generic {{.*}} ins(%[[A]], %[[D]] : tensor<f32>, tensor<f32>)
-// CHECK: ^bb0(%{{.*}}: f32, %[[PREV:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
-// CHECK: %[[FROM_AMAX:.*]] = arith.select
-// CHECK: %[[MEASURED:.*]] = arith.cmpf ogt, %[[PREV]]
-// CHECK: %[[S:.*]] = arith.select %[[MEASURED]], %[[PREV]], %[[FROM_AMAX]]
-// CHECK: arith.divf %{{.*}}, %[[S]]
+// CHECK: %[[DEL:.*]]:2 = linalg.generic {{.*}} ins(%[[D]] : tensor<f32>)
+// CHECK: ^bb0(%[[PREV:[^:]*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-DAG: %[[FIN:.*]] = arith.cmpf olt, %[[PREV]]
+// CHECK-DAG: %[[POS:.*]] = arith.cmpf ogt, %[[PREV]]
+// CHECK: %[[OK:.*]] = arith.andi %[[POS]], %[[FIN]]
+// CHECK: %[[S:.*]] = arith.select %[[OK]], %[[PREV]], %{{.*}}
+// CHECK: %[[SI:.*]] = arith.divf %{{.*}}, %[[S]]
+// CHECK: linalg.yield %[[S]], %[[SI]]
 func.func @fp8_scale(%a: tensor<f32>, %d: tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
   %s, %si = transformer.fp8_scale %a {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
-  %t, %ti = transformer.fp8_scale %a delayed %d {fp8_max = 4.480000e+02 : f32} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  %t, %ti = transformer.fp8_scale delayed %d {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
   return %s, %si, %t, %ti : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 }
 

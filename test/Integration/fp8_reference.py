@@ -84,13 +84,13 @@ def current_scales(amax):
     return scale, np.float32(np.float32(1) / scale)
 
 
-def delayed_scales(state_scale, amax):
-    """(scale, scale_inv) under delayed scaling: the state's scale once it
-    is positive, current scaling from `amax` while it is 0."""
-    if state_scale > 0:
-        scale = np.float32(state_scale)
-        return scale, np.float32(np.float32(1) / scale)
-    return current_scales(amax)
+def delayed_scales(state_scale):
+    """(scale, scale_inv) under delayed scaling: the state's scale while it
+    is finite and positive (what the model's state holds), else 1."""
+    scale = np.float32(state_scale)
+    if not (np.isfinite(scale) and scale > 0):
+        scale = np.float32(1)
+    return scale, np.float32(np.float32(1) / scale)
 
 
 def cast_to_fp8(x, scale):

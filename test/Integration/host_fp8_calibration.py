@@ -79,7 +79,7 @@ def check_mlp(compile_tool, workdir):
            f"MLP, 3 samples, history 4: rows 1-3 {recorded.tolist()} are the "
            f"samples' fp32 amaxes (float64 {want.tolist()}), row 0 empty")
     emulated_h = np.zeros((4, 2), np.float32)
-    emulated_s = np.zeros(2, np.float32)
+    emulated_s = np.ones(2, np.float32)
     for row in recorded:
         emulated_h, emulated_s = update(emulated_h, emulated_s, row, 1, "max")
     report(np.array_equal(emulated_h, history) and

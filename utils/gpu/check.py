@@ -527,8 +527,9 @@ def check_state_api(mte, directory):
     report(np.array_equal(model.get_state("fp8.scale"), scale),
            "set_state / get_state round trip on the GPU")
     model.reset_state()
-    report(not any(model.get_state(i.name).any() for i in model.states),
-           "reset_state on the GPU: zeros")
+    report(not model.get_state("fp8.amax_history").any() and
+           np.array_equal(model.get_state("fp8.scale"), np.ones_like(scale)),
+           "reset_state on the GPU: an empty history, scales 1")
     try:
         import torch
     except ImportError:

@@ -226,10 +226,9 @@ struct Fp8ScalePattern : OpRewritePattern<Fp8ScaleOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type f32 = rewriter.getF32Type();
-    RankedTensorType type = op.getAmax().getType();
-    SmallVector<Value> inputs = {op.getAmax()};
-    if (op.getDelayed())
-      inputs.push_back(op.getDelayed());
+    Value source = op.getAmax() ? op.getAmax() : op.getDelayed();
+    auto type = cast<RankedTensorType>(source.getType());
+    SmallVector<Value> inputs = {source};
     Value init = emptyTensor(rewriter, loc, type.getShape(), f32);
     SmallVector<AffineMap> maps(
         inputs.size() + 2,
@@ -241,12 +240,19 @@ struct Fp8ScalePattern : OpRewritePattern<Fp8ScaleOp> {
         rewriter, loc, TypeRange{init.getType(), init.getType()}, inputs,
         ValueRange{init, init}, maps, iterators,
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value scale =
-              scaleFromAmax(b, l, a[0], fp8Max, constantOf(b, l, f32, 1));
-          if (op.getDelayed()) {
-            Value measured = arith::CmpFOp::create(
-                b, l, arith::CmpFPredicate::OGT, a[1], constantOf(b, l, f32, 0));
-            scale = arith::SelectOp::create(b, l, measured, a[1], scale);
+          Value one = constantOf(b, l, f32, 1);
+          Value scale;
+          if (op.getAmax()) {
+            scale = scaleFromAmax(b, l, a[0], fp8Max, one);
+          } else {
+            // The state's scale while it is finite and positive.
+            Value usable = arith::AndIOp::create(
+                b, l,
+                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0],
+                                      constantOf(b, l, f32, 0)),
+                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0],
+                                      constantOf(b, l, f32, INFINITY)));
+            scale = arith::SelectOp::create(b, l, usable, a[0], one);
           }
           if (op.getPowerOfTwo()) {
             // Sign and exponent only: the power of two at or below it.

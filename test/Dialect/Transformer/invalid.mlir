@@ -954,6 +954,30 @@ func.func @fp8_scale_max(%a: tensor<f32>) {
 
 // -----
 
+func.func @fp8_scale_both(%a: tensor<f32>, %d: tensor<f32>) {
+  // expected-error @+1 {{takes either an amax (current scaling) or a delayed scale, not both}}
+  %s, %si = transformer.fp8_scale %a delayed %d {fp8_max = 4.480000e+02 : f32} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @fp8_scale_neither() {
+  // expected-error @+1 {{takes either an amax (current scaling) or a delayed scale, not neither}}
+  %s, %si = transformer.fp8_scale {fp8_max = 4.480000e+02 : f32} : () -> (tensor<f32>, tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @fp8_scale_delayed_power_of_two(%d: tensor<f32>) {
+  // expected-error @+1 {{power_of_two rounds block scaling's scales, not a delayed scale}}
+  %s, %si = transformer.fp8_scale delayed %d {fp8_max = 4.480000e+02 : f32, power_of_two} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  return
+}
+
+// -----
+
 func.func @fp8_scale_update_tensors(%h: tensor<4x3xf32>, %a: tensor<2xf32>, %s: tensor<3xf32>) {
   // expected-error @+1 {{amax must hold one value per tensor (3), not 2}}
   %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 4.480000e+02 : f32, margin = 0 : i64} : (tensor<4x3xf32>, tensor<2xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
@@ -1077,16 +1101,16 @@ func.func @block_amax_result(%x: tensor<4x256xbf16>) {
 
 // -----
 
-func.func @fp8_scale_block_delayed(%a: tensor<4x2xf32>, %d: tensor<f32>) {
-  // expected-error @+1 {{a delayed scale is per tensor: its amax must be rank 0, not 'tensor<4x2xf32>'}}
-  %s, %si = transformer.fp8_scale %a delayed %d {fp8_max = 448.0 : f32} : (tensor<4x2xf32>, tensor<f32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
+func.func @fp8_scale_block_delayed(%d: tensor<f32>) {
+  // expected-error @+1 {{scale and scale_inv must have the type of its delayed scale 'tensor<f32>'}}
+  %s, %si = transformer.fp8_scale delayed %d {fp8_max = 448.0 : f32} : (tensor<f32>) -> (tensor<4x2xf32>, tensor<4x2xf32>)
   return
 }
 
 // -----
 
 func.func @fp8_scale_types(%a: tensor<4x2xf32>) {
-  // expected-error @+1 {{scale and scale_inv must have the amax's type 'tensor<4x2xf32>'}}
+  // expected-error @+1 {{scale and scale_inv must have the type of its amax 'tensor<4x2xf32>'}}
   %s, %si = transformer.fp8_scale %a {fp8_max = 448.0 : f32} : (tensor<4x2xf32>) -> (tensor<f32>, tensor<4x2xf32>)
   return
 }

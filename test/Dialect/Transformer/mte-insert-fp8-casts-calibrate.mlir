@@ -7,7 +7,7 @@
 // CHECK-LABEL: func @mlp
 // CHECK-SAME: %[[X:[^:]*]]: tensor<4x16xf32>
 // CHECK-SAME: %[[HIST:[^:]*]]: tensor<4x2xf32> {transformer.state = #transformer.model_state<name = "fp8.amax_history", kind = <fp8_amax_history>, initial = dense<0.000000e+00> : tensor<4x2xf32>, labels = ["fc1.input", "fc2.input"]>}
-// CHECK-SAME: %[[SCALE:[^:]*]]: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<0.000000e+00> : tensor<2xf32>, labels = ["fc1.input", "fc2.input"]>}
+// CHECK-SAME: %[[SCALE:[^:]*]]: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<1.000000e+00> : tensor<2xf32>, labels = ["fc1.input", "fc2.input"]>}
 // CHECK-SAME: -> (tensor<4x16xf32>, tensor<4x2xf32> {transformer.next_state = "fp8.amax_history"}, tensor<2xf32> {transformer.next_state = "fp8.scale"})
 // CHECK-NOT: transformer.quantize
 // CHECK: %[[A0:.*]] = transformer.amax %[[X]]

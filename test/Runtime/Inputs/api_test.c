@@ -215,7 +215,8 @@ static void testFailingRun(const char *path) {
 static void testState(const char *path, mte_model *stateless) {
   mte_model *model;
   size_t index = 99;
-  float value[2], bad[2] = {1.0f, -2.0f}, set[2] = {0.0f, 5.0f};
+  float value[2], bad[2] = {1.0f, -2.0f}, zero[2] = {0.0f, 1.0f},
+        set[2] = {0.5f, 5.0f};
   EXPECT(mte_model_open(path, &model) == MTE_OK);
   printf("%zu states, %zu labels: %s %s, kind %d\n",
          mte_model_num_states(model), mte_model_state_num_labels(model, 0),
@@ -246,6 +247,7 @@ static void testState(const char *path, mte_model *stateless) {
   EXPECT(mte_model_get_state(model, 0, value, sizeof(value)) == MTE_OK);
   printf("set, then run %g %g\n", value[0], value[1]);
   report("set_state negative", mte_model_set_state(model, 0, bad, sizeof(bad)));
+  report("set_state zero", mte_model_set_state(model, 0, zero, sizeof(zero)));
   report("set_state size", mte_model_set_state(model, 0, set, 4));
   report("get_state index", mte_model_get_state(model, 1, value, sizeof(value)));
   report("get_state null buffer", mte_model_get_state(model, 0, NULL, 8));

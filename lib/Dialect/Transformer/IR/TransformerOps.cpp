@@ -983,14 +983,17 @@ LogicalResult Fp8ScaleOp::verify() {
   if (!(fp8Max > 0) || !std::isfinite(fp8Max))
     return emitOpError("fp8_max must be positive and finite, not ")
            << fp8Max;
-  Type amax = getAmax().getType();
-  if (getScale().getType() != amax || getScaleInv().getType() != amax)
-    return emitOpError("scale and scale_inv must have the amax's type ")
-           << amax;
-  if (getDelayed() && getDelayed().getType() != amax)
-    return emitOpError("a delayed scale is per tensor: its amax must be "
-                       "rank 0, not ")
-           << amax;
+  if (!getAmax() == !getDelayed())
+    return emitOpError("takes either an amax (current scaling) or a delayed "
+                       "scale, not ")
+           << (getAmax() ? "both" : "neither");
+  Type source = getAmax() ? getAmax().getType() : getDelayed().getType();
+  if (getScale().getType() != source || getScaleInv().getType() != source)
+    return emitOpError("scale and scale_inv must have the type of its ")
+           << (getAmax() ? "amax " : "delayed scale ") << source;
+  if (getDelayed() && getPowerOfTwo())
+    return emitOpError("power_of_two rounds block scaling's scales, not a "
+                       "delayed scale");
   return success();
 }
 

@@ -210,21 +210,22 @@ Value scalarF32(OpBuilder &b, Location loc, float value) {
 }
 
 /// The input's scale (what its quantize multiplies by) and scale_inv (what
-/// the GEMM reads) from `amax`, or from state `scales[index]` under delayed
-/// scaling once that is measured (positive).
+/// the GEMM reads): from `amax` (current scaling), or from state
+/// `scales[index]` under delayed scaling, which this run's amax only
+/// updates for the next.
 Fp8ScaleOp inputScales(OpBuilder &b, Location loc, Value amax,
                        std::optional<Value> scales, int64_t index) {
   auto scalar = RankedTensorType::get({}, b.getF32Type());
-  Value delayed;
-  if (scales) {
-    auto one = RankedTensorType::get({1}, b.getF32Type());
-    Value slot = SliceOp::create(b, loc, one, *scales,
-                                 b.getDenseI64ArrayAttr({index}),
-                                 b.getDenseI64ArrayAttr({1}),
-                                 b.getDenseI64ArrayAttr({1}));
-    delayed = ReshapeOp::create(b, loc, scalar, slot);
-  }
-  return Fp8ScaleOp::create(b, loc, scalar, scalar, amax, delayed,
+  if (!scales)
+    return Fp8ScaleOp::create(b, loc, scalar, scalar, amax, Value(),
+                              b.getF32FloatAttr(kE4M3Max));
+  auto one = RankedTensorType::get({1}, b.getF32Type());
+  Value slot = SliceOp::create(b, loc, one, *scales,
+                               b.getDenseI64ArrayAttr({index}),
+                               b.getDenseI64ArrayAttr({1}),
+                               b.getDenseI64ArrayAttr({1}));
+  Value delayed = ReshapeOp::create(b, loc, scalar, slot);
+  return Fp8ScaleOp::create(b, loc, scalar, scalar, Value(), delayed,
                             b.getF32FloatAttr(kE4M3Max));
 }
 
@@ -399,9 +400,9 @@ struct InsertFP8CastsPass
     ++numFp8;
   }
 
-  /// Appends `fp8.amax_history` [L, T] (zeros) and `fp8.scale` [T] (zeros:
-  /// not measured yet) to the function's arguments, as model state labelled
-  /// with the linears' ONNX nodes.
+  /// Appends `fp8.amax_history` [L, T] (zeros) and `fp8.scale` [T] (ones:
+  /// TransformerEngine's initial scale) to the function's arguments, as
+  /// model state labelled with the linears' ONNX nodes.
   DelayedState addState(func::FuncOp func, ArrayRef<Candidate> candidates) {
     MLIRContext *ctx = func.getContext();
     Builder b(ctx);
@@ -411,12 +412,13 @@ struct InsertFP8CastsPass
       labels.push_back(b.getStringAttr(
           nodeName(candidate.op->getLoc(), index) + ".input"));
     ArrayAttr labelArray = b.getArrayAttr(labels);
-    auto add = [&](StringRef name, StateKind kind,
-                   ArrayRef<int64_t> shape) -> BlockArgument {
+    auto add = [&](StringRef name, StateKind kind, ArrayRef<int64_t> shape,
+                   float initial) -> BlockArgument {
       auto type = RankedTensorType::get(shape, b.getF32Type());
       auto attr = ModelStateAttr::get(
           ctx, b.getStringAttr(name), StateKindAttr::get(ctx, kind),
-          cast<ElementsAttr>(DenseElementsAttr::get(type, 0.0f)), labelArray);
+          cast<ElementsAttr>(DenseElementsAttr::get(type, initial)),
+          labelArray);
       unsigned index = func.getNumArguments();
       (void)func.insertArgument(
           index, type,
@@ -426,8 +428,9 @@ struct InsertFP8CastsPass
       return func.getArgument(index);
     };
     BlockArgument history = add("fp8.amax_history", StateKind::Fp8AmaxHistory,
-                                {historyLength, count});
-    BlockArgument scales = add("fp8.scale", StateKind::Fp8Scale, {count});
+                                {historyLength, count}, 0.0f);
+    BlockArgument scales =
+        add("fp8.scale", StateKind::Fp8Scale, {count}, 1.0f);
     return {history, scales};
   }
 

@@ -940,17 +940,20 @@ def Transformer_BlockAmaxOp : Transformer_Op<"block_amax", [Pure]> {
 }
 
 def Transformer_Fp8ScaleOp : Transformer_Op<"fp8_scale",
-    [Pure]> {
-  let summary = "the FP8 scale and scale_inv of a tensor from its amax";
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "the FP8 scale and scale_inv of a tensor";
   let description = [{
-    TransformerEngine's per-tensor scale for the quantisation of one tensor:
-    `scale = fp8_max / amax` when `amax` is finite and positive (an infinite
-    quotient becomes the largest f32), else 1 (current scaling's rule: such
-    a tensor keeps scale 1); `scale_inv = 1 / scale`, what the GEMM reads.
-    With `delayed` (delayed scaling's scale for this tensor, from the
-    model's state), `scale = delayed` whenever it is positive: the amax only
-    sets the scale while the state holds 0, the state of a model that has
-    not measured yet. One op, so that both scales come from one kernel.
+    TransformerEngine's per-tensor scale for the quantisation of one tensor,
+    and `scale_inv = 1 / scale`, what the GEMM reads. One op, so that both
+    scales come from one kernel. Exactly one of:
+
+    * `amax` (current scaling): `scale = fp8_max / amax` when `amax` is
+      finite and positive (an infinite quotient becomes the largest f32),
+      else 1 (TE's Float8CurrentScaling keeps such a tensor at scale 1);
+    * `delayed` (delayed scaling's scale for this tensor, from the model's
+      state, set by earlier runs): `scale = delayed` when it is finite and
+      positive, else 1. It does not depend on the run's values, so the
+      tensor's producer can quantise as it writes.
 
     The amax may be any f32 tensor (block scaling's, one per block): the
     rule applies to each element. With `power_of_two`, `scale` keeps only
@@ -958,13 +961,13 @@ def Transformer_Fp8ScaleOp : Transformer_Op<"fp8_scale",
     TransformerEngine's block scaling does by default), so that quantising
     and dequantising by it are exact.
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$amax,
+  let arguments = (ins Optional<RankedTensorOf<[F32]>>:$amax,
                        Optional<Transformer_ScalarF32>:$delayed,
                        F32Attr:$fp8_max,
                        UnitAttr:$power_of_two);
   let results = (outs RankedTensorOf<[F32]>:$scale,
                       RankedTensorOf<[F32]>:$scale_inv);
-  let assemblyFormat = "$amax (`delayed` $delayed^)? attr-dict `:` "
+  let assemblyFormat = "($amax^)? (`delayed` $delayed^)? attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
 }

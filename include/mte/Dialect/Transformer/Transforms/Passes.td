@@ -319,8 +319,8 @@ def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
       states, `fp8.amax_history` `[amax-history, T]` and `fp8.scale` `[T]`
       for its T quantised inputs (arguments marked `transformer.state`,
       their next values results marked `transformer.next_state`); each
-      input is quantized with `1 / fp8.scale[t]`, or with current scaling
-      while that scale is 0 (not measured yet: the initial state), and one
+      input is quantized times `fp8.scale[t]` (1 at first, as TE starts;
+      the run's amax only updates it for the next run), and one
       `transformer.fp8_scale_update` records every amax of the run and
       computes the next scales with `margin` and `amax-algorithm`. The
       function must be public and not called (its signature changes);
