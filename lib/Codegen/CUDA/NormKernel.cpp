@@ -3,11 +3,16 @@
 // One row per normalised vector: the row (plus the residual, when the norm
 // adds it, also written back) read once, the mean and variance reduced over
 // the row's threads, the scale (and bias) applied on the way out; with
-// `amax`, each row's max |y| too, for the FP8 quantization of the output.
+// `amax`, each row's max |y| too, for the FP8 quantization of the output;
+// with `quantize_from`, the output itself in E4M3 (y rounded to that type,
+// times a scale known before the run, saturated: delayed scaling's cast,
+// TransformerEngine's LayerNormLinear), the quantize pass saved.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RowKernelBuilder.h"
+
+#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -19,6 +24,11 @@ namespace {
 struct NormKernel {
   bool isLayerNorm, hasBias, hasResidual, hasAmax;
   Type inputType, outputType;
+  /// The type y is rounded to before it is quantized to `outputType`
+  /// (E4M3); null when the output is y itself.
+  Type quantizeFrom;
+  /// The type y is rounded to, which the row maxima are of.
+  Type roundedType() const { return quantizeFrom ? quantizeFrom : outputType; }
 };
 
 void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
@@ -30,8 +40,11 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
   unsigned next = 2;
   Value bias = kernel.hasBias ? args[next++] : Value();
   Value residual = kernel.hasResidual ? args[next++] : Value();
-  Value epsilon = args[next];
+  Value epsilon = args[next++];
   Value output = results[0];
+  Value fp8Scale;
+  if (kernel.quantizeFrom)
+    fp8Scale = memref::LoadOp::create(b, loc, args[next], ValueRange());
   Value residualSum = kernel.hasResidual ? results[1] : Value();
   Value rowMaxima = kernel.hasAmax ? results.back() : Value();
 
@@ -135,6 +148,20 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
       if (rowMaxima)
         magnitudes.push_back(math::AbsFOp::create(b, loc, yl));
     }
+    if (fp8Scale) {
+      // As the quantize of the stored y computes it: rounded, widened,
+      // times the scale in f32, saturated.
+      Type f32 = b.getF32Type();
+      for (Value &yl : y) {
+        Value rounded = mte::lowering::convertScalar(
+            b, loc, yl, f32, kernel.quantizeFrom);
+        rounded = mte::lowering::convertScalar(b, loc, rounded,
+                                               kernel.quantizeFrom, f32);
+        yl = mte::lowering::convertScalar(
+            b, loc, arith::MulFOp::create(b, loc, rounded, fp8Scale), f32,
+            kernel.outputType);
+      }
+    }
     k.store(y, output, {k.row, offset}, isValid);
     // maximumf propagates NaN, as amax must.
     if (rowMaxima)
@@ -146,10 +173,11 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
   // The max of the values as stored: rounding is monotonic, so that is the
   // f32 max rounded once to the output type.
   amax = k.reduceRow(amax, /*isMax=*/true, kernel.isLayerNorm ? 2 : 1);
-  if (!kernel.outputType.isF32())
+  if (!kernel.roundedType().isF32())
     amax = arith::ExtFOp::create(
         b, loc, b.getF32Type(),
-        arith::TruncFOp::create(b, loc, kernel.outputType, amax).getResult());
+        arith::TruncFOp::create(b, loc, kernel.roundedType(), amax)
+            .getResult());
   k.storeRowResult(amax, rowMaxima);
 }
 
@@ -168,15 +196,24 @@ LogicalResult mte::cuda::defineNormKernel(func::FuncOp func,
   kernel.hasBias = spec.getBias();
   kernel.hasResidual = spec.getResidual();
   kernel.hasAmax = spec.getAmax();
+  kernel.quantizeFrom = spec.getQuantizeFrom();
   kernel.inputType = rows.getElementType();
-  unsigned numInputs = 3 + kernel.hasBias + kernel.hasResidual;
+  bool quantizes = static_cast<bool>(kernel.quantizeFrom);
+  unsigned numInputs = 3 + kernel.hasBias + kernel.hasResidual + quantizes;
   if (types.size() != numInputs + 1 + kernel.hasResidual + kernel.hasAmax ||
-      !types[numInputs - 1].isF32())
+      !types[numInputs - 1 - quantizes].isF32())
     return fail("wrong number of arguments or no f32 epsilon");
+  if (quantizes) {
+    auto scale = dyn_cast<MemRefType>(types[numInputs - 1]);
+    if (!scale || scale.getRank() != 0 || !scale.getElementType().isF32())
+      return fail("needs an f32 rank-0 scale to quantize its output");
+  }
   auto output = dyn_cast<MemRefType>(types[numInputs]);
   if (!output || output.getShape() != rows.getShape())
     return fail("needs an output of the input's [rows, length] shape");
   kernel.outputType = output.getElementType();
+  if (quantizes && !isa<Float8E4M3FNType>(kernel.outputType))
+    return fail("quantizes to an f8E4M3FN output");
   if (kernel.hasAmax) {
     auto maxima = dyn_cast<MemRefType>(types.back());
     if (!maxima || maxima.getRank() != 1 ||

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include <limits>
 
@@ -70,12 +71,13 @@ struct KernelSpec {
   std::optional<SmallVector<int64_t>> maskShape;
   bool bias = false, residual = false, causal = false, headsMajor = false,
        amax = false;
+  Type quantizeFrom;
 
   RowKernelAttr get(MLIRContext *ctx) const {
     return RowKernelAttr::get(
         ctx, kind, heads, kvHeads, seq, queries,
         maskShape ? DenseI64ArrayAttr::get(ctx, *maskShape) : nullptr, bias,
-        residual, causal, headsMajor, amax);
+        residual, causal, headsMajor, amax, quantizeFrom);
   }
 };
 
@@ -135,9 +137,35 @@ SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
 // LayerNorm and RMSNorm
 //===----------------------------------------------------------------------===//
 
+/// The quantize of `output` a norm's kernel can do as it stores the row:
+/// the only user of `output` besides amaxes, a per-tensor E4M3 cast times a
+/// scale that does not depend on the norm (delayed scaling's), whose
+/// definition moves above `norm`. Null when there is none.
+QuantizeOp fusibleQuantize(Operation *norm, Value output) {
+  QuantizeOp quantize;
+  for (Operation *user : output.getUsers()) {
+    if (isa<AmaxOp>(user))
+      continue;
+    auto candidate = dyn_cast<QuantizeOp>(user);
+    if (quantize || !candidate || !candidate.getMultiply() ||
+        !candidate.getSaturate() || candidate.isBlockScaled() ||
+        !isa<Float8E4M3FNType>(candidate.getType().getElementType()))
+      return {};
+    quantize = candidate;
+  }
+  if (!quantize)
+    return {};
+  IRRewriter rewriter(norm->getContext());
+  if (failed(moveValueDefinitions(rewriter, quantize.getScale(), norm)))
+    return {};
+  return quantize;
+}
+
 /// Replaces a norm by a call of its kernel, when it has one. When an FP8
 /// amax reads the norm's output, the kernel also writes each row's max |y|
-/// and the amax reads those instead: one read of the output fewer.
+/// and the amax reads those instead: one read of the output fewer. When the
+/// output is only quantized, by a scale known before the norm runs, the
+/// kernel writes the E4M3 codes instead of the output: no quantize pass.
 template <typename NormOp>
 void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   constexpr bool isLayerNorm = std::is_same_v<NormOp, LayerNormOp>;
@@ -184,6 +212,11 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     name += "_amax";
     spec.amax = true;
   }
+  QuantizeOp quantize = fusibleQuantize(op, op.getOutput());
+  if (quantize) {
+    name += "_e4m3";
+    spec.quantizeFrom = outputType;
+  }
 
   Location loc = op.getLoc();
   OpBuilder b(op);
@@ -196,12 +229,16 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     inputs.push_back(reshapeTensor(b, loc, residual, {rows, length}));
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getEpsilon().convertToFloat())));
+  if (quantize)
+    inputs.push_back(quantize.getScale());
   SmallVector<RankedTensorType> resultTypes;
   SmallVector<Type> arguments;
   for (Value input : inputs)
     arguments.push_back(argumentType(input));
   for (Value result : op->getResults()) {
     auto type = cast<RankedTensorType>(result.getType());
+    if (quantize && result == op.getOutput())
+      type = quantize.getType();
     resultTypes.push_back(type);
     arguments.push_back(MemRefType::get({rows, length}, type.getElementType()));
   }
@@ -216,6 +253,10 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     Value rowMaxima = results.pop_back_val();
     for (AmaxOp amax : amaxes)
       amax.getInputMutable().assign(rowMaxima);
+  }
+  if (quantize) {
+    quantize.replaceAllUsesWith(results.front());
+    quantize.erase();
   }
   op->replaceAllUsesWith(results);
   op->erase();

@@ -83,6 +83,30 @@ func.func private @mte_row_rms_norm_5x64xbf16_amax(memref<5x64xbf16>, memref<64x
 
 // -----
 
+// With quantize_from = bf16, the norm writes E4M3 as the quantize of its
+// bf16 output would: y rounded to bf16 and back, times the scale (loaded
+// once), clamped to +-448 and truncated; eight codes a vector store. The
+// row maxima are of the bf16 y.
+// CHECK-LABEL: func.func private @mte_row_rms_norm_5x64xbf16_amax_e4m3(
+// CHECK-SAME: %{{[^:]*}}: memref<5x64xbf16>, %{{[^:]*}}: memref<64xbf16>, %{{[^:]*}}: f32, %[[SCALE:[^:]*]]: memref<f32>, %[[OUT:[^:]*]]: memref<5x64xf8E4M3FN>, %{{[^:]*}}: memref<5xf32>)
+// CHECK: gpu.launch
+// CHECK: %[[S:.*]] = memref.load %[[SCALE]][] : memref<f32>
+// CHECK: math.rsqrt
+// CHECK: %[[R:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[W:.*]] = arith.extf %[[R]] : bf16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %[[W]], %[[S]] : f32
+// CHECK: %[[LO:.*]] = arith.minimumf %[[P]]
+// CHECK: %[[HI:.*]] = arith.maximumf %[[LO]]
+// CHECK: arith.truncf %[[HI]] : f32 to f8E4M3FN
+// CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}] {{.*}} : memref<5x64xf8E4M3FN>, vector<8xf8E4M3FN>
+// CHECK-COUNT-3: gpu.shuffle  xor
+// CHECK: %[[ROUNDED:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[AMAX:.*]] = arith.extf %[[ROUNDED]] : bf16 to f32
+// CHECK: memref.store %[[AMAX]], %{{.*}}[%{{.*}}] : memref<5xf32>
+func.func private @mte_row_rms_norm_5x64xbf16_amax_e4m3(memref<5x64xbf16>, memref<64xbf16>, f32, memref<f32>, memref<5x64xf8E4M3FN>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, amax = true, quantize_from = bf16>}
+
+// -----
+
 // Rows of 7 f32 take scalar accesses: 8 threads per row, the eighth with no
 // element.
 // CHECK-LABEL: func.func private @mte_row_layer_norm_4x7xf32(
@@ -170,6 +194,26 @@ func.func private @bad_bias(memref<4x4xf32>, memref<4xf32>, f32, memref<4x4xf32>
 
 // expected-error @+1 {{a rotary kernel takes no 'amax'}}
 func.func private @bad_amax(memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 1, seq = 4, amax = true>}
+
+// -----
+
+// expected-error @+1 {{a rotary kernel takes no 'quantize_from'}}
+func.func private @bad_quantize_kind(memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 1, seq = 4, quantize_from = bf16>}
+
+// -----
+
+// expected-error @+1 {{a rms_norm kernel quantizes from a float type, not 'i8'}}
+func.func private @bad_quantize_type(memref<4x8xbf16>, memref<8xbf16>, f32, memref<f32>, memref<4x8xf8E4M3FN>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = i8>}
+
+// -----
+
+// expected-error @+1 {{quantizes to an f8E4M3FN output}}
+func.func private @bad_quantize_output(memref<4x8xbf16>, memref<8xbf16>, f32, memref<f32>, memref<4x8xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = bf16>}
+
+// -----
+
+// expected-error @+1 {{needs an f32 rank-0 scale to quantize its output}}
+func.func private @bad_quantize_scale(memref<4x8xbf16>, memref<8xbf16>, f32, memref<1xf32>, memref<4x8xf8E4M3FN>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = bf16>}
 
 // -----
 

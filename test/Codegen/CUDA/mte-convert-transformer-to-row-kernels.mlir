@@ -243,3 +243,47 @@ func.func @norm_amax(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>) -> (tensor
   %1 = transformer.amax %0 : tensor<16x4096xbf16> -> tensor<f32>
   return %0, %1 : tensor<16x4096xbf16>, tensor<f32>
 }
+
+// -----
+
+// Delayed scaling: a norm whose output only an amax and a quantize read,
+// by a scale that does not depend on it (the state's, whose fp8_scale
+// moves above the norm), writes the E4M3 codes itself (`_e4m3`:
+// quantize_from the output type it had), with the rows' maxima for the
+// amax; the quantize goes.
+// CHECK-LABEL: func.func @norm_quantize
+// CHECK-SAME: (%[[X:.*]]: tensor<16x4096xbf16>, %[[G:.*]]: tensor<4096xbf16>, %[[B:.*]]: tensor<4096xbf16>, %[[S:.*]]: tensor<f32>)
+// CHECK: %[[SC:.*]], %[[SI:.*]] = transformer.fp8_scale delayed %[[S]]
+// CHECK: %[[N:.*]]:2 = kernel.call @mte_row_layer_norm_16x4096xbf16_bias_amax_e4m3(%[[X]], %[[G]], %[[B]], %{{.*}}, %[[SC]] : tensor<16x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>, f32, tensor<f32>) outs(%{{.*}}, %{{.*}} : tensor<16x4096xf8E4M3FN>, tensor<16xf32>)
+// CHECK: %[[A:.*]] = transformer.amax %[[N]]#1 : tensor<16xf32> -> tensor<f32>
+// CHECK-NOT: transformer.quantize
+// CHECK: return %[[N]]#0, %[[SI]], %[[A]]
+// CHECK: func.func private @mte_row_layer_norm_16x4096xbf16_bias_amax_e4m3(memref<16x4096xbf16>, memref<4096xbf16>, memref<4096xbf16>, f32, memref<f32>, memref<16x4096xf8E4M3FN>, memref<16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = layer_norm, bias = true, amax = true, quantize_from = bf16>}
+func.func @norm_quantize(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>, %s: tensor<f32>) -> (tensor<16x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) {
+  %0 = transformer.layer_norm %x, %g bias %b {epsilon = 1.0e-5 : f32} : (tensor<16x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> tensor<16x4096xbf16>
+  %1 = transformer.amax %0 : tensor<16x4096xbf16> -> tensor<f32>
+  %scale, %scale_inv = transformer.fp8_scale delayed %s {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  %2 = transformer.quantize %0, %scale {multiply} : (tensor<16x4096xbf16>, tensor<f32>) -> tensor<16x4096xf8E4M3FN>
+  return %2, %scale_inv, %1 : tensor<16x4096xf8E4M3FN>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// Current scaling's scale comes from the norm's own output, and a norm
+// output read by anything else is needed as it is: both keep the quantize.
+// CHECK-LABEL: func.func @norm_quantize_kept
+// CHECK: kernel.call @mte_row_rms_norm_16x4096xbf16_amax(
+// CHECK: transformer.quantize
+// CHECK: kernel.call @mte_row_rms_norm_16x4096xbf16_amax(
+// CHECK: transformer.quantize
+func.func @norm_quantize_kept(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %s: tensor<f32>) -> (tensor<16x4096xf8E4M3FN>, tensor<16x4096xf8E4M3FN>, tensor<16x4096xbf16>) {
+  %0 = transformer.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<16x4096xbf16>, tensor<4096xbf16>) -> tensor<16x4096xbf16>
+  %1 = transformer.amax %0 : tensor<16x4096xbf16> -> tensor<f32>
+  %scale, %scale_inv = transformer.fp8_scale %1 {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  %2 = transformer.quantize %0, %scale {multiply} : (tensor<16x4096xbf16>, tensor<f32>) -> tensor<16x4096xf8E4M3FN>
+  %3 = transformer.rms_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<16x4096xbf16>, tensor<4096xbf16>) -> tensor<16x4096xbf16>
+  %4 = transformer.amax %3 : tensor<16x4096xbf16> -> tensor<f32>
+  %5, %6 = transformer.fp8_scale delayed %s {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  %7 = transformer.quantize %3, %5 {multiply} : (tensor<16x4096xbf16>, tensor<f32>) -> tensor<16x4096xf8E4M3FN>
+  return %2, %7, %3 : tensor<16x4096xf8E4M3FN>, tensor<16x4096xf8E4M3FN>, tensor<16x4096xbf16>
+}

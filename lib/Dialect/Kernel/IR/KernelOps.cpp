@@ -41,19 +41,20 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       RowKernelKind kind, int64_t heads, int64_t kvHeads,
                       int64_t seq, int64_t queries,
                       DenseI64ArrayAttr maskShape, bool bias, bool residual,
-                      bool causal, bool headsMajor, bool amax) {
+                      bool causal, bool headsMajor, bool amax,
+                      Type quantizeFrom) {
   // The parameters each kind takes: any other set is an error.
   struct Takes {
     bool heads = false, kvHeads = false, seq = false, queries = false,
          maskShape = false, bias = false, residual = false, causal = false,
-         headsMajor = false, amax = false;
+         headsMajor = false, amax = false, quantizeFrom = false;
   } takes;
   switch (kind) {
   case RowKernelKind::LayerNorm:
-    takes.bias = takes.residual = takes.amax = true;
+    takes.bias = takes.residual = takes.amax = takes.quantizeFrom = true;
     break;
   case RowKernelKind::RMSNorm:
-    takes.residual = takes.amax = true;
+    takes.residual = takes.amax = takes.quantizeFrom = true;
     break;
   case RowKernelKind::Rotary:
     takes.heads = takes.seq = takes.headsMajor = true;
@@ -83,10 +84,16 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
            Parameter{"residual", residual, takes.residual},
            Parameter{"causal", causal, takes.causal},
            Parameter{"heads_major", headsMajor, takes.headsMajor},
-           Parameter{"amax", amax, takes.amax}})
+           Parameter{"amax", amax, takes.amax},
+           Parameter{"quantize_from", static_cast<bool>(quantizeFrom),
+                     takes.quantizeFrom}})
     if (p.given && !p.taken)
       return emitError() << "a " << name << " kernel takes no '" << p.name
                          << "'";
+  if (quantizeFrom && !isa<FloatType>(quantizeFrom))
+    return emitError() << "a " << name
+                       << " kernel quantizes from a float type, not "
+                       << quantizeFrom;
   auto positive = [&](StringRef parameter, int64_t value) -> LogicalResult {
     if (value > 0)
       return success();

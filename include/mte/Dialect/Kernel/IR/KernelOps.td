@@ -60,9 +60,13 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
     softmax) or lowers its calls to the runtime (flash attention). Each
     kind takes its own parameters and no others, which the verifier checks:
 
-    * `layer_norm`: `bias`, `residual`, `amax`; `rms_norm`: `residual`,
-      `amax` (a last output, f32 `[rows]`: each row's max |y| of the output
-      as stored, the first level of an FP8 amax of it);
+    * `layer_norm`: `bias`, `residual`, `amax`, `quantize_from`;
+      `rms_norm`: `residual`, `amax`, `quantize_from` (`amax`: a last
+      output, f32 `[rows]`: each row's max |y| of the output as stored, the
+      first level of an FP8 amax of it; `quantize_from`, a float type: the
+      output is E4M3, y rounded to that type, times an f32 scale (a rank-0
+      input after epsilon), saturated: the norm and the quantize of its
+      output in one kernel, the row maxima those of the rounded y);
     * `rotary`: `heads` and `seq` (> 0), `heads_major` (the view is
       [batch * heads, seq, D] rather than [batch * seq, heads, D]);
     * `attention_softmax`: `heads` and `queries` (> 0), `causal`,
@@ -87,7 +91,8 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
     DefaultValuedParameter<"bool", "false">:$residual,
     DefaultValuedParameter<"bool", "false">:$causal,
     DefaultValuedParameter<"bool", "false">:$heads_major,
-    DefaultValuedParameter<"bool", "false">:$amax
+    DefaultValuedParameter<"bool", "false">:$amax,
+    OptionalParameter<"::mlir::Type">:$quantize_from
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
