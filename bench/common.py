@@ -56,7 +56,7 @@ def models_args(name):
             "--external-data", name + ".data"]
 
 
-PRECISIONS = ("bf16", "fp8", "fp8-block")
+PRECISIONS = ("bf16", "fp8", "fp8-delayed", "fp8-block")
 
 
 def library_name(name, precision="bf16"):
@@ -67,13 +67,15 @@ def library_name(name, precision="bf16"):
 def compile_args(name, precision="bf16"):
     """mte-compile's options for NAME at `precision`: fp8 is every linear
     of at least 2^30 multiply-adds (all of the benchmark models') in FP8
-    with current scaling, fp8-block the same with block scaling, the
+    with current scaling, fp8-delayed and fp8-block the same with delayed
+    (the model's state updated by every run) and block scaling, the
     weights external as for bf16."""
     s = spec(name)
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}")
-    flags = ["--precision=fp8", "--fp8-recipe=block"] \
-        if precision == "fp8-block" else [f"--precision={precision}"]
+    recipe = precision.partition("-")[2]
+    flags = ["--precision=" + precision.partition("-")[0]] + \
+        ([f"--fp8-recipe={recipe}"] if recipe else [])
     return ["--target=cuda"] + flags + [
         "--weights=external", f"--input-shape=input_ids={s['batch']}x{s['seq']}"]
 

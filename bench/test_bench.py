@@ -190,6 +190,28 @@ class Flops(unittest.TestCase):
         self.assertAlmostEqual(common.tflops(2e12, 4.0), 500.0)
 
 
+class CompileArgs(unittest.TestCase):
+    """What prepare.sh passes mte-compile for each precision and where the
+    library lands."""
+
+    def test_precisions(self):
+        shape = "--input-shape=input_ids=8x1024"
+        want = {"bf16": ["--precision=bf16"],
+                "fp8": ["--precision=fp8"],
+                "fp8-delayed": ["--precision=fp8", "--fp8-recipe=delayed"],
+                "fp8-block": ["--precision=fp8", "--fp8-recipe=block"]}
+        self.assertEqual(set(want), set(common.PRECISIONS))
+        for precision, flags in want.items():
+            self.assertEqual(common.compile_args("gpt2-small", precision),
+                             ["--target=cuda"] + flags +
+                             ["--weights=external", shape])
+        self.assertEqual(common.library_name("gpt2-small", "fp8-delayed"),
+                         "gpt2-small.fp8-delayed.so")
+        self.assertEqual(common.library_name("gpt2-small"), "gpt2-small.so")
+        with self.assertRaises(ValueError):
+            common.compile_args("gpt2-small", "fp4")
+
+
 class Stats(unittest.TestCase):
     def test_percentiles_match_numpy(self):
         rng = np.random.default_rng(0)
