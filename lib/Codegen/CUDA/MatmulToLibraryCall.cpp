@@ -300,12 +300,13 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   if (maps.front() != identity || maps.back() != identity)
     return std::nullopt;
   unsigned next = 1;
+  // A per-tensor scale is an f32 scalar, possibly one element of a vector
+  // of them (delayed scaling's): a rank-0 view at some offset.
   auto scalar = [&](Value &scale) {
     scale = op.getDpsInputs()[next];
     auto type = dyn_cast<MemRefType>(scale.getType());
-    return type && type.getRank() == 0 &&
-           isDenseOf(scale, Float32Type::get(op.getContext())) &&
-           maps[next++].getNumResults() == 0;
+    return type && type.getRank() == 0 && type.getElementType().isF32() &&
+           !type.getMemorySpace() && maps[next++].getNumResults() == 0;
   };
   if (hasInputScale && !scalar(epilogue.inputScale))
     return std::nullopt;
@@ -414,11 +415,23 @@ struct MatmulToLibraryCallPass
       }
       if (zeroInit && *zeroInit)
         (*zeroInit)->erase();
+      // The address of a buffer's first element: its aligned pointer, plus
+      // its offset for a view (a scale taken from a vector of them).
       auto pointer = [&](Value buffer) -> Value {
         if (!buffer)
           return arith::ConstantIntOp::create(builder, loc, i64, 0);
         Value index = memref::ExtractAlignedPointerAsIndexOp::create(
             builder, loc, buffer);
+        auto type = cast<MemRefType>(buffer.getType());
+        if (!type.getLayout().isIdentity()) {
+          auto metadata =
+              memref::ExtractStridedMetadataOp::create(builder, loc, buffer);
+          Value bytes = arith::MulIOp::create(
+              builder, loc, metadata.getOffset(),
+              arith::ConstantIndexOp::create(
+                  builder, loc, type.getElementTypeBitWidth() / 8));
+          index = arith::AddIOp::create(builder, loc, index, bytes);
+        }
         return arith::IndexCastOp::create(builder, loc, i64, index);
       };
       auto constant = [&](int64_t v) -> Value {

@@ -5,7 +5,8 @@
 // the row's threads, the scale (and bias) applied on the way out; with
 // `amax`, each row's max |y| too, for the FP8 quantization of the output;
 // with `quantize_from`, the output itself in E4M3 (y rounded to that type,
-// times a scale known before the run, saturated: delayed scaling's cast,
+// times a scale known before the run -- element `at` of a vector of them
+// -- saturated: delayed scaling's cast,
 // TransformerEngine's LayerNormLinear), the quantize pass saved.
 //
 //===----------------------------------------------------------------------===//
@@ -43,8 +44,11 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
   Value epsilon = args[next++];
   Value output = results[0];
   Value fp8Scale;
-  if (kernel.quantizeFrom)
-    fp8Scale = memref::LoadOp::create(b, loc, args[next], ValueRange());
+  if (kernel.quantizeFrom) {
+    Value at = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                          args[next + 1]);
+    fp8Scale = memref::LoadOp::create(b, loc, args[next], ValueRange{at});
+  }
   Value residualSum = kernel.hasResidual ? results[1] : Value();
   Value rowMaxima = kernel.hasAmax ? results.back() : Value();
 
@@ -198,21 +202,24 @@ LogicalResult mte::cuda::defineNormKernel(func::FuncOp func,
   kernel.hasAmax = spec.getAmax();
   kernel.quantizeFrom = spec.getQuantizeFrom();
   kernel.inputType = rows.getElementType();
-  bool quantizes = static_cast<bool>(kernel.quantizeFrom);
-  unsigned numInputs = 3 + kernel.hasBias + kernel.hasResidual + quantizes;
+  // Quantizing, the scale is element `at` (i64) of an f32 [T] vector.
+  unsigned scaleInputs = kernel.quantizeFrom ? 2 : 0;
+  unsigned numInputs = 3 + kernel.hasBias + kernel.hasResidual + scaleInputs;
   if (types.size() != numInputs + 1 + kernel.hasResidual + kernel.hasAmax ||
-      !types[numInputs - 1 - quantizes].isF32())
+      !types[numInputs - 1 - scaleInputs].isF32())
     return fail("wrong number of arguments or no f32 epsilon");
-  if (quantizes) {
-    auto scale = dyn_cast<MemRefType>(types[numInputs - 1]);
-    if (!scale || scale.getRank() != 0 || !scale.getElementType().isF32())
-      return fail("needs an f32 rank-0 scale to quantize its output");
+  if (scaleInputs) {
+    auto scales = dyn_cast<MemRefType>(types[numInputs - 2]);
+    if (!scales || scales.getRank() != 1 ||
+        !scales.getElementType().isF32() || !types[numInputs - 1].isInteger(64))
+      return fail("needs an f32 [T] vector of scales and an i64 index into "
+                  "it to quantize its output");
   }
   auto output = dyn_cast<MemRefType>(types[numInputs]);
   if (!output || output.getShape() != rows.getShape())
     return fail("needs an output of the input's [rows, length] shape");
   kernel.outputType = output.getElementType();
-  if (quantizes && !isa<Float8E4M3FNType>(kernel.outputType))
+  if (scaleInputs && !isa<Float8E4M3FNType>(kernel.outputType))
     return fail("quantizes to an f8E4M3FN output");
   if (kernel.hasAmax) {
     auto maxima = dyn_cast<MemRefType>(types.back());

@@ -161,6 +161,22 @@ QuantizeOp fusibleQuantize(Operation *norm, Value output) {
   return quantize;
 }
 
+/// A [T] f32 vector and the index of `scale` (an f32 scalar tensor) in it:
+/// the vector a slice of one element was taken from, or `scale` itself as
+/// a vector of one.
+std::pair<Value, int64_t> scaleVector(OpBuilder &b, Location loc,
+                                      Value scale) {
+  if (auto reshape = scale.getDefiningOp<ReshapeOp>())
+    if (auto slice = reshape.getInput().getDefiningOp<SliceOp>()) {
+      auto vector = cast<RankedTensorType>(slice.getInput().getType());
+      if (vector.getRank() == 1 && vector.hasStaticShape() &&
+          slice.getSizes() == ArrayRef<int64_t>{1} &&
+          slice.getStrides() == ArrayRef<int64_t>{1})
+        return {slice.getInput(), slice.getOffsets()[0]};
+    }
+  return {reshapeTensor(b, loc, scale, {1}), 0};
+}
+
 /// Replaces a norm by a call of its kernel, when it has one. When an FP8
 /// amax reads the norm's output, the kernel also writes each row's max |y|
 /// and the amax reads those instead: one read of the output fewer. When the
@@ -229,8 +245,14 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     inputs.push_back(reshapeTensor(b, loc, residual, {rows, length}));
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getEpsilon().convertToFloat())));
-  if (quantize)
-    inputs.push_back(quantize.getScale());
+  if (quantize) {
+    // The scale as element `at` of a [T] vector: delayed scaling's come
+    // from one vector, which every norm's kernel then reads in place.
+    auto [scales, at] = scaleVector(b, loc, quantize.getScale());
+    inputs.push_back(scales);
+    inputs.push_back(
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(at)));
+  }
   SmallVector<RankedTensorType> resultTypes;
   SmallVector<Type> arguments;
   for (Value input : inputs)

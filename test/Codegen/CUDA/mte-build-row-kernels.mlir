@@ -84,13 +84,14 @@ func.func private @mte_row_rms_norm_5x64xbf16_amax(memref<5x64xbf16>, memref<64x
 // -----
 
 // With quantize_from = bf16, the norm writes E4M3 as the quantize of its
-// bf16 output would: y rounded to bf16 and back, times the scale (loaded
-// once), clamped to +-448 and truncated; eight codes a vector store. The
-// row maxima are of the bf16 y.
+// bf16 output would: y rounded to bf16 and back, times the scale (element
+// `at` of the vector, loaded once), clamped to +-448 and truncated; eight
+// codes a vector store. The row maxima are of the bf16 y.
 // CHECK-LABEL: func.func private @mte_row_rms_norm_5x64xbf16_amax_e4m3(
-// CHECK-SAME: %{{[^:]*}}: memref<5x64xbf16>, %{{[^:]*}}: memref<64xbf16>, %{{[^:]*}}: f32, %[[SCALE:[^:]*]]: memref<f32>, %[[OUT:[^:]*]]: memref<5x64xf8E4M3FN>, %{{[^:]*}}: memref<5xf32>)
+// CHECK-SAME: %{{[^:]*}}: memref<5x64xbf16>, %{{[^:]*}}: memref<64xbf16>, %{{[^:]*}}: f32, %[[SCALES:[^:]*]]: memref<4xf32>, %[[AT:[^:]*]]: i64, %[[OUT:[^:]*]]: memref<5x64xf8E4M3FN>, %{{[^:]*}}: memref<5xf32>)
 // CHECK: gpu.launch
-// CHECK: %[[S:.*]] = memref.load %[[SCALE]][] : memref<f32>
+// CHECK: %[[I:.*]] = arith.index_cast %[[AT]] : i64 to index
+// CHECK: %[[S:.*]] = memref.load %[[SCALES]][%[[I]]] : memref<4xf32>
 // CHECK: math.rsqrt
 // CHECK: %[[R:.*]] = arith.truncf %{{.*}} : f32 to bf16
 // CHECK: %[[W:.*]] = arith.extf %[[R]] : bf16 to f32
@@ -103,7 +104,7 @@ func.func private @mte_row_rms_norm_5x64xbf16_amax(memref<5x64xbf16>, memref<64x
 // CHECK: %[[ROUNDED:.*]] = arith.truncf %{{.*}} : f32 to bf16
 // CHECK: %[[AMAX:.*]] = arith.extf %[[ROUNDED]] : bf16 to f32
 // CHECK: memref.store %[[AMAX]], %{{.*}}[%{{.*}}] : memref<5xf32>
-func.func private @mte_row_rms_norm_5x64xbf16_amax_e4m3(memref<5x64xbf16>, memref<64xbf16>, f32, memref<f32>, memref<5x64xf8E4M3FN>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, amax = true, quantize_from = bf16>}
+func.func private @mte_row_rms_norm_5x64xbf16_amax_e4m3(memref<5x64xbf16>, memref<64xbf16>, f32, memref<4xf32>, i64, memref<5x64xf8E4M3FN>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, amax = true, quantize_from = bf16>}
 
 // -----
 
@@ -203,17 +204,17 @@ func.func private @bad_quantize_kind(memref<4x4xf32>) attributes {mte.row_kernel
 // -----
 
 // expected-error @+1 {{a rms_norm kernel quantizes from a float type, not 'i8'}}
-func.func private @bad_quantize_type(memref<4x8xbf16>, memref<8xbf16>, f32, memref<f32>, memref<4x8xf8E4M3FN>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = i8>}
+func.func private @bad_quantize_type(memref<4x8xbf16>, memref<8xbf16>, f32, memref<1xf32>, i64, memref<4x8xf8E4M3FN>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = i8>}
 
 // -----
 
 // expected-error @+1 {{quantizes to an f8E4M3FN output}}
-func.func private @bad_quantize_output(memref<4x8xbf16>, memref<8xbf16>, f32, memref<f32>, memref<4x8xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = bf16>}
+func.func private @bad_quantize_output(memref<4x8xbf16>, memref<8xbf16>, f32, memref<1xf32>, i64, memref<4x8xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = bf16>}
 
 // -----
 
-// expected-error @+1 {{needs an f32 rank-0 scale to quantize its output}}
-func.func private @bad_quantize_scale(memref<4x8xbf16>, memref<8xbf16>, f32, memref<1xf32>, memref<4x8xf8E4M3FN>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = bf16>}
+// expected-error @+1 {{needs an f32 [T] vector of scales and an i64 index into it to quantize its output}}
+func.func private @bad_quantize_scale(memref<4x8xbf16>, memref<8xbf16>, f32, memref<f32>, i64, memref<4x8xf8E4M3FN>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rms_norm, quantize_from = bf16>}
 
 // -----
 

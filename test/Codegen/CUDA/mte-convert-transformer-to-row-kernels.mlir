@@ -252,19 +252,39 @@ func.func @norm_amax(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>) -> (tensor
 // quantize_from the output type it had), with the rows' maxima for the
 // amax; the quantize goes.
 // CHECK-LABEL: func.func @norm_quantize
-// CHECK-SAME: (%[[X:.*]]: tensor<16x4096xbf16>, %[[G:.*]]: tensor<4096xbf16>, %[[B:.*]]: tensor<4096xbf16>, %[[S:.*]]: tensor<f32>)
+// CHECK-SAME: (%[[X:.*]]: tensor<16x4096xbf16>, %[[G:.*]]: tensor<4096xbf16>, %[[B:.*]]: tensor<4096xbf16>, %[[S:.*]]: tensor<3xf32>)
 // CHECK: %[[SC:.*]], %[[SI:.*]] = transformer.fp8_scale delayed %[[S]]
-// CHECK: %[[N:.*]]:2 = kernel.call @mte_row_layer_norm_16x4096xbf16_bias_amax_e4m3(%[[X]], %[[G]], %[[B]], %{{.*}}, %[[SC]] : tensor<16x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>, f32, tensor<f32>) outs(%{{.*}}, %{{.*}} : tensor<16x4096xf8E4M3FN>, tensor<16xf32>)
+// CHECK: %[[AT:.*]] = arith.constant 2 : i64
+// CHECK: %[[N:.*]]:2 = kernel.call @mte_row_layer_norm_16x4096xbf16_bias_amax_e4m3(%[[X]], %[[G]], %[[B]], %{{.*}}, %[[SC]], %[[AT]] : tensor<16x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>, f32, tensor<3xf32>, i64) outs(%{{.*}}, %{{.*}} : tensor<16x4096xf8E4M3FN>, tensor<16xf32>)
 // CHECK: %[[A:.*]] = transformer.amax %[[N]]#1 : tensor<16xf32> -> tensor<f32>
 // CHECK-NOT: transformer.quantize
-// CHECK: return %[[N]]#0, %[[SI]], %[[A]]
-// CHECK: func.func private @mte_row_layer_norm_16x4096xbf16_bias_amax_e4m3(memref<16x4096xbf16>, memref<4096xbf16>, memref<4096xbf16>, f32, memref<f32>, memref<16x4096xf8E4M3FN>, memref<16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = layer_norm, bias = true, amax = true, quantize_from = bf16>}
-func.func @norm_quantize(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>, %s: tensor<f32>) -> (tensor<16x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) {
+// CHECK: return %[[N]]#0, %{{.*}}, %[[A]]
+// CHECK: func.func private @mte_row_layer_norm_16x4096xbf16_bias_amax_e4m3(memref<16x4096xbf16>, memref<4096xbf16>, memref<4096xbf16>, f32, memref<3xf32>, i64, memref<16x4096xf8E4M3FN>, memref<16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = layer_norm, bias = true, amax = true, quantize_from = bf16>}
+func.func @norm_quantize(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %b: tensor<4096xbf16>, %s: tensor<3xf32>) -> (tensor<16x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) {
   %0 = transformer.layer_norm %x, %g bias %b {epsilon = 1.0e-5 : f32} : (tensor<16x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> tensor<16x4096xbf16>
+  %1 = transformer.amax %0 : tensor<16x4096xbf16> -> tensor<f32>
+  %scales, %scales_inv = transformer.fp8_scale delayed %s {fp8_max = 4.480000e+02 : f32} : (tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+  %slot = transformer.slice %scales {offsets = array<i64: 2>, sizes = array<i64: 1>, strides = array<i64: 1>} : tensor<3xf32> -> tensor<1xf32>
+  %scale = transformer.reshape %slot : tensor<1xf32> -> tensor<f32>
+  %slot_inv = transformer.slice %scales_inv {offsets = array<i64: 2>, sizes = array<i64: 1>, strides = array<i64: 1>} : tensor<3xf32> -> tensor<1xf32>
+  %scale_inv = transformer.reshape %slot_inv : tensor<1xf32> -> tensor<f32>
+  %2 = transformer.quantize %0, %scale {multiply} : (tensor<16x4096xbf16>, tensor<f32>) -> tensor<16x4096xf8E4M3FN>
+  return %2, %scale_inv, %1 : tensor<16x4096xf8E4M3FN>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// A scale that is no element of a vector is passed as a vector of one.
+// CHECK-LABEL: func.func @norm_quantize_scalar
+// CHECK: %[[V:.*]] = tensor.expand_shape %{{.*}} [] output_shape [1] : tensor<f32> into tensor<1xf32>
+// CHECK: %[[AT:.*]] = arith.constant 0 : i64
+// CHECK: kernel.call @mte_row_rms_norm_16x4096xbf16_amax_e4m3({{.*}}, %[[V]], %[[AT]] : {{.*}}, tensor<1xf32>, i64)
+func.func @norm_quantize_scalar(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %s: tensor<f32>) -> (tensor<16x4096xf8E4M3FN>, tensor<f32>) {
+  %0 = transformer.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<16x4096xbf16>, tensor<4096xbf16>) -> tensor<16x4096xbf16>
   %1 = transformer.amax %0 : tensor<16x4096xbf16> -> tensor<f32>
   %scale, %scale_inv = transformer.fp8_scale delayed %s {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
   %2 = transformer.quantize %0, %scale {multiply} : (tensor<16x4096xbf16>, tensor<f32>) -> tensor<16x4096xf8E4M3FN>
-  return %2, %scale_inv, %1 : tensor<16x4096xf8E4M3FN>, tensor<f32>, tensor<f32>
+  return %2, %1 : tensor<16x4096xf8E4M3FN>, tensor<f32>
 }
 
 // -----

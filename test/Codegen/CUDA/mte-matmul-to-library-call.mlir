@@ -225,6 +225,43 @@ func.func @fp8(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %sx: memr
 
 // -----
 
+// Delayed scaling's scales are elements of one vector: a scale read
+// through a rank-0 view at an offset is passed as the vector's address
+// plus the offset's bytes.
+// CHECK-LABEL: func.func @fp8_scale_views
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<f32, strided<[], offset: 3>>
+// CHECK: %[[BUF:.*]], %[[OFF:.*]] = memref.extract_strided_metadata %{{.*}} : memref<f32, strided<[], offset: 3>>
+// CHECK: %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK: %[[BYTES:.*]] = arith.muli %[[OFF]], %[[FOUR]]
+// CHECK: %[[ADDR:.*]] = arith.addi %[[BASE]], %[[BYTES]]
+// CHECK: %[[XS:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[XS]], %{{.*}}, %{{.*}})
+// CHECK-NOT: mte.gemm_epilogue
+func.func @fp8_scale_views(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %scales: memref<4xf32>, %sw: memref<f32>,
+                           %y: memref<32x32xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %slot = memref.subview %scales[3] [1] [1] : memref<4xf32> to memref<1xf32, strided<[1], offset: 3>>
+  %sx = memref.collapse_shape %slot [] : memref<1xf32, strided<[1], offset: 3>> into memref<f32, strided<[], offset: 3>>
+  %tmp = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<32x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<32x16xf8E4M3FN>, memref<32x16xf8E4M3FN>) outs(%tmp : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %sx, %sw : memref<32x32xf32>, memref<f32, strided<[], offset: 3>>, memref<f32>) outs(%y : memref<32x32xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, input_scale, weight_scale}} {
+  ^bb0(%p: f32, %a: f32, %c: f32, %out: bf16):
+    %s = arith.mulf %a, %c : f32
+    %v = arith.mulf %p, %s : f32
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %tmp : memref<32x32xf32>
+  return
+}
+
+// -----
+
 // A block-scaled FP8 product (mte::buildBlockScaledProduct's, tagged) runs
 // in cuBLASLt with scale mode 1 (MTE_GEMM_SCALE_BLOCK128), x's [K/128, M]
 // and W's [N/128, 4] scales as the scale pointers, and takes its tagged

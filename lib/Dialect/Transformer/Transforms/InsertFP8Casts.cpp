@@ -210,23 +210,22 @@ Value scalarF32(OpBuilder &b, Location loc, float value) {
 }
 
 /// The input's scale (what its quantize multiplies by) and scale_inv (what
-/// the GEMM reads): from `amax` (current scaling), or from state
-/// `scales[index]` under delayed scaling, which this run's amax only
-/// updates for the next.
-Fp8ScaleOp inputScales(OpBuilder &b, Location loc, Value amax,
-                       std::optional<Value> scales, int64_t index) {
+/// the GEMM reads) under current scaling, from `amax`.
+Fp8ScaleOp currentScales(OpBuilder &b, Location loc, Value amax) {
   auto scalar = RankedTensorType::get({}, b.getF32Type());
-  if (!scales)
-    return Fp8ScaleOp::create(b, loc, scalar, scalar, amax, Value(),
-                              b.getF32FloatAttr(kE4M3Max));
+  return Fp8ScaleOp::create(b, loc, scalar, scalar, amax, Value(),
+                            b.getF32FloatAttr(kE4M3Max));
+}
+
+/// Element `index` of the [T] `values` as a scalar tensor.
+Value elementOf(OpBuilder &b, Location loc, Value values, int64_t index) {
   auto one = RankedTensorType::get({1}, b.getF32Type());
-  Value slot = SliceOp::create(b, loc, one, *scales,
+  Value slot = SliceOp::create(b, loc, one, values,
                                b.getDenseI64ArrayAttr({index}),
                                b.getDenseI64ArrayAttr({1}),
                                b.getDenseI64ArrayAttr({1}));
-  Value delayed = ReshapeOp::create(b, loc, scalar, slot);
-  return Fp8ScaleOp::create(b, loc, scalar, scalar, Value(), delayed,
-                            b.getF32FloatAttr(kE4M3Max));
+  return ReshapeOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                           slot);
 }
 
 /// Block scaling's scales of `input`, one per 1 x 128 block of its rows:
@@ -305,13 +304,24 @@ struct InsertFP8CastsPass
       }
       state = addState(func, candidates);
     }
+    // Delayed scaling: every input's scale and scale_inv from the state, in
+    // one op at the top (one kernel on CUDA, not one per GEMM).
+    Fp8ScaleOp delayedScales;
+    if (state && !calibrate) {
+      OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+      Type type = state->scales.getType();
+      delayedScales = Fp8ScaleOp::create(b, func.getLoc(), type, type, Value(),
+                                         state->scales,
+                                         b.getF32FloatAttr(kE4M3Max));
+    }
     SmallVector<Value> amaxes;
     for (auto [index, candidate] : llvm::enumerate(candidates)) {
       LinearOp op = candidate.op;
       OpBuilder b(op);
       Location loc = op.getLoc();
       if (recipe == Fp8Recipe::Block) {
-        rewrite(op, candidate.weight, blockScales(b, loc, op.getInput()));
+        Fp8ScaleOp scales = blockScales(b, loc, op.getInput());
+        rewrite(op, candidate.weight, scales.getScale(), scales.getScaleInv());
         continue;
       }
       Value amax = AmaxOp::create(
@@ -319,10 +329,14 @@ struct InsertFP8CastsPass
       amaxes.push_back(amax);
       if (calibrate)
         continue;
-      std::optional<Value> scales;
-      if (state)
-        scales = state->scales;
-      rewrite(op, candidate.weight, inputScales(b, loc, amax, scales, index));
+      if (!delayedScales) {
+        Fp8ScaleOp scales = currentScales(b, loc, amax);
+        rewrite(op, candidate.weight, scales.getScale(), scales.getScaleInv());
+        continue;
+      }
+      Value scale = elementOf(b, loc, delayedScales.getScale(), index);
+      Value scaleInv = elementOf(b, loc, delayedScales.getScaleInv(), index);
+      rewrite(op, candidate.weight, scale, scaleInv);
     }
     if (state)
       addUpdate(func, *state, amaxes);
@@ -375,15 +389,16 @@ struct InsertFP8CastsPass
 
   /// Replaces `op` by the FP8 linear of its input quantized with `scales`
   /// (multiplying by the scale, the GEMM reading scale_inv) and `weight`.
-  void rewrite(LinearOp op, const QuantizedWeight &weight, Fp8ScaleOp scales) {
+  /// `op` on E4M3: its input cast times `scale`, read with `scaleInv`.
+  void rewrite(LinearOp op, const QuantizedWeight &weight, Value scale,
+               Value scaleInv) {
     OpBuilder b(op);
     Location loc = op.getLoc();
     auto codesType = op.getInput().getType().clone(
         Float8E4M3FNType::get(op.getContext()));
-    Value codes = QuantizeOp::create(b, loc, codesType, op.getInput(),
-                                     scales.getScale(), /*saturate=*/true,
-                                     /*multiply=*/true);
-    Value inputScale = scales.getScaleInv();
+    Value codes = QuantizeOp::create(b, loc, codesType, op.getInput(), scale,
+                                     /*saturate=*/true, /*multiply=*/true);
+    Value inputScale = scaleInv;
     Value weightCodes = arith::ConstantOp::create(
         b, op.getWeight().getLoc(), cast<TypedAttr>(weight.codes));
     Value weightScale =

@@ -64,9 +64,10 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
       `rms_norm`: `residual`, `amax`, `quantize_from` (`amax`: a last
       output, f32 `[rows]`: each row's max |y| of the output as stored, the
       first level of an FP8 amax of it; `quantize_from`, a float type: the
-      output is E4M3, y rounded to that type, times an f32 scale (a rank-0
-      input after epsilon), saturated: the norm and the quantize of its
-      output in one kernel, the row maxima those of the rounded y);
+      output is E4M3, y rounded to that type, times an f32 scale (element
+      `at` of an f32 `[T]` vector: two inputs after epsilon, the vector and
+      `at` as i64), saturated: the norm and the quantize of its output in
+      one kernel, the row maxima those of the rounded y);
     * `rotary`: `heads` and `seq` (> 0), `heads_major` (the view is
       [batch * heads, seq, D] rather than [batch * seq, heads, D]);
     * `attention_softmax`: `heads` and `queries` (> 0), `causal`,

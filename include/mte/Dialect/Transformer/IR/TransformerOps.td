@@ -950,19 +950,20 @@ def Transformer_Fp8ScaleOp : Transformer_Op<"fp8_scale",
     * `amax` (current scaling): `scale = fp8_max / amax` when `amax` is
       finite and positive (an infinite quotient becomes the largest f32),
       else 1 (TE's Float8CurrentScaling keeps such a tensor at scale 1);
-    * `delayed` (delayed scaling's scale for this tensor, from the model's
-      state, set by earlier runs): `scale = delayed` when it is finite and
-      positive, else 1. It does not depend on the run's values, so the
-      tensor's producer can quantise as it writes.
+    * `delayed` (delayed scaling's scales, from the model's state, set by
+      earlier runs): `scale = delayed` when it is finite and positive, else
+      1. It does not depend on the run's values, so the tensor's producer
+      can quantise as it writes.
 
-    The amax may be any f32 tensor (block scaling's, one per block): the
-    rule applies to each element. With `power_of_two`, `scale` keeps only
+    Either may be any f32 tensor (block scaling's amaxes, one per block; a
+    delayed state's scales, one per quantised tensor, computed at once):
+    the rule applies to each element. With `power_of_two`, `scale` keeps only
     its sign and exponent (rounded down to a power of two, as
     TransformerEngine's block scaling does by default), so that quantising
     and dequantising by it are exact.
   }];
   let arguments = (ins Optional<RankedTensorOf<[F32]>>:$amax,
-                       Optional<Transformer_ScalarF32>:$delayed,
+                       Optional<RankedTensorOf<[F32]>>:$delayed,
                        F32Attr:$fp8_max,
                        UnitAttr:$power_of_two);
   let results = (outs RankedTensorOf<[F32]>:$scale,
