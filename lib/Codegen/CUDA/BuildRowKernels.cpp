@@ -42,6 +42,8 @@ LogicalResult defineRowKernel(func::FuncOp func, RowKernelAttr spec) {
     return defineRotaryKernel(func, spec);
   case RowKernelKind::Amax:
     return defineAmaxKernel(func, spec);
+  case RowKernelKind::Swiglu:
+    return defineSwigluKernel(func, spec);
   case RowKernelKind::FlashAttention:
     break; // a call, not a kernel: see lowerFlashAttentionCalls
   }

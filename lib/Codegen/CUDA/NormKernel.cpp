@@ -13,8 +13,6 @@
 
 #include "RowKernelBuilder.h"
 
-#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
-
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -136,53 +134,26 @@ void buildNormBody(RowKernelBuilder &k, const NormKernel &kernel,
   Value inverse = math::RsqrtOp::create(
       b, loc, arith::AddFOp::create(b, loc, variance, epsilon));
 
-  Value amax = k.f32(0);
+  Value amax = rowMaxima ? k.f32(0) : Value();
   for (auto [x, offset, isValid] : llvm::zip(values, offsets, valid)) {
     SmallVector<Value> gamma = k.loadF32(scale, offset, isValid);
     SmallVector<Value> beta;
     if (bias)
       beta = k.loadF32(bias, offset, isValid);
-    SmallVector<Value> y, magnitudes;
+    SmallVector<Value> y;
     for (int64_t l = 0; l < m.lanes; ++l) {
       Value yl = arith::MulFOp::create(
           b, loc, arith::MulFOp::create(b, loc, x[l], inverse), gamma[l]);
       if (bias)
         yl = arith::AddFOp::create(b, loc, yl, beta[l]);
       y.push_back(yl);
-      if (rowMaxima)
-        magnitudes.push_back(math::AbsFOp::create(b, loc, yl));
     }
-    if (fp8Scale) {
-      // As the quantize of the stored y computes it: rounded, widened,
-      // times the scale in f32, saturated.
-      Type f32 = b.getF32Type();
-      for (Value &yl : y) {
-        Value rounded = mte::lowering::convertScalar(
-            b, loc, yl, f32, kernel.quantizeFrom);
-        rounded = mte::lowering::convertScalar(b, loc, rounded,
-                                               kernel.quantizeFrom, f32);
-        yl = mte::lowering::convertScalar(
-            b, loc, arith::MulFOp::create(b, loc, rounded, fp8Scale), f32,
-            kernel.outputType);
-      }
-    }
-    k.store(y, output, {k.row, offset}, isValid);
-    // maximumf propagates NaN, as amax must.
-    if (rowMaxima)
-      amax = arith::MaximumFOp::create(
-          b, loc, amax, k.reduceLanes(magnitudes, isValid, /*isMax=*/true));
+    amax = k.storeResult(y, output, {k.row, offset}, isValid,
+                         kernel.roundedType(), fp8Scale, amax);
   }
-  if (!rowMaxima)
-    return;
-  // The max of the values as stored: rounding is monotonic, so that is the
-  // f32 max rounded once to the output type.
-  amax = k.reduceRow(amax, /*isMax=*/true, kernel.isLayerNorm ? 2 : 1);
-  if (!kernel.roundedType().isF32())
-    amax = arith::ExtFOp::create(
-        b, loc, b.getF32Type(),
-        arith::TruncFOp::create(b, loc, kernel.roundedType(), amax)
-            .getResult());
-  k.storeRowResult(amax, rowMaxima);
+  if (rowMaxima)
+    k.storeRowAmax(amax, kernel.isLayerNorm ? 2 : 1, kernel.roundedType(),
+                   rowMaxima);
 }
 
 } // namespace

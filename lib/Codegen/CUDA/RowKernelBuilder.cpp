@@ -7,6 +7,9 @@
 #include "RowKernelBuilder.h"
 
 #include "mte/Codegen/CUDA/RowKernels.h"
+#include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace mte::cuda;
@@ -15,6 +18,50 @@ using namespace mte::cuda;
 /// vector width), or nothing when a row is too long to keep in registers.
 /// Rows start `rowAlignment` elements apart (a multiple of it; 0: any
 /// multiple of the length).
+SmallVector<Value> RowKernelBuilder::castToFp8(ArrayRef<Value> lanes,
+                                               Type from, Value scale,
+                                               Type fp8) {
+  using mte::lowering::convertScalar;
+  Type f32 = b.getF32Type();
+  SmallVector<Value> codes;
+  for (Value x : lanes) {
+    Value stored = convertScalar(b, loc, convertScalar(b, loc, x, f32, from),
+                                 from, f32);
+    codes.push_back(convertScalar(
+        b, loc, arith::MulFOp::create(b, loc, stored, scale), f32, fp8));
+  }
+  return codes;
+}
+
+Value RowKernelBuilder::storeResult(ArrayRef<Value> lanes, Value output,
+                                    ValueRange indices, Value valid,
+                                    Type rounded, Value fp8Scale,
+                                    Value rowAmax) {
+  if (fp8Scale) {
+    Type fp8 = cast<MemRefType>(output.getType()).getElementType();
+    store(castToFp8(lanes, rounded, fp8Scale, fp8), output, indices, valid);
+  } else {
+    store(lanes, output, indices, valid);
+  }
+  if (!rowAmax)
+    return rowAmax;
+  SmallVector<Value> magnitudes = llvm::map_to_vector(
+      lanes, [&](Value y) -> Value { return math::AbsFOp::create(b, loc, y); });
+  // maximumf propagates NaN, as amax must; absent vectors are 0.
+  return arith::MaximumFOp::create(
+      b, loc, rowAmax, reduceLanes(magnitudes, valid, /*isMax=*/true));
+}
+
+void RowKernelBuilder::storeRowAmax(Value rowAmax, unsigned reduction,
+                                    Type rounded, Value rowMaxima) {
+  Value amax = reduceRow(rowAmax, /*isMax=*/true, reduction);
+  if (!rounded.isF32())
+    amax = arith::ExtFOp::create(
+        b, loc, b.getF32Type(),
+        arith::TruncFOp::create(b, loc, rounded, amax).getResult());
+  storeRowResult(amax, rowMaxima);
+}
+
 std::optional<RowMapping> mte::cuda::planRows(int64_t rows, int64_t length,
                                               Type elementType,
                                               int64_t rowAlignment) {

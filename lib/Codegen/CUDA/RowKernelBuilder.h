@@ -5,8 +5,8 @@
 // threads that read it once with vector loads, keep it in registers and
 // combine their partial results with warp shuffles (and, past a warp,
 // through workgroup memory). RowKernelBuilder emits those pieces; each
-// kernel body (NormKernel.cpp, AttentionSoftmaxKernel.cpp, RotaryKernel.cpp)
-// is written with it.
+// kernel body (NormKernel.cpp, AttentionSoftmaxKernel.cpp, RotaryKernel.cpp,
+// SwigluKernel.cpp, AmaxKernel.cpp) is written with it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,6 +198,26 @@ public:
     memref::StoreOp::create(b, loc, value, buffer, row);
   }
 
+  /// The E4M3 (`fp8`) codes of the f32 `lanes` as delayed scaling's cast
+  /// makes them from the values stored as `from`: rounded to `from`,
+  /// widened, times `scale` in f32, saturated.
+  SmallVector<Value> castToFp8(ArrayRef<Value> lanes, Type from, Value scale,
+                               Type fp8);
+
+  /// Stores the f32 `lanes` of a row's result at `indices` of `output` if
+  /// `valid`: rounded to the output's element type, or, with `fp8Scale`,
+  /// cast to E4M3 from `rounded` (castToFp8). With a `rowAmax` (this
+  /// thread's max |y| so far), returns it with these lanes' taken in.
+  Value storeResult(ArrayRef<Value> lanes, Value output, ValueRange indices,
+                    Value valid, Type rounded, Value fp8Scale, Value rowAmax);
+
+  /// Stores the row's max |y|, from the threads' `rowAmax` (combined with
+  /// workgroup buffer `reduction`), as the values were stored in `rounded`
+  /// (rounding is monotonic: the f32 max rounded once), at the row's index
+  /// of the f32 [rows] `rowMaxima`.
+  void storeRowAmax(Value rowAmax, unsigned reduction, Type rounded,
+                    Value rowMaxima);
+
   /// Stores the f32 `lanes`, rounded to the buffer's element type, at
   /// `indices` if `valid`.
   void store(ArrayRef<Value> lanes, Value buffer, ValueRange indices,
@@ -379,6 +399,7 @@ LogicalResult defineAttentionSoftmaxKernel(func::FuncOp func,
                                            kernel::RowKernelAttr spec);
 LogicalResult defineRotaryKernel(func::FuncOp func, kernel::RowKernelAttr spec);
 LogicalResult defineAmaxKernel(func::FuncOp func, kernel::RowKernelAttr spec);
+LogicalResult defineSwigluKernel(func::FuncOp func, kernel::RowKernelAttr spec);
 
 /// Replaces every call of the fused-attention declaration `func` by a call
 /// of the runtime's mte_cuda_attention, then erases the declaration.

@@ -137,11 +137,12 @@ SmallVector<Value> callRowKernel(OpBuilder &b, Location loc, StringRef name,
 // LayerNorm and RMSNorm
 //===----------------------------------------------------------------------===//
 
-/// The quantize of `output` a norm's kernel can do as it stores the row:
-/// the only user of `output` besides amaxes, a per-tensor E4M3 cast times a
-/// scale that does not depend on the norm (delayed scaling's), whose
-/// definition moves above `norm`. Null when there is none.
-QuantizeOp fusibleQuantize(Operation *norm, Value output) {
+/// The quantize of `output` the kernel of its `producer` (a norm, a SwiGLU)
+/// can do as it stores the row: the only user of `output` besides amaxes,
+/// a per-tensor E4M3 cast times a scale that does not depend on the
+/// producer (delayed scaling's), whose definition moves above `producer`.
+/// Null when there is none.
+QuantizeOp fusibleQuantize(Operation *producer, Value output) {
   QuantizeOp quantize;
   for (Operation *user : output.getUsers()) {
     if (isa<AmaxOp>(user))
@@ -155,8 +156,8 @@ QuantizeOp fusibleQuantize(Operation *norm, Value output) {
   }
   if (!quantize)
     return {};
-  IRRewriter rewriter(norm->getContext());
-  if (failed(moveValueDefinitions(rewriter, quantize.getScale(), norm)))
+  IRRewriter rewriter(producer->getContext());
+  if (failed(moveValueDefinitions(rewriter, quantize.getScale(), producer)))
     return {};
   return quantize;
 }
@@ -281,6 +282,95 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     quantize.erase();
   }
   op->replaceAllUsesWith(results);
+  op->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// SwiGLU feeding an FP8 GEMM
+//===----------------------------------------------------------------------===//
+
+/// Replaces a SwiGLU whose product an FP8 amax reads by a call of its row
+/// kernel, which writes each row's max |y| with the product (and, when the
+/// product is only quantized by a scale known before the run, the E4M3
+/// codes instead of it): the amax, and the quantize, read nothing again.
+/// gate and up are read in place through [rows, length] views with any row
+/// stride and offset (the column halves of the packed gate/up projection);
+/// mte-build-row-kernels specialises the kernel on their layouts.
+void convertSwiglu(SwigluOp op, OpBuilder &moduleBuilder,
+                   SymbolTable &symbols) {
+  RankedTensorType type = op.getType();
+  Type element = type.getElementType();
+  if (!type.hasStaticShape() || type.getRank() < 1 ||
+      type.getNumElements() == 0 || !isKernelFloat(element))
+    return;
+  int64_t length = type.getShape().back();
+  int64_t rows = type.getNumElements() / length;
+  if (!mte::canBuildRowKernel(length, element))
+    return;
+  SmallVector<AmaxOp> amaxes;
+  for (Operation *user : op.getResult().getUsers())
+    if (auto amax = dyn_cast<AmaxOp>(user))
+      amaxes.push_back(amax);
+  // Without an amax the elementwise kernel does as well.
+  if (amaxes.empty())
+    return;
+  MLIRContext *ctx = op.getContext();
+  KernelSpec spec{RowKernelKind::Swiglu};
+  spec.amax = true;
+  std::string name = "mte_row_swiglu_" + mangle({rows, length}, element) +
+                     "_amax";
+  QuantizeOp quantize = fusibleQuantize(op, op.getResult());
+  if (quantize) {
+    name += "_e4m3";
+    spec.quantizeFrom = element;
+  }
+
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  int64_t dynamic = ShapedType::kDynamic;
+  auto strided = StridedLayoutAttr::get(ctx, dynamic, {dynamic, 1});
+  // [..., length] as [rows, length] by merging the leading dimensions
+  // only, which keeps a column slice a view.
+  auto rowsView = [&](Value v) -> Value {
+    int64_t rank = type.getRank();
+    if (rank == 2)
+      return v;
+    if (rank == 1)
+      return reshapeTensor(b, loc, v, {1, length});
+    SmallVector<ReassociationIndices> groups(2);
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      groups[0].push_back(d);
+    groups[1].push_back(rank - 1);
+    return tensor::CollapseShapeOp::create(b, loc, v, groups);
+  };
+  SmallVector<Value> inputs = {rowsView(op.getGate()), rowsView(op.getUp())};
+  SmallVector<Type> arguments = {argumentType(inputs[0], strided),
+                                 argumentType(inputs[1], strided)};
+  if (quantize) {
+    auto [scales, at] = scaleVector(b, loc, quantize.getScale());
+    inputs.push_back(scales);
+    inputs.push_back(
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(at)));
+    arguments.push_back(argumentType(inputs[2]));
+    arguments.push_back(b.getI64Type());
+  }
+  RankedTensorType outputType = quantize ? quantize.getType() : type;
+  SmallVector<RankedTensorType> resultTypes = {
+      outputType, RankedTensorType::get({rows}, b.getF32Type())};
+  arguments.push_back(
+      MemRefType::get({rows, length}, outputType.getElementType()));
+  arguments.push_back(MemRefType::get({rows}, b.getF32Type()));
+  SmallVector<Value> results =
+      callKernel(b, loc, name, spec.get(ctx), inputs, resultTypes, arguments,
+                 moduleBuilder, symbols);
+  for (AmaxOp amax : amaxes)
+    amax.getInputMutable().assign(results[1]);
+  if (quantize) {
+    quantize.replaceAllUsesWith(results[0]);
+    quantize.erase();
+  } else {
+    op.getResult().replaceAllUsesWith(results[0]);
+  }
   op->erase();
 }
 
@@ -627,9 +717,12 @@ struct ConvertTransformerToRowKernelsPass
     SmallVector<RotaryEmbeddingOp> rotaries;
     SmallVector<SoftmaxOp> softmaxes;
     SmallVector<AmaxOp> amaxes;
+    SmallVector<SwigluOp> swiglus;
     module.walk([&](Operation *op) {
       if (auto amax = dyn_cast<AmaxOp>(op))
         amaxes.push_back(amax);
+      if (auto swiglu = dyn_cast<SwigluOp>(op))
+        swiglus.push_back(swiglu);
       if (isa<LayerNormOp, RMSNormOp>(op))
         norms.push_back(op);
       else if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op))
@@ -645,14 +738,16 @@ struct ConvertTransformerToRowKernelsPass
     });
     for (AttentionOp op : fused)
       convertToFlashAttention(op, moduleBuilder, symbols);
-    // Norms first: a norm's kernel takes over the first level of the
-    // amaxes of its output.
+    // Norms and SwiGLUs first: their kernels take over the first level of
+    // the amaxes of their outputs.
     for (Operation *op : norms) {
       if (auto layerNorm = dyn_cast<LayerNormOp>(op))
         convertNorm(layerNorm, moduleBuilder, symbols);
       else
         convertNorm(cast<RMSNormOp>(op), moduleBuilder, symbols);
     }
+    for (SwigluOp op : swiglus)
+      convertSwiglu(op, moduleBuilder, symbols);
     for (AmaxOp op : amaxes)
       convertAmax(op, moduleBuilder, symbols);
     for (RotaryEmbeddingOp op : rotaries)

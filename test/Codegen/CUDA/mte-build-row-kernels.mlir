@@ -71,8 +71,8 @@ func.func private @mte_row_rms_norm_5x64xbf16(memref<5x64xbf16>, memref<64xbf16>
 // bf16 as the output is stored, written by the row's first thread.
 // CHECK-LABEL: func.func private @mte_row_rms_norm_5x64xbf16_amax(
 // CHECK: math.rsqrt
-// CHECK: math.absf
 // CHECK: vector.store %{{.*}} : memref<5x64xbf16>, vector<8xbf16>
+// CHECK: math.absf
 // CHECK: arith.maximumf
 // CHECK-COUNT-3: gpu.shuffle  xor
 // CHECK: %[[ROUNDED:.*]] = arith.truncf %{{.*}} : f32 to bf16
@@ -195,6 +195,33 @@ func.func private @bad_bias(memref<4x4xf32>, memref<4xf32>, f32, memref<4x4xf32>
 
 // expected-error @+1 {{a rotary kernel takes no 'amax'}}
 func.func private @bad_amax(memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 1, seq = 4, amax = true>}
+
+// -----
+
+// SwiGLU on the column halves of a packed [5, 2 x 64] projection (up at
+// offset 64, rows 128 apart): silu(g) * u in f32 from 16-byte loads of
+// each half, the E4M3 codes of the bf16 product times the scale, and each
+// row's max |y| rounded to bf16.
+// CHECK-LABEL: func.func private @mte_row_swiglu_5x64xbf16_amax_e4m3(
+// CHECK-SAME: %[[G:[^:]*]]: memref<5x64xbf16, strided<[128, 1]>>, %[[U:[^:]*]]: memref<5x64xbf16, strided<[128, 1], offset: 64>>, %[[SCALES:[^:]*]]: memref<2xf32>, %[[AT:[^:]*]]: i64, %[[OUT:[^:]*]]: memref<5x64xf8E4M3FN>, %[[MAX:[^:]*]]: memref<5xf32>)
+// CHECK: gpu.launch
+// CHECK: %[[S:.*]] = memref.load %[[SCALES]][%{{.*}}] : memref<2xf32>
+// CHECK: vector.load %[[G]]{{.*}} : memref<5x64xbf16, strided<[128, 1]>>, vector<8xbf16>
+// CHECK: vector.load %[[U]]{{.*}} : memref<5x64xbf16, strided<[128, 1], offset: 64>>, vector<8xbf16>
+// CHECK: math.exp
+// CHECK: arith.mulf
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.mulf %{{.*}}, %[[S]] : f32
+// CHECK: arith.truncf %{{.*}} : f32 to f8E4M3FN
+// CHECK: vector.store %{{.*}}, %[[OUT]]{{.*}} : memref<5x64xf8E4M3FN>, vector<8xf8E4M3FN>
+// CHECK: gpu.shuffle  xor
+// CHECK: memref.store %{{.*}}, %[[MAX]][%{{.*}}] : memref<5xf32>
+func.func private @mte_row_swiglu_5x64xbf16_amax_e4m3(memref<5x64xbf16, strided<[128, 1]>>, memref<5x64xbf16, strided<[128, 1], offset: 64>>, memref<2xf32>, i64, memref<5x64xf8E4M3FN>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = swiglu, amax = true, quantize_from = bf16>}
+
+// -----
+
+// expected-error @+1 {{not a valid swiglu kernel: gate and up must be [rows, length] views of one shape and type with static strides, the last 1}}
+func.func private @bad_swiglu_views(memref<5x64xbf16>, memref<5x32xbf16>, memref<5x64xbf16>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = swiglu, amax = true>}
 
 // -----
 

@@ -307,3 +307,43 @@ func.func @norm_quantize_kept(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %
   %7 = transformer.quantize %3, %5 {multiply} : (tensor<16x4096xbf16>, tensor<f32>) -> tensor<16x4096xf8E4M3FN>
   return %2, %7, %3 : tensor<16x4096xf8E4M3FN>, tensor<16x4096xf8E4M3FN>, tensor<16x4096xbf16>
 }
+
+// -----
+
+// A SwiGLU whose product an FP8 amax reads becomes its row kernel on
+// [rows, length] views of gate and up (read in place, any row stride and
+// offset), writing the rows' maxima for the amax; when the product is only
+// quantized by a delayed scale, the kernel writes the E4M3 codes instead.
+// CHECK-LABEL: func.func @swiglu_amax
+// CHECK: %[[G:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x8x256xbf16> into tensor<16x256xbf16>
+// CHECK: %[[U:.*]] = tensor.collapse_shape
+// CHECK: %[[K:.*]]:2 = kernel.call @mte_row_swiglu_16x256xbf16_amax(%[[G]], %[[U]] : tensor<16x256xbf16>, tensor<16x256xbf16>) outs(%{{.*}}, %{{.*}} : tensor<2x8x256xbf16>, tensor<16xf32>)
+// CHECK: %[[A:.*]] = transformer.amax %[[K]]#1
+// CHECK: return %[[K]]#0, %[[A]]
+// CHECK-LABEL: func.func @swiglu_quantize
+// CHECK: %[[Q:.*]]:2 = kernel.call @mte_row_swiglu_16x256xbf16_amax_e4m3(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x256xbf16>, tensor<16x256xbf16>, tensor<4xf32>, i64) outs(%{{.*}}, %{{.*}} : tensor<2x8x256xf8E4M3FN>, tensor<16xf32>)
+// CHECK-NOT: transformer.quantize
+// CHECK-LABEL: func.func @swiglu_alone
+// CHECK: transformer.swiglu
+// CHECK: func.func private @mte_row_swiglu_16x256xbf16_amax(memref<16x256xbf16, strided<[?, 1], offset: ?>>, memref<16x256xbf16, strided<[?, 1], offset: ?>>, memref<16x256xbf16>, memref<16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = swiglu, amax = true>}
+// CHECK: func.func private @mte_row_swiglu_16x256xbf16_amax_e4m3(memref<16x256xbf16, strided<[?, 1], offset: ?>>, memref<16x256xbf16, strided<[?, 1], offset: ?>>, memref<4xf32>, i64, memref<16x256xf8E4M3FN>, memref<16xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = swiglu, amax = true, quantize_from = bf16>}
+func.func @swiglu_amax(%gu: tensor<2x8x512xbf16>) -> (tensor<2x8x256xbf16>, tensor<f32>) {
+  %g, %u = transformer.split %gu {axis = 2 : i64, sizes = array<i64: 256, 256>} : tensor<2x8x512xbf16> -> tensor<2x8x256xbf16>, tensor<2x8x256xbf16>
+  %y = transformer.swiglu %g, %u : tensor<2x8x256xbf16>
+  %a = transformer.amax %y : tensor<2x8x256xbf16> -> tensor<f32>
+  return %y, %a : tensor<2x8x256xbf16>, tensor<f32>
+}
+func.func @swiglu_quantize(%gu: tensor<2x8x512xbf16>, %s: tensor<4xf32>) -> (tensor<2x8x256xf8E4M3FN>, tensor<f32>) {
+  %g, %u = transformer.split %gu {axis = 2 : i64, sizes = array<i64: 256, 256>} : tensor<2x8x512xbf16> -> tensor<2x8x256xbf16>, tensor<2x8x256xbf16>
+  %y = transformer.swiglu %g, %u : tensor<2x8x256xbf16>
+  %a = transformer.amax %y : tensor<2x8x256xbf16> -> tensor<f32>
+  %scales, %inv = transformer.fp8_scale delayed %s {fp8_max = 4.480000e+02 : f32} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %slot = transformer.slice %scales {offsets = array<i64: 1>, sizes = array<i64: 1>, strides = array<i64: 1>} : tensor<4xf32> -> tensor<1xf32>
+  %scale = transformer.reshape %slot : tensor<1xf32> -> tensor<f32>
+  %q = transformer.quantize %y, %scale {multiply} : (tensor<2x8x256xbf16>, tensor<f32>) -> tensor<2x8x256xf8E4M3FN>
+  return %q, %a : tensor<2x8x256xf8E4M3FN>, tensor<f32>
+}
+func.func @swiglu_alone(%g: tensor<2x8x256xbf16>, %u: tensor<2x8x256xbf16>) -> tensor<2x8x256xbf16> {
+  %y = transformer.swiglu %g, %u : tensor<2x8x256xbf16>
+  return %y : tensor<2x8x256xbf16>
+}

@@ -67,6 +67,9 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     break;
   case RowKernelKind::Amax:
     break;
+  case RowKernelKind::Swiglu:
+    takes.amax = takes.quantizeFrom = true;
+    break;
   }
   StringRef name = stringifyRowKernelKind(kind);
   struct Parameter {

@@ -45,6 +45,7 @@ def Kernel_RowKernelKind : I32EnumAttr<"RowKernelKind",
     I32EnumAttrCase<"AttentionSoftmax", 3, "attention_softmax">,
     I32EnumAttrCase<"FlashAttention", 4, "flash_attention">,
     I32EnumAttrCase<"Amax", 5, "amax">,
+    I32EnumAttrCase<"Swiglu", 6, "swiglu">,
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mte::kernel";
@@ -75,7 +76,11 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
     * `flash_attention`: `heads` and `kv_heads` (> 0, `kv_heads` dividing
       `heads`), `causal`, `mask_shape` (`[B | 1, Skv]`: the key bias of a
       padding mask, rank 2);
-    * `amax`: nothing (each row's max |x|, of a [rows, length] input).
+    * `amax`: nothing (each row's max |x|, of a [rows, length] input);
+    * `swiglu`: `amax`, `quantize_from` (silu(gate) · up of two [rows,
+      length] views, in f32, rounded to the output type or, with
+      `quantize_from`, to that type and then cast to E4M3 as the norms do;
+      `amax` as the norms').
 
     ```mlir
     #kernel.row_kernel<kind = attention_softmax, heads = 4, queries = 16, causal = true>
