@@ -25,15 +25,28 @@ SIZES = {"f32": 4, "bf16": 2, "f16": 2}
 def row_kernel_bytes(name):
     """Bytes a row kernel moves at least, from its name, or None."""
     m = re.match(r"mte_row_(layer_norm|rms_norm)_(\d+)x(\d+)x(f32|bf16|f16)"
-                 r"(?:_to_(f32|bf16|f16))?(_bias)?(_residual)?_kernel", name)
+                 r"(?:_to_(f32|bf16|f16))?(_bias)?(_residual)?(_amax)?(_e4m3)?"
+                 r"_kernel", name)
     if m:
-        kind, rows, length, t_in, t_out, bias, residual = m.groups()
+        kind, rows, length, t_in, t_out, bias, residual, amax, e4m3 = m.groups()
         elems = int(rows) * int(length)
-        size_in, size_out = SIZES[t_in], SIZES[t_out or t_in]
+        size_in = SIZES[t_in]
+        size_out = 1 if e4m3 else SIZES[t_out or t_in]
         moved = elems * (size_in + size_out)
         if residual:   # the residual read, and the sum written
             moved += elems * 2 * size_in
+        if amax:       # each row's max |y|
+            moved += int(rows) * 4
         return moved
+    # SwiGLU: gate and up read, the product (or its E4M3 codes) and the
+    # rows' maxima written.
+    m = re.match(r"mte_row_swiglu_(\d+)x(\d+)x(f32|bf16|f16)_amax(_e4m3)?"
+                 r"_kernel", name)
+    if m:
+        rows, length, t_in, e4m3 = m.groups()
+        elems = int(rows) * int(length)
+        return elems * (2 * SIZES[t_in] + (1 if e4m3 else SIZES[t_in])) + \
+            int(rows) * 4
     m = re.match(r"mte_attention_softmax_(\d+)x(\d+)x(\d+)x(\d+)x(f32|bf16|f16)"
                  r"(_causal)?", name)
     if m:
