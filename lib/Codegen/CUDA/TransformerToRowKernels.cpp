@@ -162,18 +162,25 @@ QuantizeOp fusibleQuantize(Operation *producer, Value output) {
   return quantize;
 }
 
-/// A [T] f32 vector and the index of `scale` (an f32 scalar tensor) in it:
-/// the vector a slice of one element was taken from, or `scale` itself as
-/// a vector of one.
+/// An f32 vector and the index of `scale` (an f32 scalar tensor) in it:
+/// the tensor a slice of one element was taken from, flattened, or `scale`
+/// itself as a vector of one.
 std::pair<Value, int64_t> scaleVector(OpBuilder &b, Location loc,
                                       Value scale) {
   if (auto reshape = scale.getDefiningOp<ReshapeOp>())
     if (auto slice = reshape.getInput().getDefiningOp<SliceOp>()) {
-      auto vector = cast<RankedTensorType>(slice.getInput().getType());
-      if (vector.getRank() == 1 && vector.hasStaticShape() &&
-          slice.getSizes() == ArrayRef<int64_t>{1} &&
-          slice.getStrides() == ArrayRef<int64_t>{1})
-        return {slice.getInput(), slice.getOffsets()[0]};
+      auto whole = cast<RankedTensorType>(slice.getInput().getType());
+      if (whole.hasStaticShape() &&
+          llvm::all_of(slice.getSizes(), [](int64_t d) { return d == 1; }) &&
+          llvm::all_of(slice.getStrides(), [](int64_t d) { return d == 1; })) {
+        int64_t at = 0;
+        for (auto [offset, size] :
+             llvm::zip(slice.getOffsets(), whole.getShape()))
+          at = at * size + offset;
+        return {reshapeTensor(b, loc, slice.getInput(),
+                              {whole.getNumElements()}),
+                at};
+      }
     }
   return {reshapeTensor(b, loc, scale, {1}), 0};
 }

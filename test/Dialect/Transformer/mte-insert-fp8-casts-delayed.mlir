@@ -3,7 +3,8 @@
 // Delayed scaling: the function gains the two FP8 states, labelled with
 // the linears' nodes; each input is quantized times scale[t] (the linear
 // reading 1 / scale[t]; one fp8_scale op at the top gives both for every
-// input, sliced per linear), the scales 1 at first
+// input, each four times so that it sits 16-byte aligned for cuBLASLt,
+// sliced per linear), the scales 1 at first
 // as TE's; the amaxes feed only the update, which takes every amax of the
 // run and the states' next values go out after the outputs, ahead of the
 // index status.
@@ -12,16 +13,18 @@
 // CHECK-SAME: %[[HIST:[^:]*]]: tensor<8x2xf32> {transformer.state = #transformer.model_state<name = "fp8.amax_history", kind = <fp8_amax_history>, initial = dense<0.000000e+00> : tensor<8x2xf32>, labels = ["fc1.input", "fc2.input"]>}
 // CHECK-SAME: %[[SCALE:[^:]*]]: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<1.000000e+00> : tensor<2xf32>, labels = ["fc1.input", "fc2.input"]>}
 // CHECK-SAME: -> (tensor<4x16xf32>, tensor<8x2xf32> {transformer.next_state = "fp8.amax_history"}, tensor<2xf32> {transformer.next_state = "fp8.scale"}, tensor<1x3xi64> {transformer.index_status})
-// CHECK: %[[ALL:.*]], %[[ALLI:.*]] = transformer.fp8_scale delayed %[[SCALE]] {fp8_max = 4.480000e+02 : f32} : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+// CHECK: %[[COL:.*]] = transformer.reshape %[[SCALE]] : tensor<2xf32> -> tensor<2x1xf32>
+// CHECK: %[[WIDE:.*]] = transformer.expand %[[COL]] : tensor<2x1xf32> -> tensor<2x4xf32>
+// CHECK: %[[ALL:.*]], %[[ALLI:.*]] = transformer.fp8_scale delayed %[[WIDE]] {fp8_max = 4.480000e+02 : f32} : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
 // CHECK: %[[A0:.*]] = transformer.amax %[[X]]
-// CHECK: %[[S0:.*]] = transformer.slice %[[ALL]] {offsets = array<i64: 0>, sizes = array<i64: 1>, strides = array<i64: 1>}
-// CHECK: %[[XS0:.*]] = transformer.reshape %[[S0]] : tensor<1xf32> -> tensor<f32>
-// CHECK: %[[SI0:.*]] = transformer.slice %[[ALLI]] {offsets = array<i64: 0>
-// CHECK: %[[XSI0:.*]] = transformer.reshape %[[SI0]] : tensor<1xf32> -> tensor<f32>
+// CHECK: %[[S0:.*]] = transformer.slice %[[ALL]] {offsets = array<i64: 0, 0>, sizes = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+// CHECK: %[[XS0:.*]] = transformer.reshape %[[S0]] : tensor<1x1xf32> -> tensor<f32>
+// CHECK: %[[SI0:.*]] = transformer.slice %[[ALLI]] {offsets = array<i64: 0, 0>
+// CHECK: %[[XSI0:.*]] = transformer.reshape %[[SI0]] : tensor<1x1xf32> -> tensor<f32>
 // CHECK: %[[Q0:.*]] = transformer.quantize %[[X]], %[[XS0]] {multiply}
 // CHECK: %[[H:.*]] = transformer.linear %[[Q0]], %{{.*}} input_scale %[[XSI0]]
 // CHECK: %[[A1:.*]] = transformer.amax %[[H]]
-// CHECK: transformer.slice %[[ALL]] {offsets = array<i64: 1>
+// CHECK: transformer.slice %[[ALL]] {offsets = array<i64: 1, 0>
 // CHECK: %[[Y:.*]] = transformer.linear
 // CHECK: %[[R0:.*]] = transformer.reshape %[[A0]] : tensor<f32> -> tensor<1xf32>
 // CHECK: %[[R1:.*]] = transformer.reshape %[[A1]] : tensor<f32> -> tensor<1xf32>

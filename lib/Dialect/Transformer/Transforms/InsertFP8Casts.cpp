@@ -217,13 +217,18 @@ Fp8ScaleOp currentScales(OpBuilder &b, Location loc, Value amax) {
                             b.getF32FloatAttr(kE4M3Max));
 }
 
-/// Element `index` of the [T] `values` as a scalar tensor.
+/// cuBLASLt takes a per-tensor scale only at a 16-byte aligned address:
+/// delayed scaling's scales are computed `kScaleStride` apart, [T, 4].
+constexpr int64_t kScaleStride = 4;
+
+/// Element [`index`, 0] of the [T, kScaleStride] `values` as a scalar
+/// tensor.
 Value elementOf(OpBuilder &b, Location loc, Value values, int64_t index) {
-  auto one = RankedTensorType::get({1}, b.getF32Type());
+  auto one = RankedTensorType::get({1, 1}, b.getF32Type());
   Value slot = SliceOp::create(b, loc, one, values,
-                               b.getDenseI64ArrayAttr({index}),
-                               b.getDenseI64ArrayAttr({1}),
-                               b.getDenseI64ArrayAttr({1}));
+                               b.getDenseI64ArrayAttr({index, 0}),
+                               b.getDenseI64ArrayAttr({1, 1}),
+                               b.getDenseI64ArrayAttr({1, 1}));
   return ReshapeOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
                            slot);
 }
@@ -305,13 +310,19 @@ struct InsertFP8CastsPass
       state = addState(func, candidates);
     }
     // Delayed scaling: every input's scale and scale_inv from the state, in
-    // one op at the top (one kernel on CUDA, not one per GEMM).
+    // one op at the top (one kernel on CUDA, not one per GEMM), each
+    // repeated kScaleStride times so that every one is 16-byte aligned.
     Fp8ScaleOp delayedScales;
     if (state && !calibrate) {
       OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
-      Type type = state->scales.getType();
-      delayedScales = Fp8ScaleOp::create(b, func.getLoc(), type, type, Value(),
-                                         state->scales,
+      Location loc = func.getLoc();
+      int64_t count = candidates.size();
+      Value column = ReshapeOp::create(
+          b, loc, RankedTensorType::get({count, 1}, b.getF32Type()),
+          state->scales);
+      auto type = RankedTensorType::get({count, kScaleStride}, b.getF32Type());
+      Value wide = ExpandOp::create(b, loc, type, column);
+      delayedScales = Fp8ScaleOp::create(b, loc, type, type, Value(), wide,
                                          b.getF32FloatAttr(kE4M3Max));
     }
     SmallVector<Value> amaxes;
