@@ -66,10 +66,12 @@ done
 # FP8 linears at the benchmark models' GEMM shapes, bf16 and fp8 builds.
 "$PY" "$ROOT/bench/fp8_gemm.py" build "$OUT" "$COMPILE"
 
-set +f
-for lib in "$BUILD"/lib/libmte_runtime.so*; do
-  cp -L "$lib" "$OUT/"
+# The runtime under the names the loader and the mte package look for
+# (build/lib also keeps the libraries of earlier versions).
+for lib in libmte_runtime.so libmte_runtime.so.0; do
+  cp -L "$BUILD/lib/$lib" "$OUT/"
 done
+set +f
 mkdir -p "$OUT/mte"
 cp "$ROOT"/python/mte/*.py "$OUT/mte/"
 cp "$ROOT"/bench/*.py "$MODELS_PY" "$OUT/"

@@ -459,8 +459,10 @@ def main():
     os.makedirs(args.outdir, exist_ok=True)
     lib = os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(args.compile))), "lib")
-    for path in glob.glob(os.path.join(lib, "libmte_runtime.so*")):
-        shutil.copy(path, args.outdir, follow_symlinks=True)
+    # The runtime under the names the loader and check.py look for (the
+    # build keeps the libraries of earlier versions too).
+    for name in ["libmte_runtime.so", "libmte_runtime.so.0"]:
+        shutil.copy(os.path.join(lib, name), args.outdir, follow_symlinks=True)
     # mte-run, for the compute-sanitizer run of check-gpu.
     shutil.copy(os.path.join(os.path.dirname(os.path.abspath(args.compile)),
                              "mte-run"), args.outdir)
