@@ -112,7 +112,7 @@ bool isBlockScaledGemm(linalg::GenericOp op) {
       op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
       !llvm::all_of(op->getOperands(), isDense))
     return false;
-  ValueRange in = op.getDpsInputs();
+  SmallVector<Value> in = llvm::to_vector(op.getDpsInputs());
   auto shape = [](Value v) { return cast<MemRefType>(v.getType()).getShape(); };
   Type f32 = Float32Type::get(op.getContext());
   if (!isa<Float8E4M3FNType>(elementTypeOf(in[0])) ||
