@@ -185,6 +185,57 @@ std::pair<Value, int64_t> scaleVector(OpBuilder &b, Location loc,
   return {reshapeTensor(b, loc, scale, {1}), 0};
 }
 
+/// What FP8 scaling reads of a row kernel's output: its amaxes, which then
+/// start from the rows' maxima the kernel writes, and the quantize the
+/// kernel can do itself (fusibleQuantize).
+struct Fp8Readers {
+  SmallVector<AmaxOp> amaxes;
+  QuantizeOp quantize;
+
+  Fp8Readers(Operation *producer, Value output) {
+    for (Operation *user : output.getUsers())
+      if (auto amax = dyn_cast<AmaxOp>(user))
+        amaxes.push_back(amax);
+    quantize = fusibleQuantize(producer, output);
+  }
+
+  /// Says so in the kernel's name and spec; `stored` is the type the
+  /// output had, which the codes are cast from.
+  void describe(std::string &name, KernelSpec &spec, Type stored) const {
+    if (!amaxes.empty()) {
+      name += "_amax";
+      spec.amax = true;
+    }
+    if (quantize) {
+      name += "_e4m3";
+      spec.quantizeFrom = stored;
+    }
+  }
+
+  /// The quantize's scale as the kernel's two inputs: the vector it is an
+  /// element of, which every kernel reads in place, and its index (i64).
+  void addScaleInputs(OpBuilder &b, Location loc,
+                      SmallVectorImpl<Value> &inputs) {
+    if (!quantize)
+      return;
+    auto [scales, at] = scaleVector(b, loc, quantize.getScale());
+    inputs.push_back(scales);
+    inputs.push_back(
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(at)));
+  }
+
+  /// After the call: the amaxes read `rowMaxima`, the quantize's users the
+  /// kernel's `codes`.
+  void rewire(Value rowMaxima, Value codes) {
+    for (AmaxOp amax : amaxes)
+      amax.getInputMutable().assign(rowMaxima);
+    if (quantize) {
+      quantize.replaceAllUsesWith(codes);
+      quantize.erase();
+    }
+  }
+};
+
 /// Replaces a norm by a call of its kernel, when it has one. When an FP8
 /// amax reads the norm's output, the kernel also writes each row's max |y|
 /// and the amax reads those instead: one read of the output fewer. When the
@@ -228,19 +279,8 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     name += "_residual";
     spec.residual = true;
   }
-  SmallVector<AmaxOp> amaxes;
-  for (Operation *user : op.getOutput().getUsers())
-    if (auto amax = dyn_cast<AmaxOp>(user))
-      amaxes.push_back(amax);
-  if (!amaxes.empty()) {
-    name += "_amax";
-    spec.amax = true;
-  }
-  QuantizeOp quantize = fusibleQuantize(op, op.getOutput());
-  if (quantize) {
-    name += "_e4m3";
-    spec.quantizeFrom = outputType;
-  }
+  Fp8Readers fp8(op, op.getOutput());
+  fp8.describe(name, spec, outputType);
 
   Location loc = op.getLoc();
   OpBuilder b(op);
@@ -253,22 +293,15 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     inputs.push_back(reshapeTensor(b, loc, residual, {rows, length}));
   inputs.push_back(arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(op.getEpsilon().convertToFloat())));
-  if (quantize) {
-    // The scale as element `at` of a [T] vector: delayed scaling's come
-    // from one vector, which every norm's kernel then reads in place.
-    auto [scales, at] = scaleVector(b, loc, quantize.getScale());
-    inputs.push_back(scales);
-    inputs.push_back(
-        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(at)));
-  }
+  fp8.addScaleInputs(b, loc, inputs);
   SmallVector<RankedTensorType> resultTypes;
   SmallVector<Type> arguments;
   for (Value input : inputs)
     arguments.push_back(argumentType(input));
   for (Value result : op->getResults()) {
     auto type = cast<RankedTensorType>(result.getType());
-    if (quantize && result == op.getOutput())
-      type = quantize.getType();
+    if (fp8.quantize && result == op.getOutput())
+      type = fp8.quantize.getType();
     resultTypes.push_back(type);
     arguments.push_back(MemRefType::get({rows, length}, type.getElementType()));
   }
@@ -279,15 +312,8 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   SmallVector<Value> results =
       callKernel(b, loc, name, spec.get(ctx), inputs, resultTypes, arguments,
                  moduleBuilder, symbols);
-  if (spec.amax) {
-    Value rowMaxima = results.pop_back_val();
-    for (AmaxOp amax : amaxes)
-      amax.getInputMutable().assign(rowMaxima);
-  }
-  if (quantize) {
-    quantize.replaceAllUsesWith(results.front());
-    quantize.erase();
-  }
+  Value rowMaxima = spec.amax ? results.pop_back_val() : Value();
+  fp8.rewire(rowMaxima, results.front());
   op->replaceAllUsesWith(results);
   op->erase();
 }
@@ -314,23 +340,14 @@ void convertSwiglu(SwigluOp op, OpBuilder &moduleBuilder,
   int64_t rows = type.getNumElements() / length;
   if (!mte::canBuildRowKernel(length, element))
     return;
-  SmallVector<AmaxOp> amaxes;
-  for (Operation *user : op.getResult().getUsers())
-    if (auto amax = dyn_cast<AmaxOp>(user))
-      amaxes.push_back(amax);
   // Without an amax the elementwise kernel does as well.
-  if (amaxes.empty())
+  if (llvm::none_of(op.getResult().getUsers(), llvm::IsaPred<AmaxOp>))
     return;
+  Fp8Readers fp8(op, op.getResult());
   MLIRContext *ctx = op.getContext();
   KernelSpec spec{RowKernelKind::Swiglu};
-  spec.amax = true;
-  std::string name = "mte_row_swiglu_" + mangle({rows, length}, element) +
-                     "_amax";
-  QuantizeOp quantize = fusibleQuantize(op, op.getResult());
-  if (quantize) {
-    name += "_e4m3";
-    spec.quantizeFrom = element;
-  }
+  std::string name = "mte_row_swiglu_" + mangle({rows, length}, element);
+  fp8.describe(name, spec, element);
 
   Location loc = op.getLoc();
   OpBuilder b(op);
@@ -353,15 +370,10 @@ void convertSwiglu(SwigluOp op, OpBuilder &moduleBuilder,
   SmallVector<Value> inputs = {rowsView(op.getGate()), rowsView(op.getUp())};
   SmallVector<Type> arguments = {argumentType(inputs[0], strided),
                                  argumentType(inputs[1], strided)};
-  if (quantize) {
-    auto [scales, at] = scaleVector(b, loc, quantize.getScale());
-    inputs.push_back(scales);
-    inputs.push_back(
-        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(at)));
-    arguments.push_back(argumentType(inputs[2]));
-    arguments.push_back(b.getI64Type());
-  }
-  RankedTensorType outputType = quantize ? quantize.getType() : type;
+  fp8.addScaleInputs(b, loc, inputs);
+  for (Value input : ArrayRef(inputs).drop_front(2))
+    arguments.push_back(argumentType(input));
+  RankedTensorType outputType = fp8.quantize ? fp8.quantize.getType() : type;
   SmallVector<RankedTensorType> resultTypes = {
       outputType, RankedTensorType::get({rows}, b.getF32Type())};
   arguments.push_back(
@@ -370,14 +382,10 @@ void convertSwiglu(SwigluOp op, OpBuilder &moduleBuilder,
   SmallVector<Value> results =
       callKernel(b, loc, name, spec.get(ctx), inputs, resultTypes, arguments,
                  moduleBuilder, symbols);
-  for (AmaxOp amax : amaxes)
-    amax.getInputMutable().assign(results[1]);
-  if (quantize) {
-    quantize.replaceAllUsesWith(results[0]);
-    quantize.erase();
-  } else {
+  bool quantized = static_cast<bool>(fp8.quantize);
+  fp8.rewire(results[1], results[0]);
+  if (!quantized)
     op.getResult().replaceAllUsesWith(results[0]);
-  }
   op->erase();
 }
 
