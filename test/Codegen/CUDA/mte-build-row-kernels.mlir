@@ -225,6 +225,21 @@ func.func private @bad_swiglu_views(memref<5x64xbf16>, memref<5x32xbf16>, memref
 
 // -----
 
+// expected-error @+1 {{not a valid swiglu kernel: quantizes to an f8E4M3FN output}}
+func.func private @bad_swiglu_output(memref<5x64xbf16>, memref<5x64xbf16>, memref<2xf32>, i64, memref<5x64xbf16>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = swiglu, amax = true, quantize_from = bf16>}
+
+// -----
+
+// expected-error @+1 {{not a valid swiglu kernel: needs an f32 [T] vector of scales and an i64 index into it to quantize its output}}
+func.func private @bad_swiglu_scales(memref<5x64xbf16>, memref<5x64xbf16>, memref<f32>, i64, memref<5x64xf8E4M3FN>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = swiglu, amax = true, quantize_from = bf16>}
+
+// -----
+
+// expected-error @+1 {{not a valid swiglu kernel: needs an f32 [rows] output for the rows' amaxes}}
+func.func private @bad_swiglu_maxima(memref<5x64xbf16>, memref<5x64xbf16>, memref<5x64xbf16>, memref<4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = swiglu, amax = true>}
+
+// -----
+
 // expected-error @+1 {{a rotary kernel takes no 'quantize_from'}}
 func.func private @bad_quantize_kind(memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = rotary, heads = 1, seq = 4, quantize_from = bf16>}
 
