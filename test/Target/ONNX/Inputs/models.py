@@ -111,7 +111,7 @@ decomposed forms here are the deliberate alternatives this fixture set asks
 for.
 
 Model-zoo families (--family
-gptj|neox|phi|qwen3|gemma|mistral|llama_padded|stablelm;
+gptj|neox|phi|qwen3|gemma|mistral|llama_padded|stablelm|bloom|opt|falcon|phi3|clip_text;
 ZOO below): decoders built from the same helpers in both exporters'
 patterns, with the blocks the three above lack: GPT-J's parallel attention
 + MLP on one LayerNorm with interleaved (rotate_every_two) partial rotary
@@ -121,7 +121,12 @@ with partial rotate-half rotary; Qwen3's per-head q/k RMSNorm; Gemma's
 (1 + w) RMSNorm, GeGLU (tanh) and multi-query attention with the embedding
 scaled by sqrt(hidden); Mistral's sliding-window mask; a Llama whose
 padding attention_mask input is merged with the causal mask; StableLM 2's
-partial rotary with grouped-query attention.  Their Q/K
+partial rotary with grouped-query attention; BLOOM's ALiBi bias, embedding
+LayerNorm and packed per-head projection; OPT's learned positions at offset
+2, query scaled before the product and ReLU MLP; Falcon-7B's multi-query
+attention sliced from one fused projection, in a parallel block; Phi-3's
+fused qkv_proj and gate_up_proj; CLIP's causal text encoder with quick
+GELU.  Their Q/K
 weights have std 0.15 (others 0.05), so attention is peaked at the fixture
 size: using the other rotary form moves the output by 8 to 63 % (relative
 RMS), a 2-token window instead of the model's by 70 % or more.
@@ -191,7 +196,7 @@ INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 FAMILIES = ("bert", "gpt2", "llama")
 # The model-zoo decoder families (ZOO below).
 ZOO_FAMILIES = ("gptj", "neox", "phi", "qwen3", "gemma", "mistral", "llama_padded",
-                "stablelm")
+                "stablelm", "bloom", "opt", "falcon", "phi3", "clip_text")
 # BERT, GPT-2 and Llama exported after model.half(): float16 weights,
 # activations and output, with the float32 upcasts the Hugging Face code
 # makes (RMSNorm's variance, the rotary tables, the decomposed LayerNorm).
@@ -1058,19 +1063,35 @@ def build_llama(g, layers):
 
 class Decoder(collections.namedtuple(
         "Decoder", "norm parallel qkv qkv_bias o_bias rotary rotary_dim mlp "
-                   "mlp_bias kv_heads qk_norm embed_scale window padding names")):
+                   "mlp_bias kv_heads qk_norm embed_scale window padding names "
+                   "positions pos_offset embed_norm q_scaled",
+        defaults=("rotary", 0, False, False))):
     """norm: "layer" | "rms" | "rms1p" (Gemma's (1 + w) gain).
     parallel: None (x += attn(n1(x)); x += mlp(n2(x))), "shared" (one norm
     feeds both, x = attn + mlp + x: GPT-J, Phi) or "two_norms" (GPT-NeoX's
     use_parallel_residual: x = mlp(n2(x)) + attn(n1(x)) + x).
-    qkv: "separate" (q/k/v projections) or "packed_heads" (NeoX's
-    query_key_value viewed [b, s, heads, 3 * d] and chunked).
+    qkv: "separate" (q/k/v projections), "packed_heads" (NeoX's and
+    BLOOM's query_key_value viewed [b, s, heads, 3 * d] and chunked),
+    "fused_slices" (Phi-3's qkv_proj: rows [q | k | v], sliced on the last
+    axis) or "fused_heads" (Falcon's multi-query query_key_value viewed
+    [b, s, heads + 2 * kv_heads, d], sliced on the heads axis with negative
+    bounds).
     rotary: "half" (rotate_half) or "interleaved" (GPT-J's
     rotate_every_two), over the first rotary_dim channels of each head.
-    mlp: "gelu_tanh" | "gelu_erf" (fc_in, act, fc_out) or "swiglu" |
-    "geglu" (down(act(gate) * up)).  window: sliding-window size (Mistral)
-    or None.  padding: an attention_mask input merged with the causal mask.
-    names: the Hugging Face module names (see ZOO_NAMES)."""
+    rotary: "half" (rotate_half) or "interleaved" (GPT-J's
+    rotate_every_two), or None without rotary positions.
+    mlp: "gelu_tanh" | "gelu_erf" | "relu" (OPT) | "quick_gelu" (CLIP's
+    x * sigmoid(1.702 x)) (fc_in, act, fc_out), "swiglu" | "geglu"
+    (down(act(gate) * up)) or "gate_up" (Phi-3: one gate_up_proj, chunked,
+    down(up * silu(gate))).  window: sliding-window size (Mistral) or None.
+    padding: an attention_mask input merged with the causal mask.
+    names: the Hugging Face module names (see ZOO_NAMES).
+    positions: "rotary", "alibi" (BLOOM's per-head linear bias slope_h * j
+    added to the scaled scores) or "learned" (an embed_positions table read
+    at position + pos_offset: OPT's offset of 2, CLIP's 0).  embed_norm: a
+    LayerNorm on the embeddings (BLOOM's word_embeddings_layernorm).
+    q_scaled: the query projection scaled by head_dim ** -0.5 before the
+    product and the scores left unscaled (OPT, CLIP, BART)."""
 
 
 ZOO_NAMES = {
@@ -1089,6 +1110,25 @@ ZOO_NAMES = {
                   k="k_proj", v="v_proj", o="o_proj", mlp="mlp", gate="gate_proj",
                   up="up_proj", down="down_proj", final="norm", q_norm="q_norm",
                   k_norm="k_norm"),
+    "bloom": dict(embed="word_embeddings", embed_norm="word_embeddings_layernorm",
+                  layer="h.{}", norm1="input_layernorm", norm2="post_attention_layernorm",
+                  attn="self_attention", qkv="query_key_value", o="dense", mlp="mlp",
+                  fc_in="dense_h_to_4h", fc_out="dense_4h_to_h", final="ln_f"),
+    "opt": dict(embed="embed_tokens", pos="embed_positions", layer="layers.{}",
+                norm1="self_attn_layer_norm", norm2="final_layer_norm", attn="self_attn",
+                q="q_proj", k="k_proj", v="v_proj", o="out_proj", mlp="mlp", fc_in="fc1",
+                fc_out="fc2", final="final_layer_norm"),
+    "falcon": dict(embed="word_embeddings", layer="h.{}", norm1="input_layernorm",
+                   attn="self_attention", qkv="query_key_value", o="dense", mlp="mlp",
+                   fc_in="dense_h_to_4h", fc_out="dense_4h_to_h", final="ln_f"),
+    "phi3": dict(embed="embed_tokens", layer="layers.{}", norm1="input_layernorm",
+                 norm2="post_attention_layernorm", attn="self_attn", qkv="qkv_proj",
+                 o="o_proj", mlp="mlp", gate_up="gate_up_proj", down="down_proj",
+                 final="norm"),
+    "clip_text": dict(embed="token_embedding", pos="position_embedding", layer="layers.{}",
+                      norm1="layer_norm1", norm2="layer_norm2", attn="self_attn",
+                      q="q_proj", k="k_proj", v="v_proj", o="out_proj", mlp="mlp",
+                      fc_in="fc1", fc_out="fc2", final="final_layer_norm"),
 }
 
 # Tiny-size configurations (HEADS 4 of HEAD_DIM 16): partial rotary over half
@@ -1116,6 +1156,29 @@ ZOO = {
     "stablelm": Decoder("layer", None, "separate", True, False, "half", 4,
                         "swiglu", False, 2, False, None, None, False,
                         ZOO_NAMES["llama"]),
+    # BLOOM: ALiBi instead of rotary, a LayerNorm on the embeddings, the
+    # packed per-head query_key_value, tanh GELU, biases everywhere.
+    "bloom": Decoder("layer", None, "packed_heads", True, True, None, 0,
+                     "gelu_tanh", True, 4, False, None, None, False, ZOO_NAMES["bloom"],
+                     positions="alibi", embed_norm=True),
+    # OPT: learned positions at offset 2, the query scaled before the
+    # product, ReLU MLP.
+    "opt": Decoder("layer", None, "separate", True, True, None, 0,
+                   "relu", True, 4, False, None, None, False, ZOO_NAMES["opt"],
+                   positions="learned", pos_offset=2, q_scaled=True),
+    # Falcon-7B: one LayerNorm feeding parallel attention and MLP, multi-query
+    # attention from one fused projection viewed per head, exact GELU, no
+    # biases.
+    "falcon": Decoder("layer", "shared", "fused_heads", False, False, "half", 16,
+                      "gelu_erf", False, 1, False, None, None, False, ZOO_NAMES["falcon"]),
+    # Phi-3: fused qkv_proj sliced on the last axis (grouped-query), fused
+    # gate_up_proj chunked into up * silu(gate).
+    "phi3": Decoder("rms", None, "fused_slices", False, False, "half", 16,
+                    "gate_up", False, 2, False, None, None, False, ZOO_NAMES["phi3"]),
+    # CLIP's text encoder: causal, learned positions, quick GELU.
+    "clip_text": Decoder("layer", None, "separate", True, True, None, 0,
+                         "quick_gelu", True, 4, False, None, None, False,
+                         ZOO_NAMES["clip_text"], positions="learned"),
 }
 ZOO_STD, ZOO_QK_STD = 0.05, 0.15
 ZOO_EPS = {"layer": 1e-5, "rms": 1e-6, "rms1p": 1e-6}
@@ -1138,6 +1201,10 @@ def make_zoo_weights(cfg, layers, normal, gain):
             w[name + ".bias"] = normal((size,), ZOO_STD)
 
     w[n["embed"] + ".weight"] = normal((VOCAB, HIDDEN), 0.02)
+    if cfg.positions == "learned":
+        w[n["pos"] + ".weight"] = normal((MAX_POS + cfg.pos_offset, HIDDEN), 0.02)
+    if cfg.embed_norm:
+        norm(n["embed_norm"])
     kv = cfg.kv_heads * HEAD_DIM
     for i in range(layers):
         p = n["layer"].format(i) + "."
@@ -1150,6 +1217,14 @@ def make_zoo_weights(cfg, layers, normal, gain):
             w[a + n["qkv"] + ".weight"] = (normal((3 * HIDDEN, HIDDEN), 1.0)
                                            * rows[:, None]).astype(F32)
             w[a + n["qkv"] + ".bias"] = normal((3 * HIDDEN,), ZOO_STD)
+        elif cfg.qkv in ("fused_slices", "fused_heads"):
+            # rows [q | k | v]
+            rows = np.concatenate([np.full(HEADS * HEAD_DIM + kv, ZOO_QK_STD, F32),
+                                   np.full(kv, ZOO_STD, F32)])
+            w[a + n["qkv"] + ".weight"] = (normal((rows.size, HIDDEN), 1.0)
+                                           * rows[:, None]).astype(F32)
+            if cfg.qkv_bias:
+                w[a + n["qkv"] + ".bias"] = normal((rows.size,), ZOO_STD)
         else:
             dense(a + n["q"], HIDDEN, HEADS * HEAD_DIM, cfg.qkv_bias, ZOO_QK_STD)
             dense(a + n["k"], HIDDEN, kv, cfg.qkv_bias, ZOO_QK_STD)
@@ -1164,6 +1239,9 @@ def make_zoo_weights(cfg, layers, normal, gain):
         if cfg.mlp in ("swiglu", "geglu"):
             dense(m + n["gate"], HIDDEN, INTERMEDIATE, cfg.mlp_bias)
             dense(m + n["up"], HIDDEN, INTERMEDIATE, cfg.mlp_bias)
+            dense(m + n["down"], INTERMEDIATE, HIDDEN, cfg.mlp_bias)
+        elif cfg.mlp == "gate_up":
+            dense(m + n["gate_up"], HIDDEN, 2 * INTERMEDIATE, cfg.mlp_bias)
             dense(m + n["down"], INTERMEDIATE, HIDDEN, cfg.mlp_bias)
         else:
             dense(m + n["fc_in"], HIDDEN, INTERMEDIATE, cfg.mlp_bias)
@@ -1237,7 +1315,48 @@ def zoo_mask(g, cfg, x, cache_position, seq, dims, mask_in):
     return g.op("Where", allowed, g.scalar(0.0), g.scalar(g.fmin), fx="where")
 
 
-def zoo_attention(g, cfg, p, x, tables, mask, dims):
+def fused_qkv_views(g, cfg, a, x, dims):
+    """Phi-3's and Falcon's fused projection (rows [q | k | v]) split into
+    the [b, s, heads, d] views of q, k and v."""
+    n = cfg.names
+    qkv = linear(g, f"{a}/{n['qkv']}", x, cfg.qkv_bias)
+    q_width, kv = HEADS * HEAD_DIM, cfg.kv_heads * HEAD_DIM
+    if cfg.qkv == "fused_slices":       # qkv[..., :q], [..., q:q + kv], [..., q + kv:]
+        bounds = ((0, q_width), (q_width, q_width + kv), (q_width + kv, INT64_MAX))
+        parts = [g.op("Slice", qkv, g.i64(lo), g.i64(hi), g.i64(2), g.i64(1), fx="slice")
+                 for lo, hi in bounds]
+        return tuple(heads_view(g, t, h, dims)
+                     for t, h in zip(parts, (HEADS, cfg.kv_heads, cfg.kv_heads)))
+    # Falcon: view(b, s, heads + 2 kv, d); [..., :-2kv, :], [-2kv:-kv], [-kv:]
+    if g.ts:
+        shape = ts_list(g, ts_size(g, qkv, 0), ts_size(g, qkv, 1), HEADS + 2 * cfg.kv_heads,
+                        HEAD_DIM)
+        qkv = g.op("Reshape", qkv, shape, allowzero=0)
+    else:
+        qkv = g.op("Reshape", qkv, dyn_shape(g, *dims, HEADS + 2 * cfg.kv_heads, HEAD_DIM),
+                   allowzero=1, fx="view")
+    k2 = cfg.kv_heads
+    bounds = ((0, -2 * k2), (-2 * k2, -k2), (-k2, INT64_MAX))
+    return tuple(g.op("Slice", qkv, g.i64(lo), g.i64(hi), g.i64(2), g.i64(1), fx="slice")
+                 for lo, hi in bounds)
+
+
+def alibi_bias(g, cache_position):
+    """BLOOM's ALiBi as a [1, heads, 1, s] tensor: slope_h * key position
+    (build_alibi_tensor without padding: the cumsum of an all-ones mask
+    minus one is the position)."""
+    slopes = g.initializer("alibi_slopes", alibi_slopes().astype(F32).reshape(HEADS, 1, 1))
+    pos = g.op("Cast", cache_position, to=TensorProto.FLOAT, fx="_to_copy")
+    alibi = g.op("Mul", slopes, pos, fx="mul")                  # [heads, 1, s]
+    return g.op("Unsqueeze", alibi, g.i64(0), fx="unsqueeze")
+
+
+def alibi_slopes():
+    """get_alibi_slopes for a power-of-two head count: 2^(-8 h / heads)."""
+    return 2.0 ** (-8.0 * np.arange(1, HEADS + 1) / HEADS)
+
+
+def zoo_attention(g, cfg, p, x, tables, mask, dims, alibi=None):
     n = cfg.names
     a = f"{p}/{n['attn']}"
     with g.scope(a):
@@ -1256,8 +1375,13 @@ def zoo_attention(g, cfg, p, x, tables, mask, dims):
             else:
                 q, k, v = g.op("Split", qkv, axis=3, num_outputs=3, outputs=3, fx="split")
             q4 = k4 = v4 = None
+        elif cfg.qkv in ("fused_slices", "fused_heads"):
+            q4, k4, v4 = fused_qkv_views(g, cfg, a, x, dims)
         else:
-            q4 = heads_view(g, linear(g, f"{a}/{n['q']}", x, cfg.qkv_bias), HEADS, dims)
+            q = linear(g, f"{a}/{n['q']}", x, cfg.qkv_bias)
+            if cfg.q_scaled:             # OPT: q_proj(x) * self.scaling
+                q = g.op("Mul", q, g.scalar(HEAD_DIM ** -0.5), fx="mul")
+            q4 = heads_view(g, q, HEADS, dims)
             k4 = heads_view(g, linear(g, f"{a}/{n['k']}", x, cfg.qkv_bias), cfg.kv_heads, dims)
             v4 = heads_view(g, linear(g, f"{a}/{n['v']}", x, cfg.qkv_bias), cfg.kv_heads, dims)
             if cfg.qk_norm:                  # Qwen3: per-head RMSNorm before RoPE
@@ -1283,12 +1407,17 @@ def zoo_attention(g, cfg, p, x, tables, mask, dims):
             k, v = repeat_kv(g, k, dims, cfg.kv_heads), repeat_kv(g, v, dims, cfg.kv_heads)
         scores = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2], fx="transpose"),
                       fx="matmul")
-        if g.ts:            # causal_mask[:, :, :, :key_states.shape[-2]]
+        if cfg.q_scaled:
+            pass
+        elif g.ts:
             scores = g.op("Div", scores, g.scalar(math.sqrt(HEAD_DIM)))
-            end = g.op("Unsqueeze", ts_size(g, k, 2), g.i64(0))
-            mask = g.op("Slice", mask, g.i64(0), end, g.i64(3), g.i64(1))
         else:
             scores = g.op("Mul", scores, g.scalar(1.0 / math.sqrt(HEAD_DIM)), fx="mul")
+        if alibi is not None:
+            scores = g.op("Add", scores, alibi, fx="add")
+        if g.ts:            # causal_mask[:, :, :, :key_states.shape[-2]]
+            end = g.op("Unsqueeze", ts_size(g, k, 2), g.i64(0))
+            mask = g.op("Slice", mask, g.i64(0), end, g.i64(3), g.i64(1))
         probs = g.op("Softmax", g.op("Add", scores, mask, fx="add"), axis=-1, fx="softmax")
         ctx = g.op("Transpose", g.op("MatMul", probs, v, fx="matmul"), perm=[0, 2, 1, 3],
                    fx="transpose")
@@ -1306,9 +1435,25 @@ def zoo_norm(g, cfg, path, x):
     return rms_norm(g, path, x, one_plus=cfg.norm == "rms1p")
 
 
+def quick_gelu(g, x):
+    """CLIP's QuickGELUActivation: x * sigmoid(1.702 * x)."""
+    return g.op("Mul", x, g.op("Sigmoid", g.op("Mul", x, g.scalar(1.702), fx="mul"),
+                               fx="sigmoid"), fx="mul")
+
+
 def zoo_mlp(g, cfg, p, x):
     n = cfg.names
     m = f"{p}/{n['mlp']}"
+    if cfg.mlp == "gate_up":            # up_states.chunk(2, -1); up * act(gate)
+        gate_up = linear(g, f"{m}/{n['gate_up']}", x, cfg.mlp_bias)
+        with g.scope(m):
+            gate, up = g.op("Split", gate_up, g.i64(INTERMEDIATE, INTERMEDIATE), axis=-1,
+                            outputs=2, fx="split")
+        with g.scope(m + "/activation_fn"):
+            gate = silu(g, gate)
+        with g.scope(m):
+            h = g.op("Mul", up, gate, fx="mul")
+        return linear(g, f"{m}/{n['down']}", h, cfg.mlp_bias)
     if cfg.mlp in ("swiglu", "geglu"):
         gate = linear(g, f"{m}/{n['gate']}", x, cfg.mlp_bias)
         with g.scope(m + "/act_fn"):
@@ -1319,7 +1464,9 @@ def zoo_mlp(g, cfg, p, x):
         return linear(g, f"{m}/{n['down']}", h, cfg.mlp_bias)
     h = linear(g, f"{m}/{n['fc_in']}", x, cfg.mlp_bias)
     with g.scope(m + "/act"):
-        h = gelu_tanh(g, h) if cfg.mlp == "gelu_tanh" else gelu_erf(g, h)
+        act = {"gelu_tanh": gelu_tanh, "gelu_erf": gelu_erf, "quick_gelu": quick_gelu,
+               "relu": lambda g, h: g.op("Relu", h, fx="relu")}[cfg.mlp]
+        h = act(g, h)
     return linear(g, f"{m}/{n['fc_out']}", h, cfg.mlp_bias)
 
 
@@ -1331,8 +1478,18 @@ def build_decoder(g, layers, cfg):
     if cfg.embed_scale:                 # Gemma: inputs_embeds * sqrt(hidden)
         x = g.op("Mul", x, g.scalar(math.sqrt(HIDDEN)), fx="mul")
     dims, seq, cache_position, position_ids = decoder_positions(g, ids, x)
+    if cfg.positions == "learned":      # embed_positions(position_ids + offset)
+        pos = position_ids
+        if cfg.pos_offset:
+            pos = g.op("Add", pos, g.scalar(cfg.pos_offset, I64), fx="add")
+        x = g.op("Add", x, embedding(g, n["pos"], pos), fx="add")
+    if cfg.embed_norm:
+        x = zoo_norm(g, cfg, n["embed_norm"], x)
     mask = zoo_mask(g, cfg, x, cache_position, seq, dims, mask_in)
-    if cfg.rotary == "interleaved":     # embed_positions[position_ids], split, repeated
+    alibi = alibi_bias(g, cache_position) if cfg.positions == "alibi" else None
+    if cfg.rotary is None:
+        tables = None
+    elif cfg.rotary == "interleaved":     # embed_positions[position_ids], split, repeated
         table = g.initializer("embed_positions", gptj_sincos(cfg.rotary_dim))
         sincos = g.op("Gather", table, position_ids, axis=0, fx="index")
         sin, cos = g.op("Split", sincos, g.i64(cfg.rotary_dim // 2, cfg.rotary_dim // 2),
@@ -1344,7 +1501,7 @@ def build_decoder(g, layers, cfg):
     for i in range(layers):
         p = n["layer"].format(i)
         h = zoo_norm(g, cfg, f"{p}/{n['norm1']}", x)
-        attn = zoo_attention(g, cfg, p, h, tables, mask, dims)
+        attn = zoo_attention(g, cfg, p, h, tables, mask, dims, alibi)
         with g.scope(p):
             if cfg.parallel == "shared":
                 x = g.op("Add", g.op("Add", attn, zoo_mlp(g, cfg, p, h), fx="add"), x, fx="add")
@@ -1387,6 +1544,8 @@ def zoo_reference(cfg, W, inputs, layers):
     angles = np.arange(s)[:, None] * rope_inv_freq(rd).astype(np.float64)[None, :]
 
     def rope(t):                        # t [b, h, s, d]
+        if cfg.rotary is None:
+            return t
         rot, keep = t[..., :rd], t[..., rd:]
         if cfg.rotary == "interleaved":     # GPT-J's float32 table, as the model holds it
             table = gptj_sincos(rd)[:s].astype(np.float64)
@@ -1402,6 +1561,10 @@ def zoo_reference(cfg, W, inputs, layers):
         if cfg.qkv == "packed_heads":
             qkv = lin(h, a + n["qkv"], True).reshape(b, s, HEADS, 3 * HEAD_DIM)
             q, k, v = np.split(qkv.transpose(0, 2, 1, 3), 3, axis=-1)
+        elif cfg.qkv in ("fused_slices", "fused_heads"):
+            qkv = lin(h, a + n["qkv"], cfg.qkv_bias)
+            q, k, v = np.split(qkv, [HEADS * HEAD_DIM, (HEADS + cfg.kv_heads) * HEAD_DIM], -1)
+            q, k, v = (t.reshape(b, s, -1, HEAD_DIM).transpose(0, 2, 1, 3) for t in (q, k, v))
         else:
             q, k, v = (lin(h, a + n[key], cfg.qkv_bias).reshape(b, s, -1, HEAD_DIM)
                        for key in ("q", "k", "v"))
@@ -1412,9 +1575,16 @@ def zoo_reference(cfg, W, inputs, layers):
         q, k = rope(q), rope(k)
         rep = HEADS // k.shape[1]
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
-        return lin(_merge(_attend(q, k, v, allowed)), a + n["o"], cfg.o_bias)
+        return lin(_merge(_attend(q, k, v, allowed, bias)), a + n["o"], cfg.o_bias)
+
+    bias = None
+    if cfg.positions == "alibi":        # [1, heads, 1, s]: slope_h * key position
+        bias = (alibi_slopes()[:, None, None] * np.arange(s)[None, None, :])[None]
 
     def mlp(h, m):
+        if cfg.mlp == "gate_up":
+            gate, up = np.split(lin(h, m + n["gate_up"], cfg.mlp_bias), 2, -1)
+            return lin(up * (gate / (1 + np.exp(-gate))), m + n["down"], cfg.mlp_bias)
         if cfg.mlp in ("swiglu", "geglu"):
             gate = lin(h, m + n["gate"], cfg.mlp_bias)
             if cfg.mlp == "swiglu":
@@ -1423,13 +1593,23 @@ def zoo_reference(cfg, W, inputs, layers):
                 act = _gelu_tanh(gate)
             return lin(act * lin(h, m + n["up"], cfg.mlp_bias), m + n["down"], cfg.mlp_bias)
         h = lin(h, m + n["fc_in"], cfg.mlp_bias)
-        h = _gelu_tanh(h) if cfg.mlp == "gelu_tanh" else 0.5 * h * (
-            1.0 + _erf(h / _model(math.sqrt(2.0))))
+        if cfg.mlp == "gelu_tanh":
+            h = _gelu_tanh(h)
+        elif cfg.mlp == "relu":
+            h = np.maximum(h, 0.0)
+        elif cfg.mlp == "quick_gelu":
+            h = h / (1.0 + np.exp(-_f32(1.702) * h))
+        else:
+            h = 0.5 * h * (1.0 + _erf(h / _model(math.sqrt(2.0))))
         return lin(h, m + n["fc_out"], cfg.mlp_bias)
 
     x = W[n["embed"] + ".weight"][ids]
     if cfg.embed_scale:
         x = x * _f32(math.sqrt(HIDDEN))
+    if cfg.positions == "learned":
+        x = x + W[n["pos"] + ".weight"][np.arange(s) + cfg.pos_offset][None]
+    if cfg.embed_norm:
+        x = norm(x, n["embed_norm"])
     for i in range(layers):
         p = n["layer"].format(i) + "."
         a, m = p + n["attn"] + ".", p + n["mlp"] + "."
@@ -1905,13 +2085,15 @@ PERTURBATIONS = ("zero_attention", "uniform_softmax", "scale_1_over_d",
                  "no_mask", "no_rope")
 
 
-def _attend(q, k, v, allowed):
+def _attend(q, k, v, allowed, bias=None):
     if PERTURBATION == "zero_attention":
         return np.zeros(q.shape[:-1] + v.shape[-1:])
     if PERTURBATION == "no_mask":
         allowed = np.ones_like(allowed)
     scale = HEAD_DIM if PERTURBATION == "scale_1_over_d" else math.sqrt(HEAD_DIM)
     s = q @ k.transpose(0, 1, 3, 2) / scale
+    if bias is not None:
+        s = s + bias
     if PERTURBATION == "uniform_softmax":
         s = np.zeros_like(s)
     return _softmax(np.where(allowed, s, -np.inf)) @ v

@@ -190,6 +190,7 @@ OPS = {
     "Sqrt": lambda node, x: np.sqrt(x), "Reciprocal": lambda node, x: 1.0 / x,
     "Neg": lambda node, x: -x, "Erf": lambda node, x: _erf(x),
     "Tanh": lambda node, x: np.tanh(x), "Sigmoid": lambda node, x: 1.0 / (1.0 + np.exp(-x)),
+    "Relu": lambda node, x: np.maximum(x, 0),
     "Cos": lambda node, x: np.cos(x), "Sin": lambda node, x: np.sin(x),
     "IsNaN": lambda node, x: np.isnan(x), "Identity": lambda node, x: x,
     "Where": lambda node, c, a, b: np.where(c, a, b),
