@@ -319,3 +319,82 @@ func.func @linear_of_regrouped_input(%x: tensor<2x8x64xf32>, %w: tensor<512x4xf3
   %1 = transformer.linear %0, %w layout <kn> : (tensor<2x512xf32>, tensor<512x4xf32>) -> tensor<2x4xf32>
   return %1 : tensor<2x4xf32>
 }
+
+// -----
+
+// Falcon's multi-query projection viewed per head, its query, key and value
+// heads sliced out of the view: the slices move onto the flat projection
+// and, tiling its columns, become one split.
+// CHECK-LABEL: func @slices_of_heads_view
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x32xf32>, %[[W:.*]]: tensor<32x96xf32>)
+// CHECK-NEXT: %[[P:.*]] = transformer.linear %[[X]], %[[W]]
+// CHECK-NEXT: %[[S:.*]]:3 = transformer.split %[[P]] {axis = 2 : i64, sizes = array<i64: 64, 16, 16>}
+// CHECK-NEXT: %[[Q:.*]] = transformer.reshape %[[S]]#0 : tensor<2x8x64xf32> -> tensor<2x8x4x16xf32>
+// CHECK-NEXT: %[[K:.*]] = transformer.reshape %[[S]]#1 : tensor<2x8x16xf32> -> tensor<2x8x1x16xf32>
+// CHECK-NEXT: %[[V:.*]] = transformer.reshape %[[S]]#2 : tensor<2x8x16xf32> -> tensor<2x8x1x16xf32>
+// CHECK-NEXT: return %[[Q]], %[[K]], %[[V]]
+func.func @slices_of_heads_view(%x: tensor<2x8x32xf32>, %w: tensor<32x96xf32>) -> (tensor<2x8x4x16xf32>, tensor<2x8x1x16xf32>, tensor<2x8x1x16xf32>) {
+  %0 = transformer.linear %x, %w layout <kn> : (tensor<2x8x32xf32>, tensor<32x96xf32>) -> tensor<2x8x96xf32>
+  %1 = transformer.reshape %0 : tensor<2x8x96xf32> -> tensor<2x8x6x16xf32>
+  %q = transformer.slice %1 {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 8, 4, 16>, strides = array<i64: 1, 1, 1, 1>} : tensor<2x8x6x16xf32> -> tensor<2x8x4x16xf32>
+  %k = transformer.slice %1 {offsets = array<i64: 0, 0, 4, 0>, sizes = array<i64: 2, 8, 1, 16>, strides = array<i64: 1, 1, 1, 1>} : tensor<2x8x6x16xf32> -> tensor<2x8x1x16xf32>
+  %v = transformer.slice %1 {offsets = array<i64: 0, 0, 5, 0>, sizes = array<i64: 2, 8, 1, 16>, strides = array<i64: 1, 1, 1, 1>} : tensor<2x8x6x16xf32> -> tensor<2x8x1x16xf32>
+  return %q, %k, %v : tensor<2x8x4x16xf32>, tensor<2x8x1x16xf32>, tensor<2x8x1x16xf32>
+}
+
+// -----
+
+// A slice along the head dimension of a view (a strided slice of heads, a
+// slice within a head, or of a view that regroups more than the last axis)
+// stays.
+// CHECK-LABEL: func @slices_of_heads_view_kept
+// CHECK-COUNT-3: transformer.slice %{{.*}} : tensor<2x8x6x16xf32>
+// CHECK: transformer.slice %{{.*}} : tensor<2x4x12x16xf32>
+func.func @slices_of_heads_view_kept(%x: tensor<2x8x96xf32>) -> (tensor<2x8x3x16xf32>, tensor<2x8x6x8xf32>, tensor<2x8x1x8xf32>, tensor<2x4x1x16xf32>) {
+  %1 = transformer.reshape %x : tensor<2x8x96xf32> -> tensor<2x8x6x16xf32>
+  %a = transformer.slice %1 {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 8, 3, 16>, strides = array<i64: 1, 1, 2, 1>} : tensor<2x8x6x16xf32> -> tensor<2x8x3x16xf32>
+  %b = transformer.slice %1 {offsets = array<i64: 0, 0, 0, 0>, sizes = array<i64: 2, 8, 6, 8>, strides = array<i64: 1, 1, 1, 1>} : tensor<2x8x6x16xf32> -> tensor<2x8x6x8xf32>
+  %c = transformer.slice %1 {offsets = array<i64: 0, 0, 2, 8>, sizes = array<i64: 2, 8, 1, 8>, strides = array<i64: 1, 1, 1, 1>} : tensor<2x8x6x16xf32> -> tensor<2x8x1x8xf32>
+  %2 = transformer.reshape %x : tensor<2x8x96xf32> -> tensor<2x4x12x16xf32>
+  %d = transformer.slice %2 {offsets = array<i64: 0, 0, 3, 0>, sizes = array<i64: 2, 4, 1, 16>, strides = array<i64: 1, 1, 1, 1>} : tensor<2x4x12x16xf32> -> tensor<2x4x1x16xf32>
+  return %a, %b, %c, %d : tensor<2x8x3x16xf32>, tensor<2x8x6x8xf32>, tensor<2x8x1x8xf32>, tensor<2x4x1x16xf32>
+}
+
+// -----
+
+// Slices of a linear's columns become a split only when they tile them: a
+// gap, an overlap, or a single slice keep their slices.
+// CHECK-LABEL: func @linear_slices_not_tiling
+// CHECK-NOT: transformer.split
+// CHECK-COUNT-5: transformer.slice
+// CHECK-NOT: transformer.split
+func.func @linear_slices_not_tiling(%x: tensor<2x32xf32>, %w: tensor<32x96xf32>) -> (tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x48xf32>, tensor<2x64xf32>, tensor<2x48xf32>) {
+  %0 = transformer.linear %x, %w layout <kn> : (tensor<2x32xf32>, tensor<32x96xf32>) -> tensor<2x96xf32>
+  %a = transformer.slice %0 {offsets = array<i64: 0, 0>, sizes = array<i64: 2, 32>, strides = array<i64: 1, 1>} : tensor<2x96xf32> -> tensor<2x32xf32>
+  %b = transformer.slice %0 {offsets = array<i64: 0, 64>, sizes = array<i64: 2, 32>, strides = array<i64: 1, 1>} : tensor<2x96xf32> -> tensor<2x32xf32>
+  %1 = transformer.linear %x, %w layout <kn> activation <relu> : (tensor<2x32xf32>, tensor<32x96xf32>) -> tensor<2x96xf32>
+  %c = transformer.slice %1 {offsets = array<i64: 0, 0>, sizes = array<i64: 2, 48>, strides = array<i64: 1, 1>} : tensor<2x96xf32> -> tensor<2x48xf32>
+  %d = transformer.slice %1 {offsets = array<i64: 0, 32>, sizes = array<i64: 2, 64>, strides = array<i64: 1, 1>} : tensor<2x96xf32> -> tensor<2x64xf32>
+  %2 = transformer.linear %x, %w layout <kn> activation <gelu> : (tensor<2x32xf32>, tensor<32x96xf32>) -> tensor<2x96xf32>
+  %e = transformer.slice %2 {offsets = array<i64: 0, 48>, sizes = array<i64: 2, 48>, strides = array<i64: 1, 1>} : tensor<2x96xf32> -> tensor<2x48xf32>
+  return %a, %b, %c, %d, %e : tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x48xf32>, tensor<2x64xf32>, tensor<2x48xf32>
+}
+
+// -----
+
+// A split of one piece of a split along the same axis (horizontal fusion's
+// split of a projection that its model splits again) is one split; a piece
+// that is read elsewhere too keeps two.
+// CHECK-LABEL: func @compose_splits
+// CHECK-SAME: (%[[X:.*]]: tensor<2x224xf32>, %[[Y:.*]]: tensor<2x224xf32>)
+// CHECK-NEXT: %[[S:.*]]:4 = transformer.split %[[X]] {axis = 1 : i64, sizes = array<i64: 64, 16, 16, 128>}
+// CHECK-NEXT: %[[T:.*]]:2 = transformer.split %[[Y]] {axis = 1 : i64, sizes = array<i64: 96, 128>}
+// CHECK-NEXT: %[[U:.*]]:2 = transformer.split %[[T]]#0 {axis = -1 : i64, sizes = array<i64: 32, 64>}
+// CHECK-NEXT: return %[[S]]#0, %[[S]]#1, %[[S]]#2, %[[S]]#3, %[[U]]#0, %[[U]]#1, %[[T]]#0
+func.func @compose_splits(%x: tensor<2x224xf32>, %y: tensor<2x224xf32>) -> (tensor<2x64xf32>, tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x128xf32>, tensor<2x32xf32>, tensor<2x64xf32>, tensor<2x96xf32>) {
+  %0:2 = transformer.split %x {axis = 1 : i64, sizes = array<i64: 96, 128>} : tensor<2x224xf32> -> tensor<2x96xf32>, tensor<2x128xf32>
+  %1:3 = transformer.split %0#0 {axis = -1 : i64, sizes = array<i64: 64, 16, 16>} : tensor<2x96xf32> -> tensor<2x64xf32>, tensor<2x16xf32>, tensor<2x16xf32>
+  %2:2 = transformer.split %y {axis = 1 : i64, sizes = array<i64: 96, 128>} : tensor<2x224xf32> -> tensor<2x96xf32>, tensor<2x128xf32>
+  %3:2 = transformer.split %2#0 {axis = -1 : i64, sizes = array<i64: 32, 64>} : tensor<2x96xf32> -> tensor<2x32xf32>, tensor<2x64xf32>
+  return %1#0, %1#1, %1#2, %0#1, %3#0, %3#1, %2#0 : tensor<2x64xf32>, tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x128xf32>, tensor<2x32xf32>, tensor<2x64xf32>, tensor<2x96xf32>
+}

@@ -164,7 +164,7 @@ func.func @llama_block(%x: tensor<2x8x16xf32>, %cos: tensor<8x4xf32>, %sin: tens
 
 // -----
 
-// Phi's parallel block: Q, K, V and FC1 fused into one GEMM that feeds both
+// A parallel block whose Q, K, V and FC1 are one GEMM that feeds both
 // the attention and the MLP (one block with two row-parallel linears), and
 // a partial rotary embedding on the first half of each head in the
 // [B, H, S, D] layout: the heads dimension stays split through the views.
@@ -293,5 +293,55 @@ func.func @packed_heads_block(%x: tensor<1x4x16xf32>) -> tensor<1x4x16xf32> {
   %v = transformer.reshape %vt : tensor<1x4x4x4xf32> -> tensor<1x4x16xf32>
   %a = transformer.attention %q, %k, %v {causal, num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 0.5 : f32} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
   %y = transformer.linear %a, %wo residual %x layout <kn> : (tensor<1x4x16xf32>, tensor<16x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  return %y : tensor<1x4x16xf32>
+}
+
+// -----
+
+// An attention mask with one plane per head (BLOOM's ALiBi slopes times the
+// key positions): each rank reads the planes of its heads.
+
+// TP2-LABEL: func.func @per_head_mask_block
+// TP2: %[[M:.*]] = shard.all_slice %{{.*}} on @tp grid_axes = [0] slice_axis = 1 : tensor<1x4x1x4xf32> -> tensor<1x2x1x4xf32>
+// TP2: transformer.attention %{{.*}}, %{{.*}}, %{{.*}} mask %[[M]] {causal, num_heads = 2 : i64, num_kv_heads = 2 : i64{{.*}} -> tensor<1x4x8xf32>
+// TP2: shard.all_reduce
+
+// TP4-LABEL: func.func @per_head_mask_block
+// TP4: %[[M:.*]] = shard.all_slice %{{.*}} slice_axis = 1 : tensor<1x4x1x4xf32> -> tensor<1x1x1x4xf32>
+// TP4: transformer.attention {{.*}} mask %[[M]] {causal, num_heads = 1 : i64
+
+func.func @per_head_mask_block(%x: tensor<1x4x16xf32>, %m: tensor<1x4x1x4xf32>) -> tensor<1x4x16xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x48xf32>
+  %wo = arith.constant dense<0.125> : tensor<16x16xf32>
+  %f = transformer.linear %x, %w layout <kn> : (tensor<1x4x16xf32>, tensor<16x48xf32>) -> tensor<1x4x48xf32>
+  %p:3 = transformer.split %f {axis = 2 : i64, sizes = array<i64: 16, 16, 16>} : tensor<1x4x48xf32> -> tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>
+  %a = transformer.attention %p#0, %p#1, %p#2 mask %m {causal, num_heads = 4 : i64, num_kv_heads = 4 : i64, scale = 0.5 : f32} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x1x4xf32>) -> tensor<1x4x16xf32>
+  %y = transformer.linear %a, %wo residual %x layout <kn> : (tensor<1x4x16xf32>, tensor<16x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  return %y : tensor<1x4x16xf32>
+}
+
+// -----
+
+// An activation the recognizers leave decomposed (CLIP's quick GELU,
+// x * sigmoid(1.702 x)) between FC1 and FC2: elementwise on the split
+// features, the MLP splits as around a recognised GELU.
+
+// TP2-LABEL: func.func @decomposed_activation_block
+// TP2: %[[H:.*]] = transformer.linear %{{.*}} -> tensor<1x4x16xf32>
+// TP2: %[[S:.*]] = transformer.mul %[[H]], %{{.*}} : (tensor<1x4x16xf32>, tensor<f32>) -> tensor<1x4x16xf32>
+// TP2: %[[G:.*]] = transformer.sigmoid %[[S]] : tensor<1x4x16xf32>
+// TP2: %[[A:.*]] = transformer.mul %[[H]], %[[G]] : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+// TP2: transformer.linear %[[A]], %{{.*}} : (tensor<1x4x16xf32>, tensor<16x16xf32>) -> tensor<1x4x16xf32>
+// TP2: shard.all_reduce
+
+func.func @decomposed_activation_block(%x: tensor<1x4x16xf32>) -> tensor<1x4x16xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<16x32xf32>
+  %w2 = arith.constant dense<0.125> : tensor<32x16xf32>
+  %c = arith.constant dense<1.702> : tensor<f32>
+  %h = transformer.linear %x, %w1 layout <kn> : (tensor<1x4x16xf32>, tensor<16x32xf32>) -> tensor<1x4x32xf32>
+  %s = transformer.mul %h, %c : (tensor<1x4x32xf32>, tensor<f32>) -> tensor<1x4x32xf32>
+  %g = transformer.sigmoid %s : tensor<1x4x32xf32>
+  %a = transformer.mul %h, %g : (tensor<1x4x32xf32>, tensor<1x4x32xf32>) -> tensor<1x4x32xf32>
+  %y = transformer.linear %a, %w2 residual %x layout <kn> : (tensor<1x4x32xf32>, tensor<32x16xf32>, tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
   return %y : tensor<1x4x16xf32>
 }

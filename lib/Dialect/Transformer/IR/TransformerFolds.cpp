@@ -475,6 +475,113 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   return DenseElementsAttr::get(getType(), results);
 }
 
+namespace {
+/// The one axis `slice` cuts (stride 1, every other axis whole), if any.
+std::optional<int64_t> singleCutAxis(SliceOp slice) {
+  RankedTensorType in = slice.getInput().getType();
+  if (!in.hasStaticShape())
+    return std::nullopt;
+  std::optional<int64_t> axis;
+  for (int64_t d = 0, e = in.getRank(); d < e; ++d) {
+    if (slice.getStrides()[d] != 1)
+      return std::nullopt;
+    if (slice.getOffsets()[d] == 0 && slice.getSizes()[d] == in.getDimSize(d))
+      continue;
+    if (axis)
+      return std::nullopt;
+    axis = d;
+  }
+  return axis;
+}
+
+/// slice(reshape(x : [P..., H * D] -> [P..., H, D]), heads [h0, h1)) ->
+/// reshape(slice(x, features [h0 * D, h1 * D))). Falcon's and other
+/// multi-query exports view one fused projection per head and slice the
+/// query, key and value heads out of the view; on the flat projection the
+/// slices are its column ranges, which later patterns make one split.
+struct SliceOfHeadsView : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto view = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!view)
+      return rewriter.notifyMatchFailure(op, "not a slice of a reshape");
+    RankedTensorType flat = view.getInput().getType();
+    RankedTensorType heads = view.getType();
+    int64_t rank = heads.getRank();
+    std::optional<int64_t> axis = singleCutAxis(op);
+    if (!flat.hasStaticShape() || rank < 2 || flat.getRank() != rank - 1 ||
+        axis != rank - 2 ||
+        flat.getShape().drop_back() != heads.getShape().drop_back(2))
+      return rewriter.notifyMatchFailure(op, "not a slice of heads");
+    int64_t headDim = heads.getShape().back();
+    SmallVector<int64_t> offsets(rank - 1, 0), sizes(flat.getShape()),
+        strides(rank - 1, 1);
+    offsets.back() = op.getOffsets()[*axis] * headDim;
+    sizes.back() = op.getSizes()[*axis] * headDim;
+    Value part = SliceOp::create(rewriter, op.getLoc(), view.getInput(),
+                                 offsets, sizes, strides);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), part);
+    return success();
+  }
+};
+} // namespace
+
+void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<SliceOfHeadsView>(context);
+}
+
+namespace {
+/// split(split(x)#i) along the same axis, where the inner piece has no other
+/// user -> one split of x. Horizontal fusion splits a merged projection
+/// into its parts; a part that its model split again (Q, K and V of a
+/// fused projection that also feeds the MLP, as in Falcon's parallel block)
+/// becomes pieces of the one split, which tensor parallelism regroups.
+struct ComposeSplits : OpRewritePattern<SplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SplitOp op,
+                                PatternRewriter &rewriter) const override {
+    auto piece = dyn_cast<OpResult>(op.getInput());
+    auto outer = piece ? dyn_cast<SplitOp>(piece.getOwner()) : SplitOp();
+    if (!outer || !piece.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not the only split of a piece");
+    int64_t rank = op.getInput().getType().getRank();
+    if (normalizeAxis(static_cast<int64_t>(op.getAxis()), rank) !=
+        normalizeAxis(static_cast<int64_t>(outer.getAxis()), rank))
+      return rewriter.notifyMatchFailure(op, "splits along another axis");
+    unsigned index = piece.getResultNumber();
+    SmallVector<int64_t> sizes(outer.getSizes().take_front(index));
+    llvm::append_range(sizes, op.getSizes());
+    llvm::append_range(sizes, outer.getSizes().drop_front(index + 1));
+    SmallVector<Type> outerTypes(outer.getResultTypes());
+    SmallVector<Type> types(ArrayRef<Type>(outerTypes).take_front(index));
+    llvm::append_range(types, op.getResultTypes());
+    llvm::append_range(types, ArrayRef<Type>(outerTypes).drop_front(index + 1));
+    rewriter.setInsertionPoint(outer);
+    auto merged = SplitOp::create(rewriter, op.getLoc(), types,
+                                  outer.getInput(), outer.getAxis(), sizes);
+    ValueRange results = merged.getResults();
+    unsigned inner = op.getNumResults();
+    rewriter.replaceOp(op, results.slice(index, inner));
+    SmallVector<Value> outerResults(results.take_front(index));
+    outerResults.push_back(nullptr); // the piece, whose only user is gone
+    llvm::append_range(outerResults, results.drop_front(index + inner));
+    for (auto [old, replacement] :
+         llvm::zip_equal(outer.getResults(), outerResults))
+      if (replacement)
+        rewriter.replaceAllUsesWith(old, replacement);
+    rewriter.eraseOp(outer);
+    return success();
+  }
+};
+} // namespace
+
+void SplitOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<ComposeSplits>(context);
+}
+
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
     return getInputs()[0];
@@ -634,7 +741,50 @@ struct LinearOfFlattenedInput : OpRewritePattern<LinearOp> {
 };
 } // namespace
 
+namespace {
+/// Slices of a linear's output that tile its features exactly (Phi-3's
+/// qkv_proj cut into query, key and value by slicing) -> one split, the form
+/// horizontal fusion gives a fused projection, which tensor parallelism
+/// regroups by rank.
+struct LinearOutputSlicesToSplit : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getOutput().getType();
+    int64_t last = type.getRank() - 1;
+    SmallVector<SliceOp> slices;
+    for (Operation *user : op->getUsers())
+      if (auto slice = dyn_cast<SliceOp>(user);
+          slice && singleCutAxis(slice) == last)
+        slices.push_back(slice);
+    if (slices.size() < 2)
+      return rewriter.notifyMatchFailure(op, "fewer than two column slices");
+    llvm::sort(slices, [&](SliceOp a, SliceOp b) {
+      return a.getOffsets()[last] < b.getOffsets()[last];
+    });
+    SmallVector<int64_t> sizes;
+    int64_t next = 0;
+    for (SliceOp slice : slices) {
+      if (slice.getOffsets()[last] != next)
+        return rewriter.notifyMatchFailure(op, "slices do not tile columns");
+      sizes.push_back(slice.getSizes()[last]);
+      next += sizes.back();
+    }
+    if (next != type.getDimSize(last))
+      return rewriter.notifyMatchFailure(op, "slices do not cover columns");
+    rewriter.setInsertionPointAfter(op);
+    SmallVector<Type> types = llvm::map_to_vector(
+        slices, [](SliceOp slice) -> Type { return slice.getType(); });
+    auto split = SplitOp::create(rewriter, op.getLoc(), types, op.getOutput(),
+                                 last, sizes);
+    for (auto [slice, piece] : llvm::zip_equal(slices, split.getResults()))
+      rewriter.replaceOp(slice, piece);
+    return success();
+  }
+};
+} // namespace
+
 void LinearOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                            MLIRContext *context) {
-  results.add<LinearOfFlattenedInput>(context);
+  results.add<LinearOfFlattenedInput, LinearOutputSlicesToSplit>(context);
 }

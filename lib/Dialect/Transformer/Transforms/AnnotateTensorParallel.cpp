@@ -103,10 +103,14 @@ bool collect(Value v, Block &block) {
     return collect(rotary.getInput(), block);
   }
   if (auto attention = dyn_cast<AttentionOp>(def)) {
-    // A mask with a head dimension would have to be split too.
+    // A mask with a head dimension (ALiBi, a relative position bias) has
+    // one per query head; each rank slices its heads' part (the attention's
+    // partition).
     if (Value mask = attention.getMask()) {
       auto type = cast<RankedTensorType>(mask.getType());
-      if (type.getRank() == 4 && type.getDimSize(1) != 1)
+      if (type.getRank() == 4 && type.getDimSize(1) != 1 &&
+          type.getDimSize(1) !=
+              static_cast<int64_t>(attention.getNumHeads()))
         return false;
     }
     block.ops.insert(def);
@@ -136,7 +140,13 @@ bool collect(Value v, Block &block) {
     block.ops.insert(def);
     return collect(def->getOperand(0), block);
   }
-  if (isa<SwigluOp, GegluOp, MulOp, ConcatOp>(def)) {
+  // Gated activations, concatenations, and any elementwise op of operands
+  // of its result's type (activations the recognizers leave decomposed:
+  // CLIP's x * sigmoid(1.702 x), a squared ReLU).
+  bool elementwise = def->hasTrait<OpTrait::Elementwise>() &&
+                     def->getNumResults() == 1;
+  if (elementwise ||
+      isa<SwigluOp, GegluOp, MulOp, AddOp, SubOp, DivOp, ConcatOp>(def)) {
     // A scalar constant (Whisper's query scaled by d^-0.5) every rank holds.
     auto operands = llvm::make_filter_range(
         def->getOperands(), [](Value v) { return !isScalarConstant(v); });

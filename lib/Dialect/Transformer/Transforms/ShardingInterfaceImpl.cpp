@@ -407,13 +407,35 @@ struct AttentionModel
     if (attention.getNumHeads() % heads || attention.getNumKvHeads() % heads)
       return op->emitOpError("heads do not divide among ")
              << heads << " ranks";
+    // A mask with a dimension per head (ALiBi's slopes, T5's relative
+    // position bias) is read whole by every rank, which takes its heads'
+    // part, as it takes its heads' columns of the query.
+    Value localMask;
+    if (Value mask = attention.getMask(); mask && heads > 1 &&
+                                          hasHeadDimension(attention)) {
+      auto type = cast<RankedTensorType>(mask.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[1] /= heads;
+      localMask = shard::AllSliceOp::create(
+          builder, mask.getLoc(), type.clone(shape), map.lookup(mask),
+          operandShardings[0].getGridAttr().getValue(),
+          splitAxesOf(operandShardings[0], 2), /*sliceAxis=*/1);
+    }
     cloneLocally(op, resultShardings, map, symbols, builder,
                  [&](Operation *local) {
                    auto clone = cast<AttentionOp>(local);
                    clone.setNumHeads(attention.getNumHeads() / heads);
                    clone.setNumKvHeads(attention.getNumKvHeads() / heads);
+                   if (localMask)
+                     clone.getMaskMutable().assign(localMask);
                  });
     return success();
+  }
+
+  /// Whether the mask is [., heads, ., .] rather than broadcast over heads.
+  static bool hasHeadDimension(AttentionOp attention) {
+    auto type = cast<RankedTensorType>(attention.getMask().getType());
+    return type.getRank() == 4 && type.getDimSize(1) != 1;
   }
 };
 

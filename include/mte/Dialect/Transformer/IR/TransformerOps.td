@@ -394,6 +394,7 @@ def Transformer_SliceOp : Transformer_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Transformer_ConcatOp : Transformer_Op<"concat",
@@ -415,6 +416,7 @@ def Transformer_SplitOp : Transformer_Op<"split", [Pure, InferTypeOpAdaptor]> {
                        DenseI64ArrayAttr:$sizes);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasCanonicalizer = 1;
 }
 
 def Transformer_GatherOp : Transformer_Op<"gather", [Pure, InferTypeOpAdaptor]> {
