@@ -234,3 +234,43 @@ func.func @negative_different_inputs(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -
   %b = transformer.linear %y, %w layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A parallel block's FC1 (GPT-J, Phi, Falcon), whose GELU goes into its
+// epilogue, stays out of the QKV GEMM: merged, the GELU would be a separate
+// pass over the block's widest activation. A linear whose activation has
+// another reader besides merges.
+// CHECK-LABEL: func @epilogue_activation_stays_alone
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[QKV:.*]] = transformer.linear %[[X]], %{{.*}} : (tensor<4x8xf32>, tensor<8x24xf32>) -> tensor<4x24xf32>
+// CHECK: transformer.split %[[QKV]] {axis = 1 : i64, sizes = array<i64: 8, 8, 8>}
+// CHECK: %[[FC1:.*]] = transformer.linear %[[X]], %{{.*}} : (tensor<4x8xf32>, tensor<8x32xf32>) -> tensor<4x32xf32>
+// CHECK: transformer.gelu %[[FC1]]
+// CHECK-NOT: transformer.linear %[[X]]
+// CHECK: return
+func.func @epilogue_activation_stays_alone(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x32xf32>) {
+  %wq = arith.constant dense<1.0> : tensor<8x8xf32>
+  %wk = arith.constant dense<2.0> : tensor<8x8xf32>
+  %wv = arith.constant dense<3.0> : tensor<8x8xf32>
+  %w1 = arith.constant dense<4.0> : tensor<8x32xf32>
+  %q = transformer.linear %x, %wq layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k = transformer.linear %x, %wk layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %v = transformer.linear %x, %wv layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %h = transformer.linear %x, %w1 layout <kn> : (tensor<4x8xf32>, tensor<8x32xf32>) -> tensor<4x32xf32>
+  %g = transformer.gelu %h : tensor<4x32xf32>
+  return %q, %k, %v, %g : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @activation_read_twice_merges
+// CHECK: transformer.split %{{.*}} {axis = 1 : i64, sizes = array<i64: 8, 32>}
+func.func @activation_read_twice_merges(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x32xf32>, tensor<4x32xf32>) {
+  %wq = arith.constant dense<1.0> : tensor<8x8xf32>
+  %w1 = arith.constant dense<4.0> : tensor<8x32xf32>
+  %q = transformer.linear %x, %wq layout <kn> : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %h = transformer.linear %x, %w1 layout <kn> : (tensor<4x8xf32>, tensor<8x32xf32>) -> tensor<4x32xf32>
+  %g = transformer.gelu %h : tensor<4x32xf32>
+  return %q, %h, %g : tensor<4x8xf32>, tensor<4x32xf32>, tensor<4x32xf32>
+}

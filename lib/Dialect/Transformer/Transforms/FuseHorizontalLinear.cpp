@@ -27,12 +27,24 @@ using namespace mlir;
 using namespace mte::transformer;
 
 namespace {
+/// Whether mte-fuse-bias-activation will put the only reader of `linear`,
+/// an activation, into its epilogue.
+bool feedsEpilogueActivation(LinearOp linear) {
+  return linear->hasOneUse() &&
+         isa<GeluOp, SiluOp, ReluOp>(*linear->getUsers().begin());
+}
+
 /// A plain GEMM over constant operands: nothing in its epilogue that would
 /// differ between the parts of a merged linear.
 bool isMergeable(LinearOp linear) {
-  // Scaled fp8 operands would need one scale for the merged weight.
+  // Scaled fp8 operands would need one scale for the merged weight. A
+  // linear whose activation goes into its epilogue stays alone: merged
+  // (FC1 with Q, K and V in GPT-J's, Phi's or Falcon's parallel block),
+  // the activation would be a separate pass over FC1's output, the widest
+  // activation of the block, where merging saves one read of the input.
   return linear.getActivation() == Activation::None && !linear.getResidual() &&
          !linear.getInputScale() && !linear.getWeightScale() &&
+         !feedsEpilogueActivation(linear) &&
          constantOperand(linear.getWeight()) &&
          (!linear.getBias() || constantOperand(linear.getBias()));
 }
