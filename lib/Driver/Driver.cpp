@@ -212,11 +212,6 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
   if (pipelined && cuda)
     return "--pp and --micro-batches run host models only for now "
            "(--target=host)";
-  if (pipelined && options.precision == Precision::FP8 &&
-      options.fp8Recipe == "delayed")
-    return "--pp and --micro-batches do not run FP8 delayed scaling yet "
-           "(each micro-batch would update its state); use "
-           "--fp8-recipe=current";
   if (options.vocabParallel && !options.tensorParallel)
     return "--tp-vocab splits the vocabulary among the --tp ranks: it needs "
            "--tp=N";

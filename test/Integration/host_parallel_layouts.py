@@ -15,13 +15,22 @@ scales) and of the layout without --dp. With --bad-index a graph input id out of
 replica's part must fail every rank with the unsharded build's message
 (its position counted in the whole batch).
 
+With --delayed STEPS the builds are FP8 with delayed scaling (history 4,
+every GEMM FP8) and each runs STEPS times, each run starting from the
+state the one before saved (mte-run --fp8-state / --save-fp8-state): every
+run's output and state must be bit-identical to the unsharded build's (the
+layouts must not have --tp, whose ranks round their partial sums), and the
+update must have run (the first run records its amaxes, the second
+quantises with scales other than 1).
+
 With --mpirun MPIRUN the ranks are Open MPI's processes (`mpirun
 --oversubscribe -n N mte-run ...`, each reading its rank from Open MPI's
 environment) instead of mte-run's forks.
 
 Usage: host_parallel_layouts.py MTE_COMPILE MTE_RUN WORKDIR
            [--families gpt2,llama,...] [--layouts "dp=2;dp=2,tp=2"]
-           [--fp8] [--bad-index] [--mpirun MPIRUN] [--batch 4 --seq 16]
+           [--fp8 | --delayed STEPS] [--bad-index] [--mpirun MPIRUN]
+           [--batch 4 --seq 16]
 """
 import argparse
 import os
@@ -117,25 +126,104 @@ def launch(args, so, world):
     return [args.run, so, "--world-size", str(world)]
 
 
-def run_case(args, family, exporter):
-    lines, failures = [], 0
+def make_fixture(args, family, exporter):
+    """Generates the fixture; returns its path stem, its reference (inputs
+    and output), the --input-shape flags and mte-run's -i flags."""
     stem = os.path.join(args.workdir, f"{family}_{exporter}")
-    output = "last_hidden_state"
     subprocess.run([sys.executable, MODELS, "--family", family,
                     "--exporter", exporter, "--seed", "5",
                     "-o", stem + ".onnx", "--reference-out", stem + ".npz",
                     "--batch", str(args.batch), "--seq", str(args.seq)],
                    check=True)
     reference = np.load(stem + ".npz")
-    want = reference[output]
-    inputs = [k for k in reference.files if k != output]
-    shapes, files, bad_files = [], [], []
-    for name in inputs:
+    shapes, files = [], []
+    for name in reference.files:
+        if name == "last_hidden_state":
+            continue
         path = f"{stem}.{name}.npy"
         np.save(path, reference[name])
         shapes.append(f"--input-shape={name}="
                       + "x".join(map(str, reference[name].shape)))
         files += ["-i", f"{name}={path}"]
+    return stem, reference, shapes, files
+
+
+DELAYED = ["--precision=fp8", "--fp8-min-macs=0", "--fp8-recipe=delayed",
+           "--amax-history=4"]
+
+
+def run_delayed_case(args, family, exporter):
+    """--delayed: each layout's runs, output and state, equal the unsharded
+    build's bit for bit."""
+    lines, failures = [], 0
+    output = "last_hidden_state"
+    stem, reference, shapes, files = make_fixture(args, family, exporter)
+    runs = {}
+    for name, flags, world in [("unsharded", [], 1)] + [
+            (layout, *parse_layout(layout)) for layout in args.layouts]:
+        so = f"{stem}.{name.replace(',', '.').replace('=', '')}.delayed.so"
+        compiled = subprocess.run([args.compile, stem + ".onnx", "-o", so]
+                                  + flags + DELAYED + shapes,
+                                  capture_output=True, text=True)
+        if compiled.returncode != 0:
+            lines.append(f"FAIL {family} {exporter} {name} delayed: compile: "
+                         f"{compiled.stderr.strip()}")
+            failures += 1
+            continue
+        steps, state = [], []
+        for step in range(args.delayed):
+            out = f"{so[:-3]}.step{step}"
+            saved = out + ".state.npz"
+            ran = subprocess.run(
+                launch(args, so, world) + ["-o", out, "--save-fp8-state",
+                                           saved] + files + state,
+                capture_output=True, text=True)
+            if ran.returncode != 0:
+                lines.append(f"FAIL {family} {exporter} {name} delayed: run "
+                             f"{step}: {ran.stderr.strip()}")
+                failures += 1
+                break
+            with np.load(saved) as saved_state:
+                steps.append((np.load(os.path.join(out, output + ".npy")),
+                              {k: saved_state[k] for k in saved_state.files}))
+            state = ["--fp8-state", saved]
+        if len(steps) == args.delayed:
+            runs[name] = steps
+    if "unsharded" not in runs:
+        return lines, failures + 1
+    want = runs["unsharded"]
+    history = want[0][1]["fp8.amax_history"]
+    scales = want[-1][1]["fp8.scale"]
+    if not (np.any(history != 0) and np.any(scales != 1)):
+        lines.append(f"FAIL {family} {exporter} delayed: the unsharded "
+                     f"build's state did not change")
+        failures += 1
+    for name, got in runs.items():
+        if name == "unsharded":
+            continue
+        same = [np.array_equal(g_out, w_out) and g_state.keys() == w_state.keys()
+                and all(np.array_equal(g_state[k], w_state[k]) for k in g_state)
+                for (g_out, g_state), (w_out, w_state) in zip(got, want)]
+        ok = all(same)
+        lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} {name} "
+                     f"delayed: {sum(same)} of {len(same)} runs' outputs and "
+                     f"states bit-identical to unsharded (scales "
+                     f"{scales.min():.4g}..{scales.max():.4g} after the "
+                     f"last)")
+        failures += not ok
+    return lines, failures
+
+
+def run_case(args, family, exporter):
+    lines, failures = [], 0
+    output = "last_hidden_state"
+    stem, reference, shapes, files = make_fixture(args, family, exporter)
+    want = reference[output]
+    bad_files = []
+    for name in reference.files:
+        if name == output:
+            continue
+        path = f"{stem}.{name}.npy"
         value = reference[name]
         if name == "input_ids":
             # Two ids far out of range in the last replica's part (the last
@@ -235,6 +323,7 @@ def main():
     ap.add_argument("--exporters", default="torchscript,dynamo")
     ap.add_argument("--layouts", default="dp=2;dp=2,tp=2")
     ap.add_argument("--fp8", action="store_true")
+    ap.add_argument("--delayed", type=int, default=0, metavar="STEPS")
     ap.add_argument("--bad-index", action="store_true")
     ap.add_argument("--mpirun", help="launch the ranks with this mpirun")
     ap.add_argument("--batch", type=int, default=4)
@@ -245,7 +334,8 @@ def main():
     failures = 0
     for family in args.families.split(","):
         for exporter in args.exporters.split(","):
-            lines, failed = run_case(args, family, exporter)
+            lines, failed = (run_delayed_case if args.delayed else
+                             run_case)(args, family, exporter)
             print("\n".join(lines), flush=True)
             failures += failed
     sys.exit(1 if failures else 0)

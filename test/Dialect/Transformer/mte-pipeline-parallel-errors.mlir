@@ -1,11 +1,29 @@
 // RUN: mte-opt %s -split-input-file -mte-pipeline-parallel="pp-size=2 micro-batches=2" -verify-diagnostics
 
-// expected-error @below {{pipeline stages and micro-batches do not run a model with state (FP8 delayed scaling) yet: each micro-batch would update it}}
-func.func @state(%x: tensor<2x4xf32>, %s: tensor<1xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<0.000000e+00> : tensor<1xf32>, labels = ["a.input"]>})
-    -> (tensor<2x4xf32>, tensor<1xf32> {transformer.next_state = "fp8.scale"}) {
+func.func @update_of_values(%x: tensor<2x4xf32>, %h: tensor<4x1xf32>, %s: tensor<1xf32>)
+    -> (tensor<2x4xf32>, tensor<4x1xf32>, tensor<1xf32>) {
   %y = transformer.sigmoid %x : tensor<2x4xf32>
+  %a = transformer.amax %y : tensor<2x4xf32> -> tensor<f32>
+  %v = transformer.reshape %a : tensor<f32> -> tensor<1xf32>
   %z = transformer.exp %y : tensor<2x4xf32>
-  return %z, %s : tensor<2x4xf32>, tensor<1xf32>
+  // expected-error @below {{pipeline stages and micro-batches: the update does not read the model's state}}
+  %nh, %ns = transformer.fp8_scale_update %h, %v, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 448.0 : f32, margin = 0 : i64} : (tensor<4x1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4x1xf32>, tensor<1xf32>)
+  return %z, %nh, %ns : tensor<2x4xf32>, tensor<4x1xf32>, tensor<1xf32>
+}
+
+// -----
+
+func.func @update_read(%x: tensor<2x4xf32>,
+    %h: tensor<4x1xf32> {transformer.state = #transformer.model_state<name = "fp8.amax_history", kind = <fp8_amax_history>, initial = dense<0.0> : tensor<4x1xf32>, labels = ["a.input"]>},
+    %s: tensor<1xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<1.0> : tensor<1xf32>, labels = ["a.input"]>})
+    -> (tensor<2x4xf32>, tensor<4x1xf32>, tensor<1xf32>) {
+  %y = transformer.sigmoid %x : tensor<2x4xf32>
+  %a = transformer.amax %y : tensor<2x4xf32> -> tensor<f32>
+  %v = transformer.reshape %a : tensor<f32> -> tensor<1xf32>
+  // expected-error @below {{pipeline stages and micro-batches: the update's results must only be returned}}
+  %nh, %ns = transformer.fp8_scale_update %h, %v, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 448.0 : f32, margin = 0 : i64} : (tensor<4x1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4x1xf32>, tensor<1xf32>)
+  %z = transformer.mul %y, %ns : (tensor<2x4xf32>, tensor<1xf32>) -> tensor<2x4xf32>
+  return %z, %nh, %ns : tensor<2x4xf32>, tensor<4x1xf32>, tensor<1xf32>
 }
 
 // -----

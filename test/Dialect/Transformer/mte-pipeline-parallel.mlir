@@ -88,3 +88,47 @@ func.func @forwarded(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
   return %r : tensor<2x8x16xf32>
 }
 
+
+// -----
+
+// FP8 delayed scaling: the state (history, scale) is whole for every
+// micro-batch; the update leaves the stages. Its amax vector is an output
+// of the stage that gathers it (the amax, a scalar, crosses from stage 0
+// as a tensor of one element), joined by MAX over the micro-batches and
+// broadcast; the update then runs once on every rank and its results are
+// the function's.
+// MICRO-LABEL: func.func private @delayed.stage0
+// MICRO-SAME: (%[[X:.*]]: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<1xf32>)
+// MICRO: %[[A:.*]] = transformer.amax
+// MICRO: %[[A1:.*]] = transformer.reshape %[[A]] : tensor<f32> -> tensor<1xf32>
+// MICRO: return %{{.*}}, %[[A1]]
+// MICRO-LABEL: func.func private @delayed.stage1
+// MICRO-SAME: (%{{.*}}: tensor<2x4xf32>, %[[R:.*]]: tensor<1xf32>) -> (tensor<2x4xf32>, tensor<1xf32>)
+// MICRO: %[[R0:.*]] = transformer.reshape %[[R]] : tensor<1xf32> -> tensor<f32>
+// MICRO: %[[V:.*]] = transformer.reshape %[[R0]] : tensor<f32> -> tensor<1xf32>
+// MICRO: return %{{.*}}, %[[V]]
+// MICRO-LABEL: func.func @delayed
+// MICRO-SAME: (%[[XS:.*]]: tensor<4x4xf32>, %[[H:.*]]: tensor<4x1xf32> {transformer.state = {{.*}}}, %[[S:.*]]: tensor<1xf32> {transformer.state = {{.*}}}) -> (tensor<4x4xf32>, tensor<4x1xf32>, tensor<1xf32>)
+// MICRO: %[[SW:.*]]:4 = scf.index_switch
+// MICRO: %[[C0:.*]]:2 = func.call @delayed.stage1
+// MICRO: %[[C1:.*]]:2 = func.call @delayed.stage1
+// MICRO: %[[M:.*]] = transformer.max %[[C0]]#1, %[[C1]]#1
+// MICRO: scf.yield %{{.*}}, %[[H]], %[[S]], %[[M]]
+// MICRO: %[[Y:.*]] = shard.broadcast %[[SW]]#0
+// MICRO-NOT: shard.broadcast %[[SW]]#1
+// MICRO-NOT: shard.broadcast %[[SW]]#2
+// MICRO: %[[AM:.*]] = shard.broadcast %[[SW]]#3 on @pp grid_axes = [0] root = [1]
+// MICRO: %[[NH:.*]], %[[NS:.*]] = transformer.fp8_scale_update %[[H]], %[[AM]], %[[S]]
+// MICRO: return %[[Y]], %[[NH]], %[[NS]] : tensor<4x4xf32>, tensor<4x1xf32>, tensor<1xf32>
+func.func @delayed(%x: tensor<2x4xf32>,
+    %h: tensor<4x1xf32> {transformer.state = #transformer.model_state<name = "fp8.amax_history", kind = <fp8_amax_history>, initial = dense<0.0> : tensor<4x1xf32>, labels = ["a.input"]>},
+    %s: tensor<1xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<1.0> : tensor<1xf32>, labels = ["a.input"]>})
+    -> (tensor<2x4xf32>, tensor<4x1xf32>, tensor<1xf32>) {
+  %y = transformer.sigmoid %x : tensor<2x4xf32>
+  %a = transformer.amax %y : tensor<2x4xf32> -> tensor<f32>
+  %e = transformer.exp %y : tensor<2x4xf32>
+  %z = transformer.exp %e : tensor<2x4xf32>
+  %v = transformer.reshape %a : tensor<f32> -> tensor<1xf32>
+  %nh, %ns = transformer.fp8_scale_update %h, %v, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 448.0 : f32, margin = 0 : i64} : (tensor<4x1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<4x1xf32>, tensor<1xf32>)
+  return %z, %nh, %ns : tensor<2x4xf32>, tensor<4x1xf32>, tensor<1xf32>
+}

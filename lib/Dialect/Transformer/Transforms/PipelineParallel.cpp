@@ -12,6 +12,13 @@
 // then broadcast from the stage that computed it, so every rank returns
 // the whole result.
 //
+// FP8 delayed scaling's state (amax history and scales, graph inputs and
+// outputs) is one per run, not per micro-batch: every micro-batch
+// quantises with the state's scales, the update is taken out of the
+// stages, its amax vector joined by MAX over the micro-batches (the whole
+// batch's amaxes) and broadcast from the stage that gathers it, and the
+// update runs once, after them, on every rank alike.
+//
 // The cost of an op is its time on an H200 under a roofline (CostModel.h:
 // its FLOPs at the rate its unit reaches, or its bytes at the device-copy
 // bandwidth, whichever is longer, plus a launch; docs/sharding.md).
@@ -53,6 +60,19 @@ bool isCloneable(Operation *op) {
          isMemoryEffectFree(op);
 }
 
+/// The type a value crosses between stages as: shard's send and receive
+/// take ranked tensors of rank 1 and more, so a scalar (an FP8 amax)
+/// travels as a tensor of one element.
+RankedTensorType crossingType(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensor.getRank() ? tensor : tensor.clone(ArrayRef<int64_t>{1});
+}
+
+/// `v` as `type`: a reshape between a scalar and its one-element tensor.
+Value reshapeIfNeeded(OpBuilder &b, Location loc, Value v, Type type) {
+  return v.getType() == type ? v : ReshapeOp::create(b, loc, type, v);
+}
+
 struct PipelineParallelPass
     : mte::transformer::impl::PipelineParallelBase<PipelineParallelPass> {
   using Base::Base;
@@ -67,14 +87,6 @@ struct PipelineParallelPass
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && func.isPublic())
         entries.push_back(func);
-    for (func::FuncOp func : entries)
-      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-        if (func.getArgAttr(i, TransformerDialect::getStateAttrName())) {
-          func.emitError("pipeline stages and micro-batches do not run a "
-                         "model with state (FP8 delayed scaling) yet: each "
-                         "micro-batch would update it");
-          return signalPassFailure();
-        }
     if (ppSize > 1) {
       FailureOr<shard::GridOp> grid = prependGridAxis(module, ppSize, "pp");
       if (failed(grid))
@@ -148,11 +160,78 @@ struct PipelineParallelPass
     return cuts;
   }
 
+  /// A delayed-scaling update taken out of the stages: it runs once, after
+  /// them, on the amax vector at output `amaxOutput` (a temporary output of
+  /// the stages, MAX-joined over the micro-batches), and its results are
+  /// the function's outputs `nextOutputs` (next history, next scale).
+  struct DeferredUpdate {
+    Value history, scale;
+    SmallVector<NamedAttribute> attributes;
+    SmallVector<Type> resultTypes;
+    unsigned amaxOutput;
+    SmallVector<std::pair<unsigned, unsigned>> nextOutputs; // (output, result)
+  };
+
+  static bool isState(BlockArgument arg) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return static_cast<bool>(func.getArgAttr(
+        arg.getArgNumber(), TransformerDialect::getStateAttrName()));
+  }
+
+  /// Detaches `func`'s delayed-scaling updates: each update's outputs
+  /// return its state inputs for now, its amax vector becomes an output.
+  FailureOr<SmallVector<DeferredUpdate>>
+  deferUpdates(func::FuncOp func, func::ReturnOp returnOp) {
+    SmallVector<DeferredUpdate> deferred;
+    for (auto update : llvm::make_early_inc_range(
+             func.getBody().front().getOps<Fp8ScaleUpdateOp>())) {
+      auto history = dyn_cast<BlockArgument>(update.getHistory());
+      auto scale = dyn_cast<BlockArgument>(update.getScale());
+      if (!history || !scale || !isState(history) || !isState(scale))
+        return update.emitError("pipeline stages and micro-batches: the "
+                                "update does not read the model's state");
+      DeferredUpdate d{history, scale,
+                       SmallVector<NamedAttribute>(update->getAttrs()),
+                       SmallVector<Type>(update->getResultTypes()), 0, {}};
+      for (OpResult result : update->getResults())
+        for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+          if (use.getOwner() != returnOp)
+            return update.emitError("pipeline stages and micro-batches: the "
+                                    "update's results must only be returned");
+          d.nextOutputs.push_back(
+              {use.getOperandNumber(), result.getResultNumber()});
+          use.set(result.getResultNumber() == 0 ? Value(history)
+                                                : Value(scale));
+        }
+      d.amaxOutput = returnOp.getNumOperands();
+      returnOp.getOperandsMutable().append(update.getAmax());
+      update.erase();
+      deferred.push_back(std::move(d));
+    }
+    return deferred;
+  }
+
   LogicalResult pipeline(func::FuncOp func) {
     MLIRContext *context = func.getContext();
     Block &body = func.getBody().front();
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     int64_t stages = ppSize, parts = microBatches;
+    // The function's own outputs, before the updates' amax vectors.
+    unsigned numOutputs = returnOp.getNumOperands();
+    FailureOr<SmallVector<DeferredUpdate>> updates =
+        deferUpdates(func, returnOp);
+    if (failed(updates))
+      return failure();
+    // How the micro-batches' values of each output become one: along the
+    // batch, or by MAX (the updates' amax vectors). The state, returned as
+    // it came until the updates replace it, is no stage's output.
+    llvm::DenseSet<unsigned> maxOutputs;
+    llvm::DenseMap<unsigned, unsigned> stateOutputs; // output -> argument
+    for (const DeferredUpdate &update : *updates)
+      maxOutputs.insert(update.amaxOutput);
+    for (auto [i, result] : llvm::enumerate(returnOp.getOperands()))
+      if (auto arg = dyn_cast<BlockArgument>(result); arg && isState(arg))
+        stateOutputs[i] = arg.getArgNumber();
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
       if (!isCloneable(&op))
@@ -196,6 +275,8 @@ struct PipelineParallelPass
     for (auto [i, type] : llvm::enumerate(inputTypes)) {
       if (parts == 1)
         break;
+      if (isState(func.getArgument(i)))
+        continue; // whole for every micro-batch
       FailureOr<RankedTensorType> whole = wholeBatchType(type, parts);
       if (failed(whole))
         return func.emitError("micro-batches split the graph inputs along "
@@ -204,11 +285,12 @@ struct PipelineParallelPass
       type = *whole;
     }
     for (auto [i, type] : llvm::enumerate(outputTypes)) {
-      if (func.getResultAttr(i, "transformer.index_status")) {
+      if (i < numOutputs &&
+          func.getResultAttr(i, "transformer.index_status")) {
         statusIndex = i;
         continue;
       }
-      if (parts == 1)
+      if (parts == 1 || stateOutputs.contains(i) || maxOutputs.contains(i))
         continue;
       FailureOr<RankedTensorType> whole = wholeBatchType(type, parts);
       if (failed(whole))
@@ -234,7 +316,8 @@ struct PipelineParallelPass
                 argsRead.insert(arg);
           });
       for (auto [i, result] : llvm::enumerate(returnOp.getOperands()))
-        if (outputStage[i] == s && isa<BlockArgument>(result))
+        if (outputStage[i] == s && isa<BlockArgument>(result) &&
+            !stateOutputs.contains(i))
           argsRead.insert(result);
       SmallVector<Value> sorted(argsRead.begin(), argsRead.end());
       llvm::sort(sorted, [](Value a, Value b) {
@@ -247,20 +330,21 @@ struct PipelineParallelPass
         argTypes.push_back(arg.getType());
       }
       for (Value v : received[s])
-        argTypes.push_back(v.getType());
+        argTypes.push_back(crossingType(v.getType()));
       SmallVector<Value> sent =
           s + 1 < stages ? received[s + 1] : SmallVector<Value>();
       SmallVector<Value> results(sent);
+      SmallVector<Type> resultTypes = llvm::map_to_vector(
+          sent, [](Value v) -> Type { return crossingType(v.getType()); });
       for (auto [i, result] : llvm::enumerate(returnOp.getOperands()))
-        if (outputStage[i] == s)
+        if (outputStage[i] == s && !stateOutputs.contains(i)) {
           results.push_back(result);
+          resultTypes.push_back(result.getType());
+        }
       auto stageFunc = func::FuncOp::create(
           moduleBuilder, func.getLoc(),
           (func.getSymName() + ".stage" + Twine(s)).str(),
-          FunctionType::get(context, argTypes,
-                            llvm::map_to_vector(results, [](Value v) {
-                              return v.getType();
-                            })));
+          FunctionType::get(context, argTypes, resultTypes));
       stageFunc.setPrivate();
       Block *entry = stageFunc.addEntryBlock();
       OpBuilder b = OpBuilder::atBlockBegin(entry);
@@ -269,7 +353,8 @@ struct PipelineParallelPass
       for (auto [arg, value] : llvm::zip(entry->getArguments(),
                                          llvm::concat<Value>(sorted,
                                                              received[s])))
-        mapping.map(value, arg);
+        mapping.map(value,
+                    reshapeIfNeeded(b, func.getLoc(), arg, value.getType()));
       // Constants and other operand-free ops, made where first read.
       auto materialize = [&](Value v) {
         if (mapping.contains(v))
@@ -289,10 +374,11 @@ struct PipelineParallelPass
       }
       for (Value v : results)
         materialize(v);
-      func::ReturnOp::create(
-          b, func.getLoc(),
-          llvm::map_to_vector(results,
-                              [&](Value v) { return mapping.lookup(v); }));
+      SmallVector<Value> returned;
+      for (auto [v, type] : llvm::zip_equal(results, resultTypes))
+        returned.push_back(
+            reshapeIfNeeded(b, func.getLoc(), mapping.lookup(v), type));
+      func::ReturnOp::create(b, func.getLoc(), returned);
       stageFuncs.push_back(stageFunc);
     }
 
@@ -302,12 +388,13 @@ struct PipelineParallelPass
     SmallVector<SmallVector<Type>> receivedTypes;
     for (ArrayRef<Value> values : received)
       receivedTypes.push_back(llvm::map_to_vector(
-          values, [](Value v) { return v.getType(); }));
+          values, [](Value v) -> Type { return crossingType(v.getType()); }));
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
       op.erase();
     for (auto [arg, type] : llvm::zip(func.getArguments(), inputTypes))
       arg.setType(type);
-    func.setFunctionType(FunctionType::get(context, inputTypes, outputTypes));
+    func.setFunctionType(FunctionType::get(
+        context, inputTypes, ArrayRef<Type>(outputTypes).take_front(numOutputs)));
     OpBuilder b = OpBuilder::atBlockEnd(&body);
     Location loc = func.getLoc();
     auto peer = [&](int64_t stage) {
@@ -337,16 +424,20 @@ struct PipelineParallelPass
     // (those of other stages: empty tensors).
     auto runStage = [&](int64_t s) -> SmallVector<Value> {
       SmallVector<Value> joined;
-      for (Type type : outputTypes)
-        joined.push_back(tensor::EmptyOp::create(
-            b, loc, cast<RankedTensorType>(type).getShape(),
-            cast<RankedTensorType>(type).getElementType()));
+      for (auto [i, type] : llvm::enumerate(outputTypes))
+        joined.push_back(
+            stateOutputs.contains(i)
+                ? Value(func.getArgument(stateOutputs.lookup(i)))
+                : tensor::EmptyOp::create(
+                      b, loc, cast<RankedTensorType>(type).getShape(),
+                      cast<RankedTensorType>(type).getElementType())
+                      .getResult());
       SmallVector<Value> statuses;
       for (int64_t j = 0; j < parts; ++j) {
         SmallVector<Value> args;
         for (unsigned i : stageInputs[s]) {
-          Value arg = func.getArgument(i);
-          if (parts == 1) {
+          BlockArgument arg = func.getArgument(i);
+          if (parts == 1 || isState(arg)) {
             args.push_back(arg);
             continue;
           }
@@ -372,7 +463,7 @@ struct PipelineParallelPass
                                   call.getResult(next++), peer(s + 1),
                                   ValueRange{});
         for (auto [i, stage] : llvm::enumerate(outputStage)) {
-          if (stage != s)
+          if (stage != s || stateOutputs.contains(i))
             continue;
           Value result = call.getResult(next++);
           if (static_cast<int64_t>(i) == statusIndex) {
@@ -381,6 +472,12 @@ struct PipelineParallelPass
           }
           if (parts == 1) {
             joined[i] = result;
+            continue;
+          }
+          if (maxOutputs.contains(i)) {
+            joined[i] = j == 0 ? result
+                               : MaxOp::create(b, loc, joined[i], result)
+                                     .getResult();
             continue;
           }
           auto [offsets, sizes, strides] =
@@ -416,12 +513,27 @@ struct PipelineParallelPass
         scf::YieldOp::create(b, loc, runStage(s));
       }
       b.setInsertionPointAfter(dispatch);
-      // Every rank returns every output: its stage's broadcast.
+      // Every rank returns every output: its stage's broadcast (the state,
+      // which the updates below replace, every rank holds).
       for (auto [i, value] : llvm::enumerate(dispatch.getResults()))
-        results.push_back(shard::BroadcastOp::create(
-            b, loc, value.getType(), gridRef, stageAxes, value,
-            peer(outputStage[i]), ValueRange{}));
+        results.push_back(
+            stateOutputs.contains(i)
+                ? Value(value)
+                : shard::BroadcastOp::create(b, loc, value.getType(), gridRef,
+                                             stageAxes, value,
+                                             peer(outputStage[i]), ValueRange{})
+                      .getResult());
     }
+    // The updates, once, on the whole batch's amaxes.
+    for (const DeferredUpdate &update : *updates) {
+      auto next = Fp8ScaleUpdateOp::create(
+          b, loc, update.resultTypes,
+          ValueRange{update.history, results[update.amaxOutput], update.scale},
+          update.attributes);
+      for (auto [output, result] : update.nextOutputs)
+        results[output] = next->getResult(result);
+    }
+    results.resize(numOutputs);
     func::ReturnOp::create(b, loc, results);
     numStages += stages;
     return success();
