@@ -424,3 +424,75 @@ func.func @expanded_padding_mask(%q: tensor<2x1x4x8xf32>, %kt: tensor<2x1x8x4xf3
   %o = transformer.matmul %p, %v : (tensor<2x1x4x4xf32>, tensor<2x1x4x8xf32>) -> tensor<2x1x4x8xf32>
   return %o : tensor<2x1x4x8xf32>
 }
+
+// -----
+
+// transformers 5's traced causal mask when position_ids are given and no
+// attention_mask: causal AND psm[b, q] == psm[b, kv], where psm (the
+// packed-sequence indices) is the cumulative count of position jumps
+// (CumSum) and the lookups are GatherNDs of broadcast index tensors. With
+// positions 0..3 there is one sequence: the mask is exactly causal.
+// CHECK-LABEL: func @packed_sequence_causal
+// CHECK: transformer.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 1.000000e+00 : f32}
+// CHECK-NOT: transformer.softmax
+func.func @packed_sequence_causal(%q: tensor<1x1x4x4xf32>, %kt: tensor<1x1x4x4xf32>, %v: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  %pos = arith.constant dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>
+  %one = arith.constant dense<1> : tensor<i64>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %head = transformer.slice %pos {offsets = array<i64: 0, 0>, sizes = array<i64: 1, 1>, strides = array<i64: 1, 1>} : tensor<1x4xi64> -> tensor<1x1xi64>
+  %first = transformer.sub %head, %one : (tensor<1x1xi64>, tensor<i64>) -> tensor<1x1xi64>
+  %rest = transformer.slice %pos {offsets = array<i64: 0, 0>, sizes = array<i64: 1, 3>, strides = array<i64: 1, 1>} : tensor<1x4xi64> -> tensor<1x3xi64>
+  %prev = transformer.concat %first, %rest {axis = 1 : i64} : (tensor<1x1xi64>, tensor<1x3xi64>) -> tensor<1x4xi64>
+  %diff = transformer.sub %pos, %prev : (tensor<1x4xi64>, tensor<1x4xi64>) -> tensor<1x4xi64>
+  %step = transformer.compare <eq> %diff, %one : (tensor<1x4xi64>, tensor<i64>) -> tensor<1x4xi1>
+  %jump = transformer.not %step : tensor<1x4xi1>
+  %jumps = transformer.cast %jump : tensor<1x4xi1> to tensor<1x4xi64>
+  %psm = transformer.cumsum %jumps {axis = 1 : i64} : tensor<1x4xi64>
+  %qi = arith.constant dense<[[[[[0, 0]], [[0, 1]], [[0, 2]], [[0, 3]]]]]> : tensor<1x1x4x1x2xi64>
+  %ki = arith.constant dense<[[[[[0, 0], [0, 1], [0, 2], [0, 3]]]]]> : tensor<1x1x1x4x2xi64>
+  %pq = transformer.gather_nd %psm[%qi] : (tensor<1x4xi64>, tensor<1x1x4x1x2xi64>) -> tensor<1x1x4x1xi64>
+  %pk = transformer.gather_nd %psm[%ki] : (tensor<1x4xi64>, tensor<1x1x1x4x2xi64>) -> tensor<1x1x1x4xi64>
+  %same = transformer.compare <eq> %pq, %pk : (tensor<1x1x4x1xi64>, tensor<1x1x1x4xi64>) -> tensor<1x1x4x4xi1>
+  %rows = arith.constant dense<[[[[0], [1], [2], [3]]]]> : tensor<1x1x4x1xi64>
+  %cols = arith.constant dense<[[[[0, 1, 2, 3]]]]> : tensor<1x1x1x4xi64>
+  %causal = transformer.compare <le> %cols, %rows : (tensor<1x1x1x4xi64>, tensor<1x1x4x1xi64>) -> tensor<1x1x4x4xi1>
+  %keep = transformer.and %causal, %same : (tensor<1x1x4x4xi1>, tensor<1x1x4x4xi1>) -> tensor<1x1x4x4xi1>
+  %mask = transformer.where %keep, %zero, %ninf : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.add %s, %mask : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s1 {axis = 3} : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Two packed sequences (positions 0, 1, 0, 1): the mask is block-causal,
+// not causal. It stays the op's mask (the causal conjunct becomes the
+// flag, the other the keep mask).
+// CHECK-LABEL: func @packed_sequences_not_causal
+// CHECK: transformer.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} {causal
+func.func @packed_sequences_not_causal(%q: tensor<1x1x4x4xf32>, %kt: tensor<1x1x4x4xf32>, %v: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+  %psm = arith.constant dense<[[0, 0, 1, 1]]> : tensor<1x4xi64>
+  %plus = arith.constant dense<[[1, 1, 0, 0]]> : tensor<1x4xi64>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %jumps = transformer.cumsum %psm {axis = 1 : i64, exclusive, reverse} : tensor<1x4xi64>
+  %ids = transformer.add %jumps, %plus : (tensor<1x4xi64>, tensor<1x4xi64>) -> tensor<1x4xi64>
+  %qi = arith.constant dense<[[[[[0, 0]], [[0, 1]], [[0, 2]], [[0, 3]]]]]> : tensor<1x1x4x1x2xi64>
+  %ki = arith.constant dense<[[[[[0, 0], [0, 1], [0, 2], [0, 3]]]]]> : tensor<1x1x1x4x2xi64>
+  %pq = transformer.gather_nd %ids[%qi] : (tensor<1x4xi64>, tensor<1x1x4x1x2xi64>) -> tensor<1x1x4x1xi64>
+  %pk = transformer.gather_nd %ids[%ki] : (tensor<1x4xi64>, tensor<1x1x1x4x2xi64>) -> tensor<1x1x1x4xi64>
+  %same = transformer.compare <eq> %pq, %pk : (tensor<1x1x4x1xi64>, tensor<1x1x1x4xi64>) -> tensor<1x1x4x4xi1>
+  %rows = arith.constant dense<[[[[0], [1], [2], [3]]]]> : tensor<1x1x4x1xi64>
+  %cols = arith.constant dense<[[[[0, 1, 2, 3]]]]> : tensor<1x1x1x4xi64>
+  %causal = transformer.compare <le> %cols, %rows : (tensor<1x1x1x4xi64>, tensor<1x1x4x1xi64>) -> tensor<1x1x4x4xi1>
+  %keep = transformer.and %causal, %same : (tensor<1x1x4x4xi1>, tensor<1x1x4x4xi1>) -> tensor<1x1x4x4xi1>
+  %mask = transformer.where %keep, %zero, %ninf : (tensor<1x1x4x4xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.add %s, %mask : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s1 {axis = 3} : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o : tensor<1x1x4x4xf32>
+}

@@ -311,6 +311,89 @@ std::optional<Tensor> Evaluator::compute(Value v) {
           roundTo(start->data[0] + i * delta->data[0], type.getElementType()));
     return out;
   }
+  if (auto cumsum = dyn_cast<CumSumOp>(op)) {
+    // transformers' packed-sequence detection: the cumulative count of
+    // position jumps along the sequence.
+    const Tensor *in = evaluate(cumsum.getInput());
+    std::optional<int64_t> axis =
+        normalizeAxis(cumsum.getAxis(), type.getRank());
+    if (!in || !axis)
+      return std::nullopt;
+    Tensor out{SmallVector<int64_t>(type.getShape()), in->data};
+    int64_t size = type.getDimSize(*axis);
+    int64_t inner = numElements(type.getShape().drop_front(*axis + 1));
+    int64_t outer = numElements(type.getShape().take_front(*axis));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double sum = 0;
+        for (int64_t step = 0; step < size; ++step) {
+          int64_t k = cumsum.getReverse() ? size - 1 - step : step;
+          double &x = out.data[(o * size + k) * inner + i];
+          double value = in->data[(o * size + k) * inner + i];
+          x = roundTo(cumsum.getExclusive() ? sum : sum + value,
+                      type.getElementType());
+          sum += value;
+        }
+      }
+    return out;
+  }
+  if (auto gatherOp = dyn_cast<GatherOp>(op)) {
+    const Tensor *data = evaluate(gatherOp.getData());
+    const Tensor *indices = evaluate(gatherOp.getIndices());
+    std::optional<int64_t> axis = normalizeAxis(
+        gatherOp.getAxis(), static_cast<int64_t>(data ? data->shape.size() : 0));
+    if (!data || !indices || !axis)
+      return std::nullopt;
+    int64_t size = data->shape[*axis];
+    int64_t inner =
+        numElements(ArrayRef<int64_t>(data->shape).drop_front(*axis + 1));
+    int64_t outer =
+        numElements(ArrayRef<int64_t>(data->shape).take_front(*axis));
+    Tensor out{SmallVector<int64_t>(type.getShape()), {}};
+    out.data.reserve(type.getNumElements());
+    for (int64_t o = 0; o < outer; ++o)
+      for (double index : indices->data) {
+        int64_t k = static_cast<int64_t>(index);
+        if (k < 0)
+          k += size;
+        if (k < 0 || k >= size)
+          return std::nullopt;
+        for (int64_t i = 0; i < inner; ++i)
+          out.data.push_back(data->data[(o * size + k) * inner + i]);
+      }
+    return out;
+  }
+  if (auto gatherND = dyn_cast<GatherNDOp>(op)) {
+    // data[indices[..., :]]: tensor indexing with several index tensors
+    // (transformers' mask functions on [batch, query] tables).
+    const Tensor *data = evaluate(gatherND.getData());
+    const Tensor *indices = evaluate(gatherND.getIndices());
+    if (!data || !indices || gatherND.getBatchDims() != 0 ||
+        indices->shape.empty())
+      return std::nullopt;
+    int64_t depth = indices->shape.back();
+    if (depth < 1 || depth > static_cast<int64_t>(data->shape.size()))
+      return std::nullopt;
+    ArrayRef<int64_t> dataShape(data->shape);
+    SmallVector<int64_t> strides = stridesOf(dataShape);
+    int64_t inner = numElements(dataShape.drop_front(depth));
+    Tensor out{SmallVector<int64_t>(type.getShape()), {}};
+    out.data.reserve(type.getNumElements());
+    for (size_t at = 0; at < indices->data.size(); at += depth) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < depth; ++d) {
+        int64_t k = static_cast<int64_t>(indices->data[at + d]);
+        if (k < 0)
+          k += dataShape[d];
+        if (k < 0 || k >= dataShape[d])
+          return std::nullopt;
+        offset += k * strides[d];
+      }
+      out.data.insert(out.data.end(), data->data.begin() + offset,
+                      data->data.begin() + offset + inner);
+    }
+    return out;
+  }
   auto binary = [&](auto fn) {
     return elementwise(op->getOperands(), type,
                        [&](ArrayRef<double> a) { return fn(a[0], a[1]); });

@@ -3,7 +3,8 @@
 //
 // Internal to lib/Dialect/Transformer/Transforms. Exporters build the causal
 // mask of a decoder in many ways (a constant, Trilu of a filled matrix,
-// Range + comparison, slices of a registered buffer, sums of those); what
+// Range + comparison, slices of a registered buffer, sums of those,
+// transformers 5's packed-sequence test of CumSum and GatherND); what
 // they share is that the mask does not depend on the model's inputs. Rather
 // than matching each construction, the attention recognizer evaluates such a
 // subgraph here, in plain memory (no attributes are created, so a 2048 x 2048

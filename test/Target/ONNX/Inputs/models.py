@@ -111,7 +111,8 @@ decomposed forms here are the deliberate alternatives this fixture set asks
 for.
 
 Model-zoo families (--family
-gptj|neox|phi|qwen3|gemma|mistral|llama_padded|stablelm|bloom|opt|falcon|phi3|clip_text;
+gptj|neox|phi|qwen3|gemma|mistral|llama_padded|llama_packed|stablelm|bloom|opt|falcon|phi3|
+clip_text;
 ZOO below): decoders built from the same helpers in both exporters'
 patterns, with the blocks the three above lack: GPT-J's parallel attention
 + MLP on one LayerNorm with interleaved (rotate_every_two) partial rotary
@@ -120,7 +121,9 @@ rotate-half rotary and two-norm parallel residual; Phi's parallel block
 with partial rotate-half rotary; Qwen3's per-head q/k RMSNorm; Gemma's
 (1 + w) RMSNorm, GeGLU (tanh) and multi-query attention with the embedding
 scaled by sqrt(hidden); Mistral's sliding-window mask; a Llama whose
-padding attention_mask input is merged with the causal mask; StableLM 2's
+padding attention_mask input is merged with the causal mask; a Llama whose
+causal mask is transformers 5's traced and_masks of causal and
+packed-sequence functions (CumSum, GatherND); StableLM 2's
 partial rotary with grouped-query attention; BLOOM's ALiBi bias, embedding
 LayerNorm and packed per-head projection; OPT's learned positions at offset
 2, query scaled before the product and ReLU MLP; Falcon-7B's multi-query
@@ -196,7 +199,7 @@ INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 FAMILIES = ("bert", "gpt2", "llama")
 # The model-zoo decoder families (ZOO below).
 ZOO_FAMILIES = ("gptj", "neox", "phi", "qwen3", "gemma", "mistral", "llama_padded",
-                "stablelm", "bloom", "opt", "falcon", "phi3", "clip_text")
+                "llama_packed", "stablelm", "bloom", "opt", "falcon", "phi3", "clip_text")
 # BERT, GPT-2 and Llama exported after model.half(): float16 weights,
 # activations and output, with the float32 upcasts the Hugging Face code
 # makes (RMSNorm's variance, the rotary tables, the decomposed LayerNorm).
@@ -1064,8 +1067,8 @@ def build_llama(g, layers):
 class Decoder(collections.namedtuple(
         "Decoder", "norm parallel qkv qkv_bias o_bias rotary rotary_dim mlp "
                    "mlp_bias kv_heads qk_norm embed_scale window padding names "
-                   "positions pos_offset embed_norm q_scaled",
-        defaults=("rotary", 0, False, False))):
+                   "positions pos_offset embed_norm q_scaled mask_form",
+        defaults=("rotary", 0, False, False, None))):
     """norm: "layer" | "rms" | "rms1p" (Gemma's (1 + w) gain).
     parallel: None (x += attn(n1(x)); x += mlp(n2(x))), "shared" (one norm
     feeds both, x = attn + mlp + x: GPT-J, Phi) or "two_norms" (GPT-NeoX's
@@ -1091,7 +1094,12 @@ class Decoder(collections.namedtuple(
     at position + pos_offset: OPT's offset of 2, CLIP's 0).  embed_norm: a
     LayerNorm on the embeddings (BLOOM's word_embeddings_layernorm).
     q_scaled: the query projection scaled by head_dim ** -0.5 before the
-    product and the scores left unscaled (OPT, CLIP, BART)."""
+    product and the scores left unscaled (OPT, CLIP, BART).
+    mask_form: None, or "packed": transformers 5's causal mask as its
+    create_causal_mask builds it under tracing when position_ids is given
+    and attention_mask is not (a plain export): the causal function AND
+    the packed-sequence one, psm[b, q] == psm[b, kv] with psm the cumulative
+    count of position jumps, indexed by broadcast index tensors (GatherND)."""
 
 
 ZOO_NAMES = {
@@ -1153,6 +1161,11 @@ ZOO = {
     # StableLM 2: LayerNorm, Q/K/V biases, rotate-half rotary over a
     # quarter of each head (partial_rotary_factor 0.25) and grouped-query
     # attention (2 key/value heads) together.
+    # A Llama exported as transformers 5 masks it without an attention_mask
+    # input: causal AND same packed sequence.
+    "llama_packed": Decoder("rms", None, "separate", False, False, "half", 16,
+                            "swiglu", False, 2, False, None, None, False,
+                            ZOO_NAMES["llama"], mask_form="packed"),
     "stablelm": Decoder("layer", None, "separate", True, False, "half", 4,
                         "swiglu", False, 2, False, None, None, False,
                         ZOO_NAMES["llama"]),
@@ -1295,10 +1308,54 @@ def heads_view(g, t, n, dims):
     return g.op("Reshape", t, dyn_shape(g, *dims, n, HEAD_DIM), allowzero=1, fx="view")
 
 
+def packed_causal_mask(g, x, cache_position, seq, dims):
+    """transformers 5's create_causal_mask under tracing with position_ids
+    (cache_position.unsqueeze(0)) and no attention_mask, as an additive
+    [b, 1, s, s] mask: find_packed_sequence_indices' psm (the cumulative
+    count of steps other than 1 between consecutive positions, after a
+    dummy first - 1) and and_masks(causal, psm[b, q] == psm[b, kv]) on
+    broadcast index tensors, which torch's aten::index exports as one
+    GatherND per lookup."""
+    if g.ts:
+        batch = ts_size(g, x, 0)
+        batch_1d = g.op("Unsqueeze", batch, g.i64(0))
+    else:
+        batch_1d = dims[0]
+        batch = g.op("Squeeze", batch_1d, fx="sym_size_int")
+    pos = g.op("Unsqueeze", cache_position, g.i64(0), fx="unsqueeze")
+    pos = g.op("Expand", pos, g.op("Concat", batch_1d, g.i64(1), axis=0), fx="expand")
+    first = g.op("Sub", g.op("Slice", pos, g.i64(0), g.i64(1), g.i64(1), fx="slice"),
+                 g.scalar(1, I64), fx="sub")
+    prev = g.op("Concat", first, g.op("Slice", pos, g.i64(0), g.i64(-1), g.i64(1),
+                                      fx="slice"), axis=1, fx="cat")
+    jump = g.op("Not", g.op("Equal", g.op("Sub", pos, prev, fx="diff"), g.scalar(1, I64),
+                            fx="eq"), fx="logical_not")
+    psm = g.op("CumSum", g.op("Cast", jump, to=TensorProto.INT64, fx="_to_copy"),
+               g.scalar(-1, I64), fx="cumsum")
+    arange = lambda end: g.op("Range", g.scalar(0, I64), end, g.scalar(1, I64),
+                              fx="arange")
+    batch_idx = g.op("Reshape", arange(batch), g.i64(-1, 1, 1, 1), fx="view")
+    q_idx = g.op("Reshape", cache_position, g.i64(1, 1, -1, 1), fx="view")
+    kv_idx = g.op("Reshape", arange(seq), g.i64(1, 1, 1, -1), fx="view")
+
+    def lookup(rows, cols):             # psm[rows, cols], indices broadcast
+        common = g.op("Shape", g.op("Add", rows, cols, fx="add"), fx="shape")
+        idx = [g.op("Unsqueeze", g.op("Expand", t, common, fx="expand"), g.i64(-1),
+                    fx="unsqueeze") for t in (rows, cols)]
+        return g.op("GatherND", psm, g.op("Concat", *idx, axis=-1, fx="stack"),
+                    fx="index")
+    same = g.op("Equal", lookup(batch_idx, q_idx), lookup(batch_idx, kv_idx), fx="eq")
+    causal = g.op("LessOrEqual", kv_idx, q_idx, fx="le")
+    allowed = g.op("And", causal, same, fx="and")
+    return g.op("Where", allowed, g.scalar(0.0), g.scalar(g.fmin), fx="where")
+
+
 def zoo_mask(g, cfg, x, cache_position, seq, dims, mask_in):
     """The additive [1|b, 1, s, s] mask: causal, within the sliding window
     when cfg.window (kv > q - window), and over the keys attention_mask
     keeps when cfg.padding (transformers' and_masks of the three)."""
+    if cfg.mask_form == "packed":
+        return packed_causal_mask(g, x, cache_position, seq, dims)
     if not cfg.window and not cfg.padding:
         return llama_causal_mask(g, x, cache_position, seq, dims)
     rows = g.op("Unsqueeze", cache_position, g.i64(0, 1), fx="unsqueeze")

@@ -178,6 +178,23 @@ def _conv(node, x, w, b=None, strides=None, pads=None, dilations=None, group=1,
     return y
 
 
+def _cumsum(node, x, axis, exclusive=0, reverse=0):
+    axis = int(np.asarray(axis).reshape(-1)[0])
+    if reverse:
+        x = np.flip(x, axis)
+    y = np.cumsum(x, axis=axis, dtype=x.dtype if x.dtype != np.bool_ else np.int64)
+    if exclusive:
+        y = y - x
+    return np.flip(y, axis) if reverse else y
+
+
+def _gather_nd(node, data, indices, batch_dims=0):
+    if batch_dims:
+        raise NotImplementedError(f"GatherND ({node.name}): batch_dims")
+    k = indices.shape[-1]
+    return data[tuple(np.moveaxis(indices, -1, 0)[i] for i in range(k))]
+
+
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 OPS = {
@@ -202,6 +219,7 @@ OPS = {
     "Concat": lambda node, *xs, axis: np.concatenate(xs, axis=axis),
     "Cast": _cast, "Constant": _constant, "ConstantOfShape": _constant_of_shape,
     "Expand": _expand, "Range": _range, "Trilu": _trilu, "Conv": _conv,
+    "CumSum": _cumsum, "GatherND": _gather_nd,
 }
 
 # inputs that older opsets carried as attributes
