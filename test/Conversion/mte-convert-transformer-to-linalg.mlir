@@ -431,3 +431,20 @@ func.func @linear_blocks(%x: tensor<2x3x256xf8E4M3FN>, %w: tensor<144x256xf8E4M3
   %0 = transformer.linear %x, %w bias %b input_scale %xs weight_scale %ws layout <nk> : (tensor<2x3x256xf8E4M3FN>, tensor<144x256xf8E4M3FN>, tensor<144xbf16>, tensor<2x3x2xf32>, tensor<2x2xf32>) -> tensor<2x3x144xbf16>
   return %0 : tensor<2x3x144xbf16>
 }
+
+// -----
+
+// Integer abs is max(x, 0 - x) (math.absi has no lowering in the host
+// pipeline's math-to-libm); float abs stays math.absf.
+// CHECK-LABEL: func @abs_int_and_float
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[X:.*]]: i64, %{{.*}}: i64):
+// CHECK: %[[N:.*]] = arith.subi %{{.*}}, %[[X]] : i64
+// CHECK: %[[A:.*]] = arith.maxsi %[[X]], %[[N]] : i64
+// CHECK: linalg.yield %[[A]]
+// CHECK: math.absf
+func.func @abs_int_and_float(%i: tensor<4xi64>, %f: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xf32>) {
+  %a = transformer.abs %i : tensor<4xi64>
+  %b = transformer.abs %f : tensor<4xf32>
+  return %a, %b : tensor<4xi64>, tensor<4xf32>
+}

@@ -422,7 +422,13 @@ void mte::populateTransformerElementwiseToLinalgPatterns(
       [](OpBuilder &b, Location l, ValueRange a, T t, AbsOp) -> Value {
         if (isFloat(t))
           return math::AbsFOp::create(b, l, a[0]);
-        return math::AbsIOp::create(b, l, a[0]);
+        // max(x, -x), as math.absi defines it (the lowest value stays):
+        // MLIR 22's math-to-libm marks math.absi illegal and has no libm
+        // call for it, so a host model with an integer Abs (T5's relative
+        // position buckets) did not compile.
+        Value negated =
+            arith::SubIOp::create(b, l, constantOf(b, l, t, 0), a[0]);
+        return arith::MaxSIOp::create(b, l, a[0], negated);
       });
   addElementwise<SignOp>(
       patterns,

@@ -112,7 +112,7 @@ for.
 
 Model-zoo families (--family
 gptj|neox|phi|qwen3|gemma|mistral|llama_padded|llama_packed|stablelm|bloom|opt|falcon|phi3|
-clip_text;
+clip_text|t5;
 ZOO below): decoders built from the same helpers in both exporters'
 patterns, with the blocks the three above lack: GPT-J's parallel attention
 + MLP on one LayerNorm with interleaved (rotate_every_two) partial rotary
@@ -129,7 +129,8 @@ LayerNorm and packed per-head projection; OPT's learned positions at offset
 2, query scaled before the product and ReLU MLP; Falcon-7B's multi-query
 attention sliced from one fused projection, in a parallel block; Phi-3's
 fused qkv_proj and gate_up_proj; CLIP's causal text encoder with quick
-GELU.  Their Q/K
+GELU; t5: Flan-T5's encoder (relative position bias from log-spaced
+buckets, unscaled scores, gated GELU; T5 ENCODER below).  Their Q/K
 weights have std 0.15 (others 0.05), so attention is peaked at the fixture
 size: using the other rotary form moves the output by 8 to 63 % (relative
 RMS), a 2-token window instead of the model's by 70 % or more.
@@ -199,7 +200,8 @@ INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 FAMILIES = ("bert", "gpt2", "llama")
 # The model-zoo decoder families (ZOO below).
 ZOO_FAMILIES = ("gptj", "neox", "phi", "qwen3", "gemma", "mistral", "llama_padded",
-                "llama_packed", "stablelm", "bloom", "opt", "falcon", "phi3", "clip_text")
+                "llama_packed", "stablelm", "bloom", "opt", "falcon", "phi3", "clip_text",
+                "t5")
 # BERT, GPT-2 and Llama exported after model.half(): float16 weights,
 # activations and output, with the float32 upcasts the Hugging Face code
 # makes (RMSNorm's variance, the rotary tables, the decomposed LayerNorm).
@@ -275,7 +277,7 @@ def make_weights(family, layers=2, seed=0):
         if bias:
             normal(name + ".bias", n_out)
 
-    if family in ZOO or family in ENCODER_FAMILIES:
+    if family in ZOO or family in ENCODER_FAMILIES or family == "t5":
         if SIZE.name in ("tiny", "peaked"):
             draw = lambda shape, std: (std * rng.standard_normal(shape)).astype(F32)
             unit = lambda size: (1 + 0.1 * rng.standard_normal(size)).astype(F32)
@@ -284,6 +286,8 @@ def make_weights(family, layers=2, seed=0):
             unit = lambda size: portable_uniform(bits, (size,), 0.1, mean=1.0)
         if family in ZOO:
             return make_zoo_weights(ZOO[family], layers, draw, unit)
+        if family == "t5":
+            return make_t5_weights(layers, draw, unit)
         return make_encoder_weights(family, layers, draw, unit)
     if family == "bert":
         normal("embeddings.word_embeddings.weight", VOCAB, HIDDEN)
@@ -1939,11 +1943,177 @@ def encoder_reference(family, W, inputs, layers):
     return ln(x, "layer_norm")
 
 
+# ------------------------------------------------------------ T5 ENCODER
+#
+# Flan-T5's encoder (T5EncoderModel, T5 v1.1 blocks): RMSNorm without mean
+# (T5LayerNorm), attention without 1/sqrt(d) and with a relative position
+# bias, one [1, heads, s, s] table computed in the first layer from
+# bidirectional log-spaced buckets (_relative_position_bucket) and shared
+# by every layer, to which the padding mask is added; gated-GELU MLP
+# (wo(gelu_new(wi_0 x) * wi_1 x)); no biases anywhere.
+
+T5_BUCKETS, T5_MAX_DISTANCE = 32, 128
+T5_QK_STD, T5_BIAS_STD = 0.1, 0.5
+
+
+def make_t5_weights(layers, normal, gain):
+    w = {"shared.weight": normal((VOCAB, HIDDEN), 0.02)}
+    for i in range(layers):
+        p = f"encoder.block.{i}.layer."
+        w[p + "0.layer_norm.weight"] = gain(HIDDEN)
+        for proj, std in (("q", T5_QK_STD), ("k", T5_QK_STD), ("v", ZOO_STD)):
+            w[p + f"0.SelfAttention.{proj}.weight"] = normal((HIDDEN, HIDDEN), std)
+        if i == 0:
+            w[p + "0.SelfAttention.relative_attention_bias.weight"] = normal(
+                (T5_BUCKETS, HEADS), T5_BIAS_STD)
+        w[p + "0.SelfAttention.o.weight"] = normal((HIDDEN, HIDDEN), ZOO_STD)
+        w[p + "1.layer_norm.weight"] = gain(HIDDEN)
+        for proj in ("wi_0", "wi_1"):
+            w[p + f"1.DenseReluDense.{proj}.weight"] = normal((INTERMEDIATE, HIDDEN),
+                                                               ZOO_STD)
+        w[p + "1.DenseReluDense.wo.weight"] = normal((HIDDEN, INTERMEDIATE), ZOO_STD)
+    w["encoder.final_layer_norm.weight"] = gain(HIDDEN)
+    return w
+
+
+def t5_relative_bias(g, seq, table):
+    """compute_bias(s, s): the bidirectional bucket of each key - query
+    distance (exact below max_exact, log-spaced above, clamped), looked up
+    in relative_attention_bias and permuted to [1, heads, s, s]."""
+    with g.scope("encoder/block.0/layer.0/SelfAttention"):
+        arange = g.op("Range", g.scalar(0, I64), seq, g.scalar(1, I64), fx="arange")
+        context = g.op("Unsqueeze", arange, g.i64(1), fx="unsqueeze")
+        memory = g.op("Unsqueeze", arange, g.i64(0), fx="unsqueeze")
+        relative = g.op("Sub", memory, context, fx="sub")
+        half = T5_BUCKETS // 2
+        max_exact = half // 2
+        later = g.op("Cast", g.op("Greater", relative, g.scalar(0, I64), fx="gt"),
+                     to=TensorProto.INT64, fx="_to_copy")
+        buckets = g.op("Mul", later, g.scalar(half, I64), fx="mul")
+        distance = g.op("Abs", relative, fx="abs")
+        small = g.op("Less", distance, g.scalar(max_exact, I64), fx="lt")
+        ratio = g.op("Div", g.op("Cast", distance, to=TensorProto.FLOAT, fx="_to_copy"),
+                     g.scalar(float(max_exact), F32), fx="div")
+        scaled = g.op("Mul", g.op("Div", g.op("Log", ratio, fx="log"),
+                                  g.scalar(math.log(T5_MAX_DISTANCE / max_exact), F32),
+                                  fx="div"),
+                      g.scalar(float(half - max_exact), F32), fx="mul")
+        large = g.op("Add", g.op("Cast", scaled, to=TensorProto.INT64, fx="_to_copy"),
+                     g.scalar(max_exact, I64), fx="add")
+        large = g.op("Min", large, g.scalar(half - 1, I64), fx="minimum")
+        buckets = g.op("Add", buckets, g.op("Where", small, distance, large, fx="where"),
+                       fx="add")
+        values = g.op("Gather", table, buckets, axis=0, fx="embedding")     # [s, s, heads]
+        values = g.op("Transpose", values, perm=[2, 0, 1], fx="permute")
+        return g.op("Unsqueeze", values, g.i64(0), fx="unsqueeze")
+
+
+def build_t5(g, layers):
+    ids = g.input("input_ids")
+    mask_in = g.input("attention_mask")
+    x = embedding(g, "shared", ids)
+    if g.ts:
+        seq = ts_size(g, x, 1)
+        dims = None
+    else:
+        dims = (g.op("Shape", ids, start=0, end=1), g.op("Shape", ids, start=1, end=2))
+        seq = g.op("Squeeze", dims[1], fx="sym_size_int")
+    table = g.initializer("encoder.block.0.layer.0.SelfAttention.relative_attention_bias"
+                          ".weight", g.w["encoder.block.0.layer.0.SelfAttention."
+                                         "relative_attention_bias.weight"])
+    bias = t5_relative_bias(g, seq, table)
+    # The padding mask, additive: (1 - mask[:, None, None, :]) * finfo.min.
+    keep = g.op("Cast", g.op("Unsqueeze", mask_in, g.i64(1, 2), fx="unsqueeze"),
+                to=g.ft, fx="_to_copy")
+    padding = g.op("Mul", g.op("Sub", g.scalar(1.0), keep, fx="rsub"), g.scalar(g.fmin),
+                   fx="mul")
+    bias = g.op("Add", bias, padding, fx="add")                               # [b, h, s, s]
+    for i in range(layers):
+        p = f"encoder/block.{i}/layer"
+        h = rms_norm(g, f"{p}.0/layer_norm", x)
+        a = f"{p}.0/SelfAttention"
+        q, k, v = (g.op("Transpose", heads_view(g, linear(g, f"{a}/{n}", h, False), HEADS,
+                                                dims), perm=[0, 2, 1, 3], fx="transpose")
+                   for n in ("q", "k", "v"))
+        with g.scope(a):
+            scores = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2], fx="transpose"),
+                          fx="matmul")
+            scores = g.op("Add", scores, bias, fx="add")
+            probs = g.op("Softmax", scores, axis=-1, fx="softmax")
+            ctx = g.op("Transpose", g.op("MatMul", probs, v, fx="matmul"), perm=[0, 2, 1, 3],
+                       fx="transpose")
+            if g.ts:
+                shape = ts_list(g, ts_size(g, ctx, 0), -1, HIDDEN)
+                ctx = g.op("Reshape", ctx, shape, allowzero=0)
+            else:
+                ctx = g.op("Reshape", ctx, dyn_shape(g, dims[0], -1, HIDDEN), allowzero=1,
+                           fx="view")
+        h = linear(g, f"{a}/o", ctx, False)
+        with g.scope(f"{p}.0"):
+            x = g.op("Add", x, h, fx="add")
+        h = rms_norm(g, f"{p}.1/layer_norm", x)
+        f = f"{p}.1/DenseReluDense"
+        gate = linear(g, f"{f}/wi_0", h, False)
+        with g.scope(f + "/act"):
+            gate = gelu_tanh(g, gate)
+        up = linear(g, f"{f}/wi_1", h, False)
+        with g.scope(f):
+            h = g.op("Mul", gate, up, fx="mul")
+        h = linear(g, f"{f}/wo", h, False)
+        with g.scope(f"{p}.1"):
+            x = g.op("Add", x, h, fx="add")
+    return rms_norm(g, "encoder/final_layer_norm", x)
+
+
+def t5_bucket(relative):
+    """_relative_position_bucket(bidirectional=True), as PyTorch computes
+    it: float32 log and quotients, truncation to long."""
+    half = T5_BUCKETS // 2
+    max_exact = half // 2
+    buckets = (relative > 0).astype(np.int64) * half
+    distance = np.abs(relative)
+    with np.errstate(divide="ignore"):
+        ratio = distance.astype(F32) / F32(max_exact)
+        scaled = (np.log(ratio) / F32(math.log(T5_MAX_DISTANCE / max_exact))
+                  * F32(half - max_exact)).astype(F32)
+    large = np.minimum(np.where(np.isfinite(scaled), scaled, 0).astype(np.int64)
+                       + max_exact, half - 1)
+    return buckets + np.where(distance < max_exact, distance, large)
+
+
+def t5_reference(W, inputs, layers):
+    ids = inputs["input_ids"]
+    b, s = ids.shape
+    eps = _f32(EPS["llama"])
+    positions = np.arange(s)
+    buckets = t5_bucket(positions[None, :] - positions[:, None])
+    table = W["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
+    bias = table[buckets].transpose(2, 0, 1)[None]                        # [1, h, s, s]
+    keep = inputs["attention_mask"].astype(bool)[:, None, None, :]
+
+    def lin(x, name):
+        return x @ W[name + ".weight"].T
+
+    x = W["shared.weight"][ids]
+    for i in range(layers):
+        p = f"encoder.block.{i}.layer."
+        h = _rms(x, W[p + "0.layer_norm.weight"], eps)
+        a = p + "0.SelfAttention."
+        q, k, v = (_heads(lin(h, a + n), HEADS) for n in ("q", "k", "v"))
+        scores = np.where(keep, q @ k.transpose(0, 1, 3, 2) + bias, -np.inf)
+        x = x + lin(_merge(_softmax(scores) @ v), a + "o")
+        h = _rms(x, W[p + "1.layer_norm.weight"], eps)
+        f = p + "1.DenseReluDense."
+        x = x + lin(_gelu_tanh(lin(h, f + "wi_0")) * lin(h, f + "wi_1"), f + "wo")
+    return _rms(x, W["encoder.final_layer_norm.weight"], eps)
+
+
 BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "llama": build_llama}
 BUILDERS.update({name: (lambda g, layers, cfg=cfg: build_decoder(g, layers, cfg))
                  for name, cfg in ZOO.items()})
 BUILDERS.update({name: (lambda g, layers, family=name: build_encoder(g, layers, family))
                  for name in ENCODER_FAMILIES})
+BUILDERS["t5"] = build_t5
 
 
 def lm_head_weight(seed):
@@ -2085,7 +2255,7 @@ def make_inputs(family, batch, seq, seed=0):
     if family == "whisper":     # 2 * seq frames: seq tokens after the stride-2 conv
         return {"input_features": rng.standard_normal((batch, MELS, 2 * seq)).astype(F32)}
     inputs = {"input_ids": rng.integers(0, VOCAB, (batch, seq), dtype=I64)}
-    if family == "bert" or (family in ZOO and ZOO[family].padding):
+    if family in ("bert", "t5") or (family in ZOO and ZOO[family].padding):
         mask = np.ones((batch, seq), I64)
         if batch > 1:
             # Padding at the end of row 1: a quarter of it (at the peaked
@@ -2185,6 +2355,8 @@ def _reference_forward(family, weights, inputs, layers):
     W = {k: v.astype(np.float64) for k, v in weights.items()}
     if family in ENCODER_FAMILIES:
         return encoder_reference(family, W, inputs, layers)
+    if family == "t5":
+        return t5_reference(W, inputs, layers)
     if family in ZOO:
         return zoo_reference(ZOO[family], W, inputs, layers)
     ids = inputs["input_ids"]
@@ -2294,7 +2466,7 @@ def self_check(layers, seed, batch, seq, verbose):
             # divisor: the exporters differ by 6e-4 in that constant).
             err = onnx_numpy.compare(got, expected,
                                      rtol=2e-3 if family in FP16_FAMILIES else 1e-6,
-                                     atol=1e-7 if family in ZOO or family in ENCODER_FAMILIES
+                                     atol=1e-7 if family in ZOO_FAMILIES or family in ENCODER_FAMILIES
                                      else 1e-9)
             worst = max(worst, err["max_rel"])
             print(f"{family:12s} {exporter:11s} nodes={len(model.graph.node):4d} "

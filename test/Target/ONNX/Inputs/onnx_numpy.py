@@ -12,6 +12,7 @@ arrays of the same names there.  As a module: run(model, feeds) -> {name: array}
 """
 
 import argparse
+import functools
 import math
 import sys
 
@@ -120,7 +121,8 @@ def _gemm(node, a, b, c=None, alpha=1.0, beta=1.0, transA=0, transB=0):
 def _cast(node, x, to):
     if to in FLOATS:
         return x.astype(np.float64)
-    return x.astype(CAST[to])
+    with np.errstate(invalid="ignore"):     # -inf to an integer: unspecified
+        return x.astype(CAST[to])
 
 
 def _constant(node, value=None, value_float=None, value_floats=None, value_int=None,
@@ -197,6 +199,11 @@ def _gather_nd(node, data, indices, batch_dims=0):
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
+
+def _log(x):
+    with np.errstate(divide="ignore"):      # log(0) = -inf, as ONNX defines
+        return np.log(x)
+
 OPS = {
     "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply),
     "Div": _div, "Pow": _binary(np.power),
@@ -207,7 +214,8 @@ OPS = {
     "Sqrt": lambda node, x: np.sqrt(x), "Reciprocal": lambda node, x: 1.0 / x,
     "Neg": lambda node, x: -x, "Erf": lambda node, x: _erf(x),
     "Tanh": lambda node, x: np.tanh(x), "Sigmoid": lambda node, x: 1.0 / (1.0 + np.exp(-x)),
-    "Relu": lambda node, x: np.maximum(x, 0),
+    "Relu": lambda node, x: np.maximum(x, 0), "Abs": lambda node, x: np.abs(x),
+    "Log": lambda node, x: _log(x), "Min": lambda node, *xs: functools.reduce(np.minimum, xs),
     "Cos": lambda node, x: np.cos(x), "Sin": lambda node, x: np.sin(x),
     "IsNaN": lambda node, x: np.isnan(x), "Identity": lambda node, x: x,
     "Where": lambda node, c, a, b: np.where(c, a, b),
