@@ -40,6 +40,21 @@ func.func @attention_gqa(%q: tensor<1x8x64xf32>, %k: tensor<1x8x32xf32>, %v: ten
 
 // -----
 
+// Softcapping after the scale, before the causal mask:
+// cap * tanh((scale * s) / cap).
+// CHECK-LABEL: func @attention_softcap
+// CHECK: %[[CAP:.*]] = arith.constant 5.000000e+01 : f32
+// CHECK-NEXT: %[[D:.*]] = arith.divf %{{.*}}, %[[CAP]] : f32
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[D]] : f32
+// CHECK-NEXT: %[[C:.*]] = arith.mulf %[[CAP]], %[[T]] : f32
+// CHECK: arith.select %{{.*}}, %[[C]], %{{.*}} : f32
+func.func @attention_softcap(%q: tensor<1x8x64xf32>) -> tensor<1x8x64xf32> {
+  %0 = transformer.attention %q, %q, %q {num_heads = 4, num_kv_heads = 4, scale = 0.25 : f32, causal, softcap = 50.0 : f32} : (tensor<1x8x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+  return %0 : tensor<1x8x64xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @norm_and_quantize
 // CHECK: math.rsqrt
 // CHECK: arith.minimumf

@@ -541,7 +541,7 @@ std::optional<SmallVector<int64_t>> keyMaskShape(AttentionOp op) {
 /// Whether the runtime's fused attention kernels (mte_cuda_attention) take
 /// `op`: Q, K, V and the output of one 16-bit type, head dimension 16, 32,
 /// 64 or 128 for both products, and no mask or a key-padding one (the
-/// causal mask is built in). (The kernels take the maximum of unscaled
+/// causal mask is built in), no softcap. (The kernels take the maximum of unscaled
 /// scores: the verifier makes the scale positive.)
 bool hasFlashAttentionKernel(AttentionOp op) {
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
@@ -553,7 +553,7 @@ bool hasFlashAttentionKernel(AttentionOp op) {
     if (t.getElementType() != element || !t.hasStaticShape() ||
         t.getRank() != 3 || t.getNumElements() == 0)
       return false;
-  if (op.getMask() && !keyMaskShape(op))
+  if ((op.getMask() && !keyMaskShape(op)) || op.getSoftcap())
     return false;
   int64_t headDim = q.getDimSize(2) / op.getNumHeads();
   int64_t kvWidth = headDim * static_cast<int64_t>(op.getNumKvHeads());
@@ -647,7 +647,10 @@ void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
 bool hasSoftmaxKernel(AttentionOp op) {
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType();
   Value mask = op.getMask();
-  return q.hasStaticShape() && k.hasStaticShape() && q.getNumElements() != 0 &&
+  // The kernel scales, masks and normalises; a softcap is left to the
+  // elementwise lowering (buildAttentionProbabilities).
+  return !op.getSoftcap() && q.hasStaticShape() && k.hasStaticShape() &&
+         q.getNumElements() != 0 &&
          k.getNumElements() != 0 && isKernelFloat(q.getElementType()) &&
          (!mask || cast<RankedTensorType>(mask.getType()).hasStaticShape()) &&
          mte::canBuildRowKernel(k.getDimSize(1),

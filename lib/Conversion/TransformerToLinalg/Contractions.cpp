@@ -504,6 +504,12 @@ Value mte::buildAttentionProbabilities(OpBuilder &b, Location loc,
       [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
         Value s =
             arith::MulFOp::create(bb, l, a[0], constantOf(bb, l, c, scale));
+        if (std::optional<APFloat> softcap = op.getSoftcap()) {
+          Value cap = constantOf(bb, l, c, softcap->convertToFloat());
+          s = arith::MulFOp::create(
+              bb, l, cap,
+              math::TanhOp::create(bb, l, arith::DivFOp::create(bb, l, s, cap)));
+        }
         Value negInf =
             constantOf(bb, l, c, -std::numeric_limits<double>::infinity());
         if (mask) {

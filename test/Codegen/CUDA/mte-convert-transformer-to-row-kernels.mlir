@@ -71,6 +71,20 @@ func.func @attention_bf16(%q: tensor<2x4x32xbf16>, %k: tensor<2x4x16xbf16>, %v: 
 
 // -----
 
+// A softcapped attention (Gemma 2) takes neither the fused kernel nor the
+// softmax kernel, which do not cap: it stays for the library GEMMs and the
+// elementwise softmax of the linalg lowering.
+// CHECK-LABEL: func.func @attention_softcap_bf16
+// CHECK-NOT: kernel.call
+// CHECK: transformer.attention {{.*}}softcap = 5.000000e+01 : f32
+// CHECK-NOT: kernel.call
+func.func @attention_softcap_bf16(%q: tensor<2x4x32xbf16>, %k: tensor<2x4x16xbf16>, %v: tensor<2x4x16xbf16>) -> tensor<2x4x32xbf16> {
+  %0 = transformer.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0.35 : f32, causal, softcap = 50.0 : f32} : (tensor<2x4x32xbf16>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>) -> tensor<2x4x32xbf16>
+  return %0 : tensor<2x4x32xbf16>
+}
+
+// -----
+
 // Not matched: f64 (no f64 kernels), a row of 32771 elements (a prime: one
 // element a vector, more than 1024 threads x 8 vectors), a softmax over
 // 40000 keys.

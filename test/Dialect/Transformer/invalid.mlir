@@ -672,6 +672,14 @@ func.func @attention_mask_shape(%q: tensor<2x16x64xf32>, %m: tensor<2x1x16x8xi1>
 
 // -----
 
+func.func @attention_softcap(%q: tensor<2x16x64xf32>) {
+  // expected-error @+1 {{softcap must be positive and finite}}
+  %0 = transformer.attention %q, %q, %q {num_heads = 4, num_kv_heads = 4, scale = 0.25 : f32, softcap = -5.0 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>
+  return
+}
+
+// -----
+
 func.func @attention_scale(%q: tensor<2x16x64xf32>) {
   // expected-error @+1 {{scale must be positive and finite}}
   %0 = transformer.attention %q, %q, %q {num_heads = 4, num_kv_heads = 4, scale = -1.0 : f32} : (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>) -> tensor<2x16x64xf32>

@@ -496,3 +496,72 @@ func.func @packed_sequences_not_causal(%q: tensor<1x1x4x4xf32>, %kt: tensor<1x1x
   %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// Gemma 2's attention logit softcapping, cap * tanh(scores / cap), between
+// the scale and the mask: the op's softcap. The cap's reciprocal as a
+// product works too.
+// CHECK-LABEL: func @softcap
+// CHECK: transformer.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 2.500000e-01 : f32, softcap = 5.000000e+01 : f32}
+// CHECK: transformer.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, num_heads = 1 : i64, num_kv_heads = 1 : i64, scale = 2.500000e-01 : f32, softcap = 5.000000e+01 : f32}
+func.func @softcap(%q: tensor<1x1x4x4xf32>, %kt: tensor<1x1x4x4xf32>, %v: tensor<1x1x4x4xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) {
+  %scale = arith.constant dense<0.25> : tensor<f32>
+  %cap = arith.constant dense<50.0> : tensor<f32>
+  %inv = arith.constant dense<0.02> : tensor<f32>
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.mul %s, %scale : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %s2 = transformer.div %s1, %cap : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %s3 = transformer.tanh %s2 : tensor<1x1x4x4xf32>
+  %s4 = transformer.mul %s3, %cap : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %s5 = transformer.add %s4, %mask : (tensor<1x1x4x4xf32>, tensor<4x4xf32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s5 {axis = 3} : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %t = transformer.matmul %q, %kt : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %t1 = transformer.mul %t, %scale : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %t2 = transformer.mul %inv, %t1 : (tensor<f32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %t3 = transformer.tanh %t2 : tensor<1x1x4x4xf32>
+  %t4 = transformer.mul %cap, %t3 : (tensor<f32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %t5 = transformer.add %mask, %t4 : (tensor<4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %tp = transformer.softmax %t5 {axis = 3} : tensor<1x1x4x4xf32>
+  %to = transformer.matmul %tp, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o, %to : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// negative_: a mask under the softcap would be capped (-inf becomes -cap,
+// which does not hide), a scale above it would scale the capped scores,
+// and the cap and the divisor must agree: none of these is the op.
+// ABSENT-LABEL: func @negative_softcap
+// ABSENT-NOT: transformer.attention
+// ABSENT: {{^}}}
+// CHECK-LABEL: func @negative_softcap
+func.func @negative_softcap(%q: tensor<1x1x4x4xf32>, %kt: tensor<1x1x4x4xf32>, %v: tensor<1x1x4x4xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) {
+  %cap = arith.constant dense<50.0> : tensor<f32>
+  %other = arith.constant dense<30.0> : tensor<f32>
+  %two = arith.constant dense<2.0> : tensor<f32>
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %s = transformer.matmul %q, %kt : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %s1 = transformer.add %s, %mask : (tensor<1x1x4x4xf32>, tensor<4x4xf32>) -> tensor<1x1x4x4xf32>
+  %s2 = transformer.div %s1, %cap : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %s3 = transformer.tanh %s2 : tensor<1x1x4x4xf32>
+  %s4 = transformer.mul %s3, %cap : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %p = transformer.softmax %s4 {axis = 3} : tensor<1x1x4x4xf32>
+  %o = transformer.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %t = transformer.matmul %q, %kt : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %t2 = transformer.div %t, %cap : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %t3 = transformer.tanh %t2 : tensor<1x1x4x4xf32>
+  %t4 = transformer.mul %t3, %cap : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %t5 = transformer.mul %t4, %two : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %tp = transformer.softmax %t5 {axis = 3} : tensor<1x1x4x4xf32>
+  %to = transformer.matmul %tp, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %u = transformer.matmul %q, %kt : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %u2 = transformer.div %u, %other : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %u3 = transformer.tanh %u2 : tensor<1x1x4x4xf32>
+  %u4 = transformer.mul %u3, %cap : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  %up = transformer.softmax %u4 {axis = 3} : tensor<1x1x4x4xf32>
+  %uo = transformer.matmul %up, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %o, %to, %uo : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+}

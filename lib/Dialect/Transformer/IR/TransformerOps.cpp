@@ -921,6 +921,9 @@ LogicalResult AttentionOp::verify() {
   APFloat scale = getScale();
   if (!scale.isFiniteNonZero() || scale.isNegative())
     return emitOpError("scale must be positive and finite");
+  if (std::optional<APFloat> softcap = getSoftcap();
+      softcap && (!softcap->isFiniteNonZero() || softcap->isNegative()))
+    return emitOpError("softcap must be positive and finite");
   return success();
 }
 

@@ -49,6 +49,9 @@ struct Scores {
   bool keepMaskInverted = false;
   /// A keep mask given as the conjunction of these (splitCausalConjunct).
   SmallVector<Value> keepConjuncts;
+  /// cap * tanh(s / cap) met on the way down (Gemma 2): below it only
+  /// scales may follow (a mask there would be capped, not hiding).
+  std::optional<double> softcap;
 };
 
 /// The query and key lengths of a `[B, H, Sq, Skv]` score tensor.
@@ -128,7 +131,7 @@ bool splitCausalConjunct(Scores &m, const ScoreShape &shape, Value cond) {
 /// a query is itself padding.)
 bool addMask(Scores &m, const ScoreShape &shape, Value mask, MaskForm form,
              bool inverted = false) {
-  if (!broadcastsTo(mask, shape.type))
+  if (!broadcastsTo(mask, shape.type) || m.softcap)
     return false;
   MaskForm evaluated = inverted ? MaskForm::Hide : form;
   if (isCausalMask(mask, evaluated, shape.sq(), shape.skv())) {
@@ -178,6 +181,39 @@ bool matchScores(Value v, Scores &m, const ScoreShape &shape) {
     m = saved;
     return false;
   };
+  // Softcapping: cap * tanh(s / cap) or cap * tanh(s * (1 / cap)), with no
+  // scale above it (that would scale the capped scores).
+  if (auto mul = dyn_cast<MulOp>(op); mul && !m.softcap && !m.belowScale) {
+    for (Value x : {mul.getLhs(), mul.getRhs()}) {
+      std::optional<double> cap = constantScalar(otherOperand(mul, x));
+      auto tanh = x.getDefiningOp<TanhOp>();
+      if (!cap || *cap <= 0 || !tanh || !tanh->hasOneUse())
+        continue;
+      Operation *inner = tanh.getInput().getDefiningOp();
+      if (!inner || !inner->hasOneUse())
+        continue;
+      Value capped;
+      std::optional<double> divisor;
+      if (auto div = dyn_cast<DivOp>(inner)) {
+        capped = div.getLhs();
+        divisor = constantScalar(div.getRhs());
+      } else if (auto by = dyn_cast<MulOp>(inner)) {
+        for (Value y : {by.getLhs(), by.getRhs()})
+          if (std::optional<double> c = constantScalar(otherOperand(by, y));
+              c && *c != 0) {
+            capped = y;
+            divisor = 1 / *c;
+          }
+      }
+      if (!divisor || std::abs(*divisor - *cap) > 1e-6 * *cap)
+        continue;
+      if (tryOperand(capped, [&] {
+            m.softcap = *cap;
+            return true;
+          }))
+        return true;
+    }
+  }
   if (auto mul = dyn_cast<MulOp>(op)) {
     for (Value x : {mul.getLhs(), mul.getRhs()}) {
       std::optional<double> c = constantScalar(otherOperand(mul, x));
@@ -574,7 +610,8 @@ struct AttentionPattern : OpRewritePattern<MatmulOp> {
         rewriter, loc, outType, q, k, v, mask,
         rewriter.getI64IntegerAttr(heads), rewriter.getI64IntegerAttr(kvHeads),
         rewriter.getF32FloatAttr(m.scale),
-        m.causal ? rewriter.getUnitAttr() : nullptr);
+        m.causal ? rewriter.getUnitAttr() : nullptr,
+        m.softcap ? rewriter.getF32FloatAttr(*m.softcap) : nullptr);
     // Back to [B, H, Sq, Dv]; the head merge that follows cancels this.
     Value split = reshapeTo(rewriter, loc, attention, {batch, sq, heads, dv});
     rewriter.replaceOp(pv, transposeOf(rewriter, loc, split, {0, 2, 1, 3}));

@@ -111,7 +111,7 @@ decomposed forms here are the deliberate alternatives this fixture set asks
 for.
 
 Model-zoo families (--family
-gptj|neox|phi|qwen3|gemma|mistral|llama_padded|llama_packed|stablelm|bloom|opt|falcon|phi3|
+gptj|neox|phi|qwen3|gemma|gemma2|mistral|llama_padded|llama_packed|stablelm|bloom|opt|falcon|phi3|
 clip_text|t5;
 ZOO below): decoders built from the same helpers in both exporters'
 patterns, with the blocks the three above lack: GPT-J's parallel attention
@@ -120,7 +120,8 @@ from a sin/cos buffer; GPT-NeoX's packed per-head query_key_value, partial
 rotate-half rotary and two-norm parallel residual; Phi's parallel block
 with partial rotate-half rotary; Qwen3's per-head q/k RMSNorm; Gemma's
 (1 + w) RMSNorm, GeGLU (tanh) and multi-query attention with the embedding
-scaled by sqrt(hidden); Mistral's sliding-window mask; a Llama whose
+scaled by sqrt(hidden); Gemma 2's attention logit softcapping, norms after
+attention and MLP, and a sliding window every other layer; Mistral's sliding-window mask; a Llama whose
 padding attention_mask input is merged with the causal mask; a Llama whose
 causal mask is transformers 5's traced and_masks of causal and
 packed-sequence functions (CumSum, GatherND); StableLM 2's
@@ -199,7 +200,7 @@ FMIN = float(np.finfo(np.float32).min)        # -3.4028234663852886e+38
 INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 FAMILIES = ("bert", "gpt2", "llama")
 # The model-zoo decoder families (ZOO below).
-ZOO_FAMILIES = ("gptj", "neox", "phi", "qwen3", "gemma", "mistral", "llama_padded",
+ZOO_FAMILIES = ("gptj", "neox", "phi", "qwen3", "gemma", "gemma2", "mistral", "llama_padded",
                 "llama_packed", "stablelm", "bloom", "opt", "falcon", "phi3", "clip_text",
                 "t5")
 # BERT, GPT-2 and Llama exported after model.half(): float16 weights,
@@ -1071,8 +1072,9 @@ def build_llama(g, layers):
 class Decoder(collections.namedtuple(
         "Decoder", "norm parallel qkv qkv_bias o_bias rotary rotary_dim mlp "
                    "mlp_bias kv_heads qk_norm embed_scale window padding names "
-                   "positions pos_offset embed_norm q_scaled mask_form",
-        defaults=("rotary", 0, False, False, None))):
+                   "positions pos_offset embed_norm q_scaled mask_form softcap sandwich "
+                   "window_every",
+        defaults=("rotary", 0, False, False, None, None, False, 1))):
     """norm: "layer" | "rms" | "rms1p" (Gemma's (1 + w) gain).
     parallel: None (x += attn(n1(x)); x += mlp(n2(x))), "shared" (one norm
     feeds both, x = attn + mlp + x: GPT-J, Phi) or "two_norms" (GPT-NeoX's
@@ -1103,7 +1105,13 @@ class Decoder(collections.namedtuple(
     create_causal_mask builds it under tracing when position_ids is given
     and attention_mask is not (a plain export): the causal function AND
     the packed-sequence one, psm[b, q] == psm[b, kv] with psm the cumulative
-    count of position jumps, indexed by broadcast index tensors (GatherND)."""
+    count of position jumps, indexed by broadcast index tensors (GatherND).
+    softcap: Gemma 2's attention logit softcapping, cap * tanh(s / cap) of
+    the scaled scores before the mask, or None.  sandwich: Gemma 2's norms
+    after the attention and the MLP too (post_attention_layernorm,
+    pre_feedforward_layernorm, post_feedforward_layernorm).  window_every:
+    with a window, the layers that slide it (Gemma 2: every other one, the
+    first among them; the rest attend globally)."""
 
 
 ZOO_NAMES = {
@@ -1122,6 +1130,11 @@ ZOO_NAMES = {
                   k="k_proj", v="v_proj", o="o_proj", mlp="mlp", gate="gate_proj",
                   up="up_proj", down="down_proj", final="norm", q_norm="q_norm",
                   k_norm="k_norm"),
+    "gemma2": dict(embed="embed_tokens", layer="layers.{}", norm1="input_layernorm",
+                   post_attn="post_attention_layernorm", norm2="pre_feedforward_layernorm",
+                   post_mlp="post_feedforward_layernorm", attn="self_attn", q="q_proj",
+                   k="k_proj", v="v_proj", o="o_proj", mlp="mlp", gate="gate_proj",
+                   up="up_proj", down="down_proj", final="norm"),
     "bloom": dict(embed="word_embeddings", embed_norm="word_embeddings_layernorm",
                   layer="h.{}", norm1="input_layernorm", norm2="post_attention_layernorm",
                   attn="self_attention", qkv="query_key_value", o="dense", mlp="mlp",
@@ -1170,6 +1183,11 @@ ZOO = {
     "llama_packed": Decoder("rms", None, "separate", False, False, "half", 16,
                             "swiglu", False, 2, False, None, None, False,
                             ZOO_NAMES["llama"], mask_form="packed"),
+    # Gemma 2: Gemma's block with attention logit softcapping, norms after
+    # the attention and the MLP too, a sliding window every other layer.
+    "gemma2": Decoder("rms1p", None, "separate", False, False, "half", 16,
+                      "geglu", False, 2, False, True, 6, False, ZOO_NAMES["gemma2"],
+                      softcap=5.0, sandwich=True, window_every=2),
     "stablelm": Decoder("layer", None, "separate", True, False, "half", 4,
                         "swiglu", False, 2, False, None, None, False,
                         ZOO_NAMES["llama"]),
@@ -1250,8 +1268,12 @@ def make_zoo_weights(cfg, layers, normal, gain):
             norm(a + n["q_norm"], HEAD_DIM)
             norm(a + n["k_norm"], HEAD_DIM)
         dense(a + n["o"], HEADS * HEAD_DIM, HIDDEN, cfg.o_bias)
+        if cfg.sandwich:
+            norm(p + n["post_attn"])
         if cfg.parallel != "shared":
             norm(p + n["norm2"])
+        if cfg.sandwich:
+            norm(p + n["post_mlp"])
         m = p + n["mlp"] + "."
         if cfg.mlp in ("swiglu", "geglu"):
             dense(m + n["gate"], HIDDEN, INTERMEDIATE, cfg.mlp_bias)
@@ -1476,6 +1498,10 @@ def zoo_attention(g, cfg, p, x, tables, mask, dims, alibi=None):
             scores = g.op("Mul", scores, g.scalar(1.0 / math.sqrt(HEAD_DIM)), fx="mul")
         if alibi is not None:
             scores = g.op("Add", scores, alibi, fx="add")
+        if cfg.softcap:                 # Gemma 2: cap * tanh(scores / cap)
+            scores = g.op("Mul", g.op("Tanh", g.op("Div", scores, g.scalar(cfg.softcap),
+                                                   fx="div"), fx="tanh"),
+                          g.scalar(cfg.softcap), fx="mul")
         if g.ts:            # causal_mask[:, :, :, :key_states.shape[-2]]
             end = g.op("Unsqueeze", ts_size(g, k, 2), g.i64(0))
             mask = g.op("Slice", mask, g.i64(0), end, g.i64(3), g.i64(1))
@@ -1547,6 +1573,9 @@ def build_decoder(g, layers, cfg):
     if cfg.embed_norm:
         x = zoo_norm(g, cfg, n["embed_norm"], x)
     mask = zoo_mask(g, cfg, x, cache_position, seq, dims, mask_in)
+    # Gemma 2: the layers that do not slide the window attend causally.
+    full_mask = (zoo_mask(g, cfg._replace(window=None), x, cache_position, seq, dims,
+                          mask_in) if cfg.window and cfg.window_every > 1 else mask)
     alibi = alibi_bias(g, cache_position) if cfg.positions == "alibi" else None
     if cfg.rotary is None:
         tables = None
@@ -1562,7 +1591,10 @@ def build_decoder(g, layers, cfg):
     for i in range(layers):
         p = n["layer"].format(i)
         h = zoo_norm(g, cfg, f"{p}/{n['norm1']}", x)
-        attn = zoo_attention(g, cfg, p, h, tables, mask, dims, alibi)
+        attn = zoo_attention(g, cfg, p, h, tables,
+                             mask if i % cfg.window_every == 0 else full_mask, dims, alibi)
+        if cfg.sandwich:
+            attn = zoo_norm(g, cfg, f"{p}/{n['post_attn']}", attn)
         with g.scope(p):
             if cfg.parallel == "shared":
                 x = g.op("Add", g.op("Add", attn, zoo_mlp(g, cfg, p, h), fx="add"), x, fx="add")
@@ -1573,6 +1605,8 @@ def build_decoder(g, layers, cfg):
                 continue
             x = g.op("Add", x, attn, fx="add")
         h = zoo_mlp(g, cfg, p, zoo_norm(g, cfg, f"{p}/{n['norm2']}", x))
+        if cfg.sandwich:
+            h = zoo_norm(g, cfg, f"{p}/{n['post_mlp']}", h)
         with g.scope(p):
             x = g.op("Add", x, h, fx="add")
     return zoo_norm(g, cfg, n["final"], x)
@@ -1584,11 +1618,12 @@ def zoo_reference(cfg, W, inputs, layers):
     ids = inputs["input_ids"]
     b, s = ids.shape
     q_pos, k_pos = np.arange(s)[:, None], np.arange(s)[None, :]
-    allowed = (k_pos <= q_pos)[None, None]
+    full = (k_pos <= q_pos)[None, None]
+    if cfg.padding:
+        full = full & inputs["attention_mask"].astype(bool)[:, None, None, :]
+    allowed = full
     if cfg.window:
         allowed = allowed & (k_pos > q_pos - cfg.window)[None, None]
-    if cfg.padding:
-        allowed = allowed & inputs["attention_mask"].astype(bool)[:, None, None, :]
     eps = _f32(ZOO_EPS[cfg.norm])
 
     def lin(x, name, bias):
@@ -1618,7 +1653,7 @@ def zoo_reference(cfg, W, inputs, layers):
             turned = np.concatenate([-rot[..., rd // 2:], rot[..., :rd // 2]], -1)
         return np.concatenate([rot * cos + turned * sin, keep], -1)
 
-    def attention(h, a):
+    def attention(h, a, allowed):
         if cfg.qkv == "packed_heads":
             qkv = lin(h, a + n["qkv"], True).reshape(b, s, HEADS, 3 * HEAD_DIM)
             q, k, v = np.split(qkv.transpose(0, 2, 1, 3), 3, axis=-1)
@@ -1636,7 +1671,8 @@ def zoo_reference(cfg, W, inputs, layers):
         q, k = rope(q), rope(k)
         rep = HEADS // k.shape[1]
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
-        return lin(_merge(_attend(q, k, v, allowed, bias)), a + n["o"], cfg.o_bias)
+        return lin(_merge(_attend(q, k, v, allowed, bias, cfg.softcap)), a + n["o"],
+                   cfg.o_bias)
 
     bias = None
     if cfg.positions == "alibi":        # [1, heads, 1, s]: slope_h * key position
@@ -1675,12 +1711,16 @@ def zoo_reference(cfg, W, inputs, layers):
         p = n["layer"].format(i) + "."
         a, m = p + n["attn"] + ".", p + n["mlp"] + "."
         h = norm(x, p + n["norm1"])
+        mask = allowed if i % cfg.window_every == 0 else full
         if cfg.parallel == "shared":
-            x = attention(h, a) + mlp(h, m) + x
+            x = attention(h, a, mask) + mlp(h, m) + x
         elif cfg.parallel == "two_norms":
-            x = mlp(norm(x, p + n["norm2"]), m) + attention(h, a) + x
+            x = mlp(norm(x, p + n["norm2"]), m) + attention(h, a, mask) + x
+        elif cfg.sandwich:
+            x = x + norm(attention(h, a, mask), p + n["post_attn"])
+            x = x + norm(mlp(norm(x, p + n["norm2"]), m), p + n["post_mlp"])
         else:
-            x = x + attention(h, a)
+            x = x + attention(h, a, mask)
             x = x + mlp(norm(x, p + n["norm2"]), m)
     return norm(x, n["final"])
 
@@ -2312,7 +2352,7 @@ PERTURBATIONS = ("zero_attention", "uniform_softmax", "scale_1_over_d",
                  "no_mask", "no_rope")
 
 
-def _attend(q, k, v, allowed, bias=None):
+def _attend(q, k, v, allowed, bias=None, softcap=None):
     if PERTURBATION == "zero_attention":
         return np.zeros(q.shape[:-1] + v.shape[-1:])
     if PERTURBATION == "no_mask":
@@ -2321,6 +2361,8 @@ def _attend(q, k, v, allowed, bias=None):
     s = q @ k.transpose(0, 1, 3, 2) / scale
     if bias is not None:
         s = s + bias
+    if softcap:
+        s = _f32(softcap) * np.tanh(s / _f32(softcap))
     if PERTURBATION == "uniform_softmax":
         s = np.zeros_like(s)
     return _softmax(np.where(allowed, s, -np.inf)) @ v

@@ -765,7 +765,9 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [Pure]> {
     projections produce them. Each query head `h` attends to key/value head
     `h / (Hq / Hkv)`:
 
-        scores = scale * Q_h · K_hᵀ  (+ mask)  (causal: -inf above diagonal)
+        scores = scale * Q_h · K_hᵀ
+        scores = softcap * tanh(scores / softcap)   (with `softcap`)
+        scores = scores (+ mask)  (causal: -inf above diagonal)
         output_h = softmax(scores) · V_h
 
     The output is `[B, Sq, Hq * Dv]`. `mask` broadcasts to `[B, Hq, Sq, Skv]`:
@@ -774,7 +776,9 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [Pure]> {
     query sees every key), as with a KV cache. A query that sees no key at
     all (every score masked to -inf) gets a zero output, as PyTorch's
     scaled_dot_product_attention guarantees and its ONNX export spells with
-    IsNaN + Where.
+    IsNaN + Where. `softcap` (Gemma 2's attention logit softcapping) bounds
+    the scaled scores to (-softcap, softcap) before the mask, which still
+    hides what it hides.
   }];
   let arguments = (ins Transformer_FloatTensor:$query,
                        Transformer_FloatTensor:$key,
@@ -783,7 +787,8 @@ def Transformer_AttentionOp : Transformer_Op<"attention", [Pure]> {
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
                        F32Attr:$scale,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal,
+                       OptionalAttr<F32Attr>:$softcap);
   let results = (outs Transformer_FloatTensor:$output);
   let assemblyFormat = "$query `,` $key `,` $value (`mask` $mask^)? attr-dict "
                        "`:` functional-type(operands, results)";
