@@ -126,6 +126,16 @@ def launch(args, so, world):
     return [args.run, so, "--world-size", str(world)]
 
 
+def succeeded(command, lines, label):
+    """Runs `command`; on failure appends "FAIL <label>: <stderr>" to
+    `lines` and returns None, else the completed process."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode == 0:
+        return done
+    lines.append(f"FAIL {label}: {done.stderr.strip()}")
+    return None
+
+
 def make_fixture(args, family, exporter):
     """Generates the fixture; returns its path stem, its reference (inputs
     and output), the --input-shape flags and mte-run's -i flags."""
@@ -162,25 +172,18 @@ def run_delayed_case(args, family, exporter):
     for name, flags, world in [("unsharded", [], 1)] + [
             (layout, *parse_layout(layout)) for layout in args.layouts]:
         so = f"{stem}.{name.replace(',', '.').replace('=', '')}.delayed.so"
-        compiled = subprocess.run([args.compile, stem + ".onnx", "-o", so]
-                                  + flags + DELAYED + shapes,
-                                  capture_output=True, text=True)
-        if compiled.returncode != 0:
-            lines.append(f"FAIL {family} {exporter} {name} delayed: compile: "
-                         f"{compiled.stderr.strip()}")
+        label = f"{family} {exporter} {name} delayed"
+        if not succeeded([args.compile, stem + ".onnx", "-o", so] + flags + DELAYED
+                         + shapes, lines, label + ": compile"):
             failures += 1
             continue
         steps, state = [], []
         for step in range(args.delayed):
             out = f"{so[:-3]}.step{step}"
             saved = out + ".state.npz"
-            ran = subprocess.run(
-                launch(args, so, world) + ["-o", out, "--save-fp8-state",
-                                           saved] + files + state,
-                capture_output=True, text=True)
-            if ran.returncode != 0:
-                lines.append(f"FAIL {family} {exporter} {name} delayed: run "
-                             f"{step}: {ran.stderr.strip()}")
+            if not succeeded(launch(args, so, world) + ["-o", out, "--save-fp8-state",
+                                                        saved] + files + state,
+                             lines, f"{label}: run {step}"):
                 failures += 1
                 break
             with np.load(saved) as saved_state:
@@ -249,12 +252,10 @@ def run_case(args, family, exporter):
     outputs, errors = {}, {}
     for name, flags, world in builds:
         so = f"{stem}.{name.replace(',', '.').replace('=', '')}.so"
-        compiled = subprocess.run(
-            [args.compile, stem + ".onnx", "-o", so, "--fusion-stats"] + flags
-            + precision + shapes, capture_output=True, text=True)
-        if compiled.returncode != 0:
-            lines.append(f"FAIL {family} {exporter} {name}: compile: "
-                         f"{compiled.stderr.strip()}")
+        compiled = succeeded([args.compile, stem + ".onnx", "-o", so, "--fusion-stats"]
+                             + flags + precision + shapes, lines,
+                             f"{family} {exporter} {name}: compile")
+        if not compiled:
             failures += 1
             continue
         unstaged = check_stages(compiled.stdout, flags)
@@ -262,11 +263,8 @@ def run_case(args, family, exporter):
             lines.append(f"FAIL {family} {exporter} {name}: {unstaged}")
             failures += 1
         out = so[:-3] + ".out"
-        ran = subprocess.run(launch(args, so, world) + ["-o", out] + files,
-                             capture_output=True, text=True)
-        if ran.returncode != 0:
-            lines.append(f"FAIL {family} {exporter} {name}: run: "
-                         f"{ran.stderr.strip()}")
+        if not succeeded(launch(args, so, world) + ["-o", out] + files, lines,
+                         f"{family} {exporter} {name}: run"):
             failures += 1
             continue
         outputs[name] = np.load(os.path.join(out, output + ".npy"))

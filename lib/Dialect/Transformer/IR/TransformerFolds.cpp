@@ -535,9 +535,10 @@ void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
 namespace {
 /// split(split(x)#i) along the same axis, where the inner piece has no other
 /// user -> one split of x. Horizontal fusion splits a merged projection
-/// into its parts; a part that its model split again (Q, K and V of a
-/// fused projection that also feeds the MLP, as in Falcon's parallel block)
-/// becomes pieces of the one split, which tensor parallelism regroups.
+/// into its parts; a part that its model split again (the Q, K and V of a
+/// fused projection merged with a sibling of the same input, such as a
+/// parallel block's gate and up projections) becomes pieces of the one
+/// split, which tensor parallelism regroups.
 struct ComposeSplits : OpRewritePattern<SplitOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SplitOp op,
