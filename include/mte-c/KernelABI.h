@@ -40,7 +40,14 @@ extern "C" {
  * 0: 1) before the epilogue: cuBLASLt's B and A scale pointers. With
  * `scaleMode` MTE_GEMM_SCALE_BLOCK128 (batch 1, k a multiple of 128), they
  * are block scales instead (ModelABI.h says how they are laid out), both
- * given, and each block's partial product is scaled before it is summed. */
+ * given, and each block's partial product is scaled before it is summed.
+ * `cDtype` is the type of C and the bias: `outDtype`, except for an FP8
+ * GEMM with per-tensor scales writing `outDtype` f8e4m3fn, where C and the
+ * bias are bf16 or f16 and `out` is saturate(e4m3(y * *outScale)) of the
+ * f32 epilogue value y (cuBLASLt's D scale, an f32 device scalar), and
+ * `outAmax`, when not 0, receives max |y| (AMAX_D, before the scale); C is
+ * then `residual` or nothing (beta = 0). `outScale` and `outAmax` are 0
+ * for any other output. */
 MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                                   int64_t batch, int64_t m, int64_t n,
                                   int64_t k, int32_t transB, float alpha,
@@ -48,7 +55,9 @@ MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                                   int32_t dtype, int32_t outDtype,
                                   int32_t epilogue, uint64_t bias,
                                   uint64_t residual, uint64_t xScale,
-                                  uint64_t wScale, int32_t scaleMode);
+                                  uint64_t wScale, int32_t scaleMode,
+                                  int32_t cDtype, uint64_t outScale,
+                                  uint64_t outAmax);
 
 /* Fused attention (FlashAttention.cu), for 16-bit Q/K/V and head dimension
  * 16, 32, 64 or 128:

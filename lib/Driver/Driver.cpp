@@ -321,6 +321,9 @@ void mte::driver::buildModelPipeline(OpPassManager &pm,
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
   }
+  // Last: the collectives around an amax stay as the layouts put them.
+  if (options.precision == Precision::FP8)
+    pm.addNestedPass<func::FuncOp>(transformer::createFuseLinearFP8Output());
 }
 
 LogicalResult mte::driver::compileModel(

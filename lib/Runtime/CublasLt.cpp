@@ -3,7 +3,7 @@
 // CUDA models call mte_cuda_gemm for the product of every linear and of
 // attention's two batched products (mte-matmul-to-library-call): A and B in
 // f32, bf16, f16 or E4M3 (with per-tensor or block scales), accumulated in f32 and
-// written in f32, bf16 or f16. cuBLASLt is opened on
+// written in f32, bf16 or f16, or in E4M3 with a D scale and AMAX_D. cuBLASLt is opened on
 // the first call, like the driver; each device has its own handle and
 // workspace (Device::cublasLt), and caches a plan (descriptors and the
 // heuristic's algorithm) per shape, types and epilogue, so that later runs
@@ -62,6 +62,8 @@ constexpr int kDescBiasPointer = 8;  // CUBLASLT_MATMUL_DESC_BIAS_POINTER
 constexpr int kDescBiasType = 26;    // CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE
 constexpr int kDescAScale = 17;      // CUBLASLT_MATMUL_DESC_A_SCALE_POINTER
 constexpr int kDescBScale = 18;      // CUBLASLT_MATMUL_DESC_B_SCALE_POINTER
+constexpr int kDescDScale = 20;      // CUBLASLT_MATMUL_DESC_D_SCALE_POINTER
+constexpr int kDescAmaxD = 21;       // CUBLASLT_MATMUL_DESC_AMAX_D_POINTER
 constexpr int kDescFastAccum = 25;   // CUBLASLT_MATMUL_DESC_FAST_ACCUM
 constexpr int kDescAScaleMode = 31;  // CUBLASLT_MATMUL_DESC_A_SCALE_MODE
 constexpr int kDescBScaleMode = 32;  // CUBLASLT_MATMUL_DESC_B_SCALE_MODE
@@ -85,6 +87,8 @@ static_assert(kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA &&
               kDescBiasType == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE &&
               kDescAScale == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER &&
               kDescBScale == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER &&
+              kDescDScale == CUBLASLT_MATMUL_DESC_D_SCALE_POINTER &&
+              kDescAmaxD == CUBLASLT_MATMUL_DESC_AMAX_D_POINTER &&
               kDescFastAccum == CUBLASLT_MATMUL_DESC_FAST_ACCUM &&
               kDescAScaleMode == CUBLASLT_MATMUL_DESC_A_SCALE_MODE &&
               kDescBScaleMode == CUBLASLT_MATMUL_DESC_B_SCALE_MODE);
@@ -121,15 +125,21 @@ struct Library {
 
 struct Plan {
   MatmulDesc desc;
-  Layout a, b, c;
+  Layout a, b, c, d; // d is c unless D is E4M3 (C then has the bias's type)
   Algo algo;
   // The bias and scale pointers are set on the descriptor per call.
   std::mutex pointerMutex;
 };
 
-/// batch, m, n, k, transB, A/B type, D type, epilogue, scale mode.
+/// Where an FP8 GEMM writing E4M3 takes its D scale and writes its amax.
+struct Fp8Output {
+  void *scale = nullptr, *amax = nullptr;
+};
+
+/// batch, m, n, k, transB, A/B type, C type, D type, epilogue, scale mode,
+/// whether AMAX_D is written.
 using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int, int,
-                           uint32_t, int32_t>;
+                           int, uint32_t, int32_t, bool>;
 
 /// Opens cuBLASLt ($MTE_CUBLASLT_LIBRARY, else the loader path, else the
 /// CUDA toolkit's lib64) and resolves its functions, once per process.
@@ -210,22 +220,28 @@ bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
 /// The plan of a row-major [m, k] x W -> [m, n] product, W being [k, n]
 /// (kn) or [n, k] (nk). cuBLASLt is column-major: it computes the transposed
 /// product D (n x m) = op(W) (n x k) . X (k x m).
-/// A and B are `inputType`, C and D `outputType` (cudaDataTypes), the
+/// A and B are `inputType`, C `cType` and D `outputType` (cudaDataTypes), the
 /// accumulation f32 (exact fp32 for f32 inputs, tensor cores for bf16/f16);
-/// `epilogue` is a cublasLtEpilogue_t (bias of D's type, bf16 for an FP8
-/// GEMM writing f32). FP8 GEMMs accumulate as TransformerEngine's forward
+/// `epilogue` is a cublasLtEpilogue_t (bias of C's type, bf16 for an FP8
+/// GEMM writing f32). C is D's type unless D is E4M3, where it is the 16-bit
+/// type of the bias and residual (cuBLASLt's rule) and `dOut` gives the D
+/// scale and amax pointers. FP8 GEMMs accumulate as TransformerEngine's forward
 /// does (FAST_ACCUM: no periodic promotion of the tensor cores' partial
 /// sums), except block-scaled ones (`scaleMode` MTE_GEMM_SCALE_BLOCK128:
 /// W's scales BLK128x128, x's VEC128), which cuBLASLt promotes per block.
 /// Their heuristic finds no algorithm until the scale pointers are set
 /// (checked on the H200 for every shape and epilogue tried): the first
-/// call's, `xScale` and `wScale`, are (each call sets its own anyway).
+/// call's, `xScale` and `wScale`, are (each call sets its own anyway); the
+/// D scale and amax pointers are set the same way, as TransformerEngine
+/// sets every pointer before it asks.
 Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
-              int64_t k, bool nk, int inputType, int outputType,
+              int64_t k, bool nk, int inputType, int cType, int outputType,
               uint32_t epilogue, int32_t scaleMode, void *xScale,
-              void *wScale, std::string &error) {
+              void *wScale, Fp8Output dOut, std::string &error) {
   std::lock_guard<std::mutex> guard(g.plansMutex);
-  PlanKey key{batch, m, n, k, nk, inputType, outputType, epilogue, scaleMode};
+  PlanKey key{batch,    m,     n,        k,         nk,
+              inputType, cType, outputType, epilogue, scaleMode,
+              dOut.amax != nullptr};
   if (auto it = g.plans.find(key); it != g.plans.end())
     return it->second.get();
   const Library &l = g.lib;
@@ -235,7 +251,8 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
   bool blocks = scaleMode == MTE_GEMM_SCALE_BLOCK128;
   int8_t fastAccum = 1;
   int32_t wScaleMode = kScaleBlk128, xScaleMode = kScaleVec128;
-  int32_t biasType = fp8 && outputType == kR32F ? kR16BF : outputType;
+  bool fp8Out = outputType == kR8FE4M3;
+  int32_t biasType = fp8 && outputType == kR32F ? kR16BF : cType;
   Preference preference = nullptr;
   uint64_t workspace = kWorkspaceBytes;
   HeuristicResult result = {};
@@ -263,23 +280,34 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
                                                    &wScale, sizeof(wScale)) ||
                   l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBScale,
                                                    &xScale, sizeof(xScale)))) ||
+      (fp8Out && (l.cublasLtMatmulDescSetAttribute(plan->desc, kDescDScale,
+                                                   &dOut.scale,
+                                                   sizeof(dOut.scale)) ||
+                  (dOut.amax &&
+                   l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAmaxD,
+                                                    &dOut.amax,
+                                                    sizeof(dOut.amax))))) ||
       l.cublasLtMatrixLayoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k,
                                    nk ? k : n) ||
       l.cublasLtMatrixLayoutCreate(&plan->b, inputType, k, m, k) ||
-      l.cublasLtMatrixLayoutCreate(&plan->c, outputType, n, m, n) ||
+      l.cublasLtMatrixLayoutCreate(&plan->c, cType, n, m, n) ||
+      (fp8Out ? l.cublasLtMatrixLayoutCreate(&plan->d, outputType, n, m, n)
+              : (plan->d = plan->c, 0)) ||
       !setBatch(l, plan->a, batch, n * k) ||
       !setBatch(l, plan->b, batch, k * m) ||
       !setBatch(l, plan->c, batch, n * m) ||
+      (fp8Out && !setBatch(l, plan->d, batch, n * m)) ||
       l.cublasLtMatmulPreferenceCreate(&preference) ||
       l.cublasLtMatmulPreferenceSetAttribute(preference, kPrefMaxWorkspace,
                                              &workspace, sizeof(workspace)) ||
       l.cublasLtMatmulAlgoGetHeuristic(g.handle, plan->desc, plan->a, plan->b,
-                                       plan->c, plan->c, preference, 1, &result,
+                                       plan->c, plan->d, preference, 1, &result,
                                        &found) ||
       found == 0) {
     error = "cuBLASLt has no algorithm for a GEMM of m=" + std::to_string(m) +
             " n=" + std::to_string(n) + " k=" + std::to_string(k) + " (types " +
             std::to_string(inputType) + " -> " + std::to_string(outputType) +
+            (fp8Out ? " with C " + std::to_string(cType) : "") +
             ", epilogue " + std::to_string(epilogue) +
             (blocks ? ", block scales" : "") + ")";
     return nullptr;
@@ -296,7 +324,7 @@ int cudaType(int32_t dtype) {
                                    : -1;
 }
 
-/// The cudaDataType of an mte_dtype GEMM operand, or -1.
+/// The cudaDataType of an mte_dtype GEMM operand or output, or -1.
 int cudaOperandType(int32_t dtype) {
   return dtype == MTE_DTYPE_F8E4M3FN ? kR8FE4M3 : cudaType(dtype);
 }
@@ -310,7 +338,9 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                               int32_t dtype,
                               int32_t outDtype, int32_t epilogue, uint64_t bias,
                               uint64_t residual, uint64_t xScale,
-                              uint64_t wScale, int32_t scaleMode) {
+                              uint64_t wScale, int32_t scaleMode,
+                              int32_t cDtype, uint64_t outScale,
+                              uint64_t outAmax) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
   std::string error;
@@ -321,15 +351,26 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
     return;
   }
   mte::cuda::CublasLt &g = *lt;
-  int inputType = cudaOperandType(dtype), outputType = cudaType(outDtype);
-  bool fp8 = inputType == kR8FE4M3;
-  if (inputType < 0 || outputType < 0 || (fp8 && !transB) ||
-      (!fp8 && (xScale || wScale))) {
+  int inputType = cudaOperandType(dtype),
+      outputType = cudaOperandType(outDtype), cType = cudaType(cDtype);
+  bool fp8 = inputType == kR8FE4M3, fp8Out = outputType == kR8FE4M3;
+  // An E4M3 D: fp8 operands with per-tensor scales, a 16-bit C (and bias),
+  // a D scale; C is D otherwise.
+  bool fp8OutOk = !fp8Out || (fp8 && scaleMode == MTE_GEMM_SCALE_TENSOR &&
+                              (cType == kR16BF || cType == kR16F) && outScale);
+  if (inputType < 0 || outputType < 0 || cType < 0 || (fp8 && !transB) ||
+      (!fp8 && (xScale || wScale)) || !fp8OutOk ||
+      (!fp8Out && (cType != outputType || outScale || outAmax))) {
     mte::cuda::recordError("mte_cuda_gemm: unsupported element types " +
                            std::to_string(dtype) + " -> " +
-                           std::to_string(outDtype) +
+                           std::to_string(outDtype) + " (C " +
+                           std::to_string(cDtype) + ")" +
                            (fp8 && !transB ? " with W [k, n]" : "") +
-                           (!fp8 && (xScale || wScale) ? " with scales" : ""));
+                           (!fp8 && (xScale || wScale) ? " with scales" : "") +
+                           (fp8Out && !outScale ? " without a D scale" : "") +
+                           (!fp8Out && (outScale || outAmax)
+                                ? " with a D scale or amax"
+                                : ""));
     return;
   }
   if (scaleMode != MTE_GEMM_SCALE_TENSOR &&
@@ -341,16 +382,21 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
         std::to_string(k) + ") and both scales 16-byte aligned");
     return;
   }
-  Plan *plan = planFor(g, batch, m, n, k, transB != 0, inputType, outputType,
-                       static_cast<uint32_t>(epilogue), scaleMode,
+  Fp8Output dOut{reinterpret_cast<void *>(outScale),
+                 reinterpret_cast<void *>(outAmax)};
+  Plan *plan = planFor(g, batch, m, n, k, transB != 0, inputType, cType,
+                       outputType, static_cast<uint32_t>(epilogue), scaleMode,
                        reinterpret_cast<void *>(xScale),
-                       reinterpret_cast<void *>(wScale), error);
+                       reinterpret_cast<void *>(wScale), dOut, error);
   if (!plan) {
     mte::cuda::recordError(error);
     return;
   }
   void *output = reinterpret_cast<void *>(out);
-  void *c = residual ? reinterpret_cast<void *>(residual) : output;
+  // C must not alias an E4M3 D (cuBLASLt: invalid value); with beta = 0
+  // it is not read.
+  void *c = residual ? reinterpret_cast<void *>(residual)
+                     : fp8Out ? nullptr : output;
   std::unique_lock<std::mutex> pointerGuard(plan->pointerMutex,
                                             std::defer_lock);
   auto setPointer = [&](int attribute, uint64_t address) {
@@ -367,14 +413,16 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
   }
   // cuBLASLt's A is W and its B is x (the product is computed transposed).
   if (fp8 && (!setPointer(kDescAScale, wScale) ||
-              !setPointer(kDescBScale, xScale))) {
+              !setPointer(kDescBScale, xScale) ||
+              (fp8Out && (!setPointer(kDescDScale, outScale) ||
+                          (outAmax && !setPointer(kDescAmaxD, outAmax)))))) {
     mte::cuda::recordError("cuBLASLt rejected a scale pointer");
     return;
   }
   if (g.lib.cublasLtMatmul(g.handle, plan->desc, &alpha,
                            reinterpret_cast<void *>(w), plan->a,
                            reinterpret_cast<void *>(x), plan->b, &beta, c,
-                           plan->c, output, plan->c, &plan->algo, g.workspace,
+                           plan->c, output, plan->d, &plan->algo, g.workspace,
                            kWorkspaceBytes, mte::cuda::currentStream()) != 0)
     mte::cuda::recordError("cublasLtMatmul failed for m=" + std::to_string(m) +
                            " n=" + std::to_string(n) +

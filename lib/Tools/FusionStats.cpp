@@ -105,6 +105,7 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
       counts["residual"] += static_cast<bool>(linear.getResidual());
       counts["fp8_gemm"] +=
           isFp8Type(linear.getInput().getType().getElementType());
+      counts["fp8_output"] += linear.hasFp8Output();
       counts["fp8_skipped"] += linear->hasAttr(
           TransformerDialect::getFp8SkippedAttrName());
     }
@@ -124,8 +125,9 @@ llvm::SmallVector<mte::FusionCount> mte::countFusions(Operation *root) {
         "gelu", "silu", "swiglu", "geglu", "qkv", "gate_up", "bias_activation",
         "residual", "norm_linear", "gemm", "fp8_gemm", "fp8_skipped"})
     result.push_back({kind, counts.lookup(kind)});
-  // Only sharded models have collectives.
-  for (StringRef kind : {"all_reduce", "reduce_scatter", "all_gather",
+  // Only delayed-scaling FP8 models have GEMMs writing E4M3, and only
+  // sharded models collectives.
+  for (StringRef kind : {"fp8_output", "all_reduce", "reduce_scatter", "all_gather",
                          "pipeline_stage", "send", "broadcast"})
     if (int64_t n = counts.lookup(kind))
       result.push_back({kind, n});

@@ -13,8 +13,9 @@ two-layer MLP of host_fp8_precision.py, over a sequence of runs:
 
 Every run is checked from the state mte had before it: the next state must
 equal the emulated update of this run's amaxes bit for bit, GEMM 1's amax
-(of the bf16 input) bit for bit, GEMM 2's (after an f32 accumulation that
-mte orders differently) within 1e-2, and the output as in
+(of the bf16 input) bit for bit, GEMM 2's (of GEMM 1's f32 epilogue value,
+which GEMM 1 casts to E4M3 itself, rounded once; its f32 accumulation mte
+orders differently) within 1e-2, and the output as in
 host_fp8_precision.py (relative RMS 1e-3, 90 % bit-identical). Then the
 state API: freezing, setting, resetting to the initial state, and the
 errors of bad values.
@@ -69,8 +70,11 @@ class Emulation:
         """The output and this run's amaxes, from the scales of the state."""
         x = bf16(x)
         a0 = np.float32(np.abs(x).max())
-        h = bf16(np.maximum(fp8_linear(x, self.w1, self.b1,
-                                       ref.delayed_scales(scale[0])), 0))
+        # GEMM 1 writes GEMM 2's E4M3 input itself (mte-fuse-linear-fp8-
+        # output, cuBLASLt's D scale): the f32 epilogue value is cast once,
+        # with no bf16 step, and its amax is taken before any rounding.
+        h = np.float32(np.maximum(fp8_linear(x, self.w1, self.b1,
+                                             ref.delayed_scales(scale[0])), 0))
         a1 = np.float32(np.abs(h).max())
         y = bf16(fp8_linear(h, self.w2, self.b2, ref.delayed_scales(scale[1])))
         amax = np.array([a0, a1], np.float32)
@@ -102,10 +106,14 @@ def check_run(model, emulation, x, what):
     next_scale = model.get_state("fp8.scale")
     # The amaxes mte recorded are the history's newest row. A history of
     # one row keeps none (it is zeroed), so the scales are then checked
-    # from the emulated amaxes, and GEMM 2's must match them exactly.
+    # from the emulated amaxes: GEMM 1's exactly, GEMM 2's (from an f32
+    # value mte accumulates in another order) within 1e-6.
     recorded = next_history[-1] if len(history) > 1 else amax
     want_history, want_scale = update(history, scale, recorded,
                                       emulation.margin, emulation.algorithm)
+    if len(history) == 1 and np.isclose(next_scale[1], want_scale[1],
+                                        rtol=1e-6, atol=0):
+        want_scale[1] = next_scale[1]
     norm = np.linalg.norm(want)
     rel = np.linalg.norm(got - want) / norm if norm else np.abs(got).max()
     same = float(np.mean(got == want))

@@ -11,6 +11,7 @@
 #include "mte/Conversion/TransformerToLinalg/LoweringUtils.h"
 #include "mte/Conversion/TransformerToLinalg/TransformerToLinalg.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -141,8 +142,50 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
     bool weightScale = op.getWeightScale() &&
                        !matchPattern(op.getWeightScale(), m_Constant());
     tagEpilogue(rewriter, op, result, alpha, inputScale, weightScale);
-    rewriter.replaceOp(op, result);
+    if (op.hasFp8Output())
+      rewriter.replaceOp(op, buildTaggedFp8Output(rewriter, op, result));
+    else
+      rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// An E4M3-writing linear's cast and amax of its f32 epilogue value `y`,
+  /// tagged for mte-matmul-to-library-call, which hands them to cuBLASLt's
+  /// D scale and AMAX_D: the same arithmetic as the reference's quantize
+  /// and amax, as one elementwise op and one reduction.
+  static SmallVector<Value> buildTaggedFp8Output(PatternRewriter &rewriter,
+                                                 LinearOp op, Value y) {
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    RankedTensorType outType = op.getOutput().getType();
+    Type fp8 = outType.getElementType();
+    Value codes = elementwise(
+        rewriter, loc, outType, ValueRange{y, op.getOutputScale()},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return convertScalar(b, l, arith::MulFOp::create(b, l, a[0], a[1]),
+                               f32, fp8);
+        });
+    codes.getDefiningOp()->setAttr(mte::kGemmFp8OutputAttrName,
+                                   rewriter.getUnitAttr());
+    SmallVector<Value> results = {codes};
+    if (!op.getOutputAmax())
+      return results;
+    MLIRContext *ctx = rewriter.getContext();
+    unsigned rank = outType.getRank();
+    Value init = filledTensor(rewriter, loc, {}, f32, 0);
+    auto amax = linalg::GenericOp::create(
+        rewriter, loc, init.getType(), y, init,
+        {AffineMap::getMultiDimIdentityMap(rank, ctx),
+         AffineMap::get(rank, 0, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value magnitude = math::AbsFOp::create(b, l, a[0]);
+          linalg::YieldOp::create(
+              b, l, arith::MaximumFOp::create(b, l, a[1], magnitude).getResult());
+        });
+    amax->setAttr(mte::kGemmOutputAmaxAttrName, rewriter.getUnitAttr());
+    results.push_back(amax.getResult(0));
+    return results;
   }
 
   /// The library GEMM can apply this epilogue itself (bias, activation,
@@ -168,6 +211,9 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
       if (op.getResidual())
         spec.push_back(
             rewriter.getNamedAttr("residual", rewriter.getUnitAttr()));
+      if (op.hasFp8Output())
+        spec.push_back(
+            rewriter.getNamedAttr("fp8_output", rewriter.getUnitAttr()));
       epilogue->setAttr(mte::kGemmEpilogueAttrName,
                         rewriter.getDictionaryAttr(spec));
     }

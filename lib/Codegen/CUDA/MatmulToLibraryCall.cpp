@@ -195,12 +195,20 @@ std::optional<Operation *> zeroInitBefore(Operation *matmul, Value out) {
 /// A GEMM's epilogue that cuBLASLt can apply: the elementwise op the
 /// lowering tagged `mte.gemm_epilogue`, reading the product and writing
 /// `out` (f32, bf16 or f16) with the fp8 operands' optional scales (f32
-/// scalars), an optional bias [N] and residual (C, beta = 1).
+/// scalars), an optional bias [N] and residual (C, beta = 1). An E4M3
+/// output adds the tagged cast that writes `out` from the epilogue's f32
+/// value times `outScale`, and the tagged reduction writing its amax to
+/// `outAmax` (its zero fill goes with it); the call then takes the place of
+/// the last of them.
 struct LibraryEpilogue {
   linalg::GenericOp op;
-  Value out, inputScale, weightScale, bias, residual;
+  Value out, inputScale, weightScale, bias, residual, outScale, outAmax;
   float alpha = 1.0f;
   int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
+  /// The ops the call replaces besides the product, the last one first.
+  SmallVector<Operation *> replaced;
+  /// The type of C and the bias: the output's, or 16 bits for E4M3.
+  Type cType;
 };
 
 /// The buffer a view (reshape, subview, cast, ...) is of.
@@ -214,6 +222,95 @@ bool isDenseOf(Value v, Type elementType) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
          type.getElementType() == elementType;
+}
+
+/// Whether `op` writes all of `buffer` without reading it.
+bool overwrites(Operation *op, Value buffer) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
+      llvm::is_contained(linalgOp.getDpsInputs(), buffer))
+    return false;
+  for (OpOperand &init : linalgOp.getDpsInitsMutable())
+    if (init.get() == buffer)
+      return !linalgOp.payloadUsesValueFromOperand(&init);
+  return false;
+}
+
+/// The tagged cast to E4M3 and (if there is one) the amax reduction that
+/// are the only readers of the f32 value `y` an `fp8_output` epilogue
+/// writes, into `epilogue`: the E4M3 buffer as its output, the scale and
+/// the amax buffer. Fails on anything else. The buffer may be written again
+/// later (bufferization reuses it for the next layer's): the readers are
+/// those before that.
+LogicalResult matchFp8Output(LibraryEpilogue &epilogue, Value y) {
+  linalg::GenericOp quantize, amax;
+  for (Operation *user = epilogue.op->getNextNode(); user;
+       user = user->getNextNode()) {
+    if (!llvm::is_contained(user->getOperands(), y))
+      continue;
+    if (isa<memref::DeallocOp, bufferization::DeallocOp>(user))
+      break;
+    if (overwrites(user, y))
+      break; // the next value
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || generic.getDpsInputs().empty() ||
+        generic.getDpsInputs()[0] != y || generic.getNumDpsInits() != 1)
+      return failure();
+    bool isCast = generic->hasAttr(mte::kGemmFp8OutputAttrName);
+    if (!isCast && !generic->hasAttr(mte::kGemmOutputAmaxAttrName))
+      return failure();
+    linalg::GenericOp &slot = isCast ? quantize : amax;
+    if (slot)
+      return failure();
+    slot = generic;
+  }
+  if (!quantize || quantize.getNumDpsInputs() != 2)
+    return failure();
+  Value codes = quantize.getDpsInits()[0],
+        scale = quantize.getDpsInputs()[1];
+  auto scaleType = dyn_cast<MemRefType>(scale.getType());
+  if (!isDenseOf(codes, Float8E4M3FNType::get(y.getContext())) ||
+      cast<MemRefType>(codes.getType()).getShape() !=
+          cast<MemRefType>(y.getType()).getShape() ||
+      !scaleType || scaleType.getRank() != 0 ||
+      !scaleType.getElementType().isF32() || scaleType.getMemorySpace())
+    return failure();
+  epilogue.out = codes;
+  epilogue.outScale = scale;
+  epilogue.replaced = {quantize};
+  if (amax) {
+    Value result = amax.getDpsInits()[0];
+    auto resultType = dyn_cast<MemRefType>(result.getType());
+    if (amax.getNumDpsInputs() != 1 || !resultType ||
+        resultType.getRank() != 0 || !resultType.getElementType().isF32())
+      return failure();
+    // cuBLASLt writes the amax: the zero it starts from goes, unless
+    // something between reads it.
+    std::optional<Operation *> zero = zeroInitBefore(amax, result);
+    if (!zero)
+      return failure();
+    epilogue.outAmax = result;
+    epilogue.replaced.push_back(amax);
+    if (*zero)
+      epilogue.replaced.push_back(*zero);
+    // A copied zero: its source goes too when nothing else reads it.
+    if (auto copy = dyn_cast_or_null<linalg::CopyOp>(*zero)) {
+      Value source = copy.getInputs()[0];
+      auto fill = dyn_cast_or_null<linalg::FillOp>(
+          lastWriterBefore(copy, source).getOperation());
+      if (fill && source.getDefiningOp<memref::AllocOp>() &&
+          fill->getBlock() == copy->getBlock() &&
+          llvm::all_of(source.getUsers(), [&](Operation *user) {
+            return user == copy.getOperation() || user == fill.getOperation() ||
+                   isa<memref::DeallocOp>(user);
+          }))
+        epilogue.replaced.push_back(fill);
+    }
+  }
+  llvm::sort(epilogue.replaced, [](Operation *a, Operation *b) {
+    return b->isBeforeInBlock(a);
+  });
+  return success();
 }
 
 /// The tagged epilogue that is the only reader of the product `tmp` (an
@@ -259,7 +356,8 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   auto activation = spec.getAs<mte::transformer::ActivationAttr>("activation");
   bool hasBias = spec.contains("bias"), hasResidual = spec.contains("residual");
   bool hasInputScale = spec.contains("input_scale"),
-       hasWeightScale = spec.contains("weight_scale");
+       hasWeightScale = spec.contains("weight_scale"),
+       fp8Output = spec.contains("fp8_output");
   if (auto alpha = spec.getAs<FloatAttr>("alpha"))
     epilogue.alpha = alpha.getValueAsDouble();
   epilogue.out = op.getDpsInits()[0];
@@ -268,10 +366,25 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
       op.getNumDpsInputs() !=
           1 + hasInputScale + hasWeightScale + hasBias + hasResidual)
     return std::nullopt;
+  bool fp8 = isa<Float8E4M3FNType>(elementTypeOf(matmul.getDpsInputs()[0]));
+  // C and the bias have the output's type; with an E4M3 output (from the
+  // epilogue's f32 value), their own 16-bit one.
+  epilogue.cType = outType;
+  if (fp8Output) {
+    Value c = hasResidual ? op.getDpsInputs().back()
+              : hasBias   ? op.getDpsInputs()[1 + hasInputScale +
+                                              hasWeightScale]
+                          : Value();
+    epilogue.cType =
+        c ? elementTypeOf(c) : Type(BFloat16Type::get(op.getContext()));
+    if (!fp8 || blockScaled || !outType.isF32() ||
+        !isa<BFloat16Type, Float16Type>(epilogue.cType) ||
+        failed(matchFp8Output(epilogue, epilogue.out)))
+      return std::nullopt;
+  }
   // An FP8 GEMM writing f32 takes only a bf16 bias, which the linear's is
   // not: the epilogue then stays a kernel.
-  bool fp8 = isa<Float8E4M3FNType>(elementTypeOf(matmul.getDpsInputs()[0]));
-  if (fp8 && hasBias && outType.isF32())
+  if (fp8 && hasBias && !fp8Output && outType.isF32())
     return std::nullopt;
   // cuBLASLt adds C before the activation, the linear after it; it has no
   // exact-erf GELU or SiLU.
@@ -316,7 +429,7 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
     epilogue.bias = op.getDpsInputs()[next];
     auto biasType = dyn_cast<MemRefType>(epilogue.bias.getType());
     if (!biasType || biasType.getRank() != 1 ||
-        !isDenseOf(epilogue.bias, outType) ||
+        !isDenseOf(epilogue.bias, epilogue.cType) ||
         maps[next] != identity.getSubMap({rank - 1}))
       return std::nullopt;
     epilogue.code |= MTE_GEMM_EPILOGUE_BIAS;
@@ -324,25 +437,28 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   }
   if (hasResidual) {
     epilogue.residual = op.getDpsInputs()[next];
-    if (!isDenseOf(epilogue.residual, outType) || maps[next] != identity)
+    if (!isDenseOf(epilogue.residual, epilogue.cType) ||
+        maps[next] != identity)
       return std::nullopt;
   }
   if (epilogue.code == 0)
     epilogue.code = MTE_GEMM_EPILOGUE_DEFAULT;
-  // The call takes the generic's place: nothing in between may write what
-  // the GEMM reads.
+  // The call takes the place of the generic (or of the last op it
+  // replaces): nothing in between may write what the GEMM reads.
+  Operation *place = epilogue.replaced.empty() ? op.getOperation()
+                                               : epilogue.replaced.front();
   SmallVector<Value> read;
   for (Value input : matmul.getDpsInputs())
     read.push_back(rootBuffer(input));
   for (Value v : {epilogue.inputScale, epilogue.weightScale, epilogue.bias,
-                  epilogue.residual})
+                  epilogue.residual, epilogue.outScale})
     if (v)
       read.push_back(rootBuffer(v));
-  for (Operation *between = matmul->getNextNode(); between != op;
+  for (Operation *between = matmul->getNextNode(); between != place;
        between = between->getNextNode()) {
     if (isa<memref::AllocOp, memref::DeallocOp, bufferization::DeallocOp,
-            memref::ExpandShapeOp, memref::CollapseShapeOp, arith::ConstantOp>(
-            between))
+            memref::ExpandShapeOp, memref::CollapseShapeOp, arith::ConstantOp,
+            ViewLikeOpInterface>(between))
       continue;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(between);
     if (!linalgOp || !linalgOp.hasPureBufferSemantics())
@@ -393,7 +509,9 @@ struct MatmulToLibraryCallPass
       if (zeroInit && !hasBatch)
         epilogue = matchEpilogue(matmul, out, blocks);
       float beta = zeroInit ? 0.0f : 1.0f;
-      Value result = out, bias, residual, inputScale, weightScale;
+      Value result = out, bias, residual, inputScale, weightScale, outScale,
+            outAmax;
+      Type cType;
       int32_t code = MTE_GEMM_EPILOGUE_DEFAULT;
       float alpha = 1.0f;
       if (epilogue) {
@@ -403,9 +521,14 @@ struct MatmulToLibraryCallPass
         residual = epilogue->residual;
         inputScale = epilogue->inputScale;
         weightScale = epilogue->weightScale;
+        outScale = epilogue->outScale;
+        outAmax = epilogue->outAmax;
+        cType = epilogue->cType;
         code = epilogue->code;
         beta = residual ? 1.0f : 0.0f;
-        builder.setInsertionPoint(epilogue->op);
+        builder.setInsertionPoint(epilogue->replaced.empty()
+                                      ? epilogue->op.getOperation()
+                                      : epilogue->replaced.front());
       } else {
         builder.setInsertionPoint(matmul);
       }
@@ -449,13 +572,19 @@ struct MatmulToLibraryCallPass
                      arith::ConstantFloatOp::create(
                          builder, loc, builder.getF32Type(), APFloat(beta)),
                      constant32(*operandDtypeCode(elementTypeOf(x))),
-                     constant32(*dtypeCode(elementTypeOf(result))),
+                     constant32(*operandDtypeCode(elementTypeOf(result))),
                      constant32(code), pointer(bias), pointer(residual),
                      pointer(inputScale), pointer(weightScale),
                      constant32(blocks ? MTE_GEMM_SCALE_BLOCK128
-                                       : MTE_GEMM_SCALE_TENSOR)});
-      if (epilogue)
+                                       : MTE_GEMM_SCALE_TENSOR),
+                     constant32(*dtypeCode(cType ? cType
+                                                 : elementTypeOf(result))),
+                     pointer(outScale), pointer(outAmax)});
+      if (epilogue) {
+        for (Operation *op : epilogue->replaced)
+          op->erase();
         epilogue->op->erase();
+      }
       matmul->erase();
     }
   }

@@ -20,29 +20,38 @@ namespace {
 /// producer with no other user (a shared producer would be recomputed).
 /// A tagged GEMM epilogue keeps its operands: the library call that takes
 /// it over reads each one (an fp8 GEMM's scales as pointers), and folding a
-/// producer into its body would hide it.
+/// producer into its body would hide it. The E4M3 cast and the amax of a
+/// GEMM writing E4M3 are the library's too: neither fuses either way.
 bool intoElementwiseConsumer(OpOperand *fusedOperand) {
   auto consumer = dyn_cast<linalg::LinalgOp>(fusedOperand->getOwner());
   Operation *producer = fusedOperand->get().getDefiningOp();
+  auto libraryOwned = [](Operation *op) {
+    return op->hasAttr(mte::kGemmFp8OutputAttrName) ||
+           op->hasAttr(mte::kGemmOutputAmaxAttrName);
+  };
   return consumer && producer && producer->hasOneUse() &&
          consumer.getNumLoops() == consumer.getNumParallelLoops() &&
-         !consumer->hasAttr(mte::kGemmEpilogueAttrName);
+         !consumer->hasAttr(mte::kGemmEpilogueAttrName) &&
+         !libraryOwned(consumer) && !libraryOwned(producer);
 }
 
-/// Runs `inner` on every op but block-scaled products: the library call
+/// Runs `inner` on every op but block-scaled products (and an E4M3-writing
+/// GEMM's cast and amax, for the same reason): the library call
 /// reads their operands (the scales as cuBLASLt's pointers) and their tag,
 /// and upstream's splat-constant folding, which takes no control function,
 /// would rebuild one with a splat weight scale (power-of-two scales often
 /// are) folded into its body and the tag dropped: it then ran as a loop
 /// nest on the GPU.
-class SparingBlockProducts : public RewritePattern {
+class SparingLibraryOps : public RewritePattern {
 public:
-  explicit SparingBlockProducts(std::unique_ptr<RewritePattern> inner)
+  explicit SparingLibraryOps(std::unique_ptr<RewritePattern> inner)
       : RewritePattern(*inner), inner(std::move(inner)) {}
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (op->hasAttr(mte::kBlockScaledGemmAttrName))
+    if (op->hasAttr(mte::kBlockScaledGemmAttrName) ||
+        op->hasAttr(mte::kGemmFp8OutputAttrName) ||
+        op->hasAttr(mte::kGemmOutputAmaxAttrName))
       return failure();
     return inner->matchAndRewrite(op, rewriter);
   }
@@ -63,7 +72,7 @@ struct FuseElementwisePass
     RewritePatternSet patterns(&getContext());
     for (std::unique_ptr<RewritePattern> &pattern :
          upstream.getNativePatterns())
-      patterns.add(std::make_unique<SparingBlockProducts>(std::move(pattern)));
+      patterns.add(std::make_unique<SparingLibraryOps>(std::move(pattern)));
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

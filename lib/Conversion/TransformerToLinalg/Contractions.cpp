@@ -237,7 +237,11 @@ struct LinearPattern : OpRewritePattern<LinearOp> {
                                       multiplyAdd(b, l, a, inElt, wElt, acc));
             })
             .getResult(0);
-    rewriter.replaceOp(op, mte::buildLinearEpilogue(rewriter, op, product));
+    Value result = mte::buildLinearEpilogue(rewriter, op, product);
+    if (op.hasFp8Output())
+      rewriter.replaceOp(op, mte::buildFp8Output(rewriter, op, result));
+    else
+      rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -430,6 +434,9 @@ Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product,
   Location loc = op.getLoc();
   RankedTensorType outType = op.getOutput().getType();
   Type acc = cast<RankedTensorType>(product.getType()).getElementType();
+  // An E4M3 output is rounded from the f32 value, by the caller.
+  if (op.hasFp8Output())
+    outType = RankedTensorType::get(outType.getShape(), acc);
   SmallVector<Value> epilogueInputs = {product};
   Value bias = op.getBias(), residual = op.getResidual();
   Value inputScale = op.getInputScale(), weightScale = op.getWeightScale();
@@ -453,6 +460,8 @@ Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product,
   if (residual)
     epilogueInputs.push_back(residual);
   Type outElt = outType.getElementType();
+  Type biasElt = bias ? getElementTypeOrSelf(bias.getType()) : Type();
+  Type residualElt = residual ? getElementTypeOrSelf(residual.getType()) : Type();
   Activation act = op.getActivation();
   return elementwise(
       b, loc, outType, epilogueInputs,
@@ -477,13 +486,23 @@ Value mte::buildLinearEpilogue(OpBuilder &b, LinearOp op, Value product,
                                                   acc));
         if (bias)
           v = arith::AddFOp::create(
-              bb, l, v, convertScalar(bb, l, a[next++], outElt, acc));
+              bb, l, v, convertScalar(bb, l, a[next++], biasElt, acc));
         v = applyActivation(bb, l, v, act);
         if (residual)
           v = arith::AddFOp::create(
-              bb, l, v, convertScalar(bb, l, a[next++], outElt, acc));
+              bb, l, v, convertScalar(bb, l, a[next++], residualElt, acc));
         return convertScalar(bb, l, v, acc, outElt);
       });
+}
+
+SmallVector<Value> mte::buildFp8Output(OpBuilder &b, LinearOp op, Value y) {
+  Location loc = op.getLoc();
+  SmallVector<Value> results = {QuantizeOp::create(
+      b, loc, op.getOutput().getType(), y, op.getOutputScale(),
+      /*saturate=*/true, /*multiply=*/true)};
+  if (op.getOutputAmax())
+    results.push_back(AmaxOp::create(b, loc, op.getOutputAmax().getType(), y));
+  return results;
 }
 
 Value mte::buildAttentionProbabilities(OpBuilder &b, Location loc,

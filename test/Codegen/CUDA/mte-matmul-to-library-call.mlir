@@ -6,9 +6,10 @@
 // beta = 0 when a zero fill of the output
 // right before is dropped (beta = 1 otherwise: linalg.matmul accumulates),
 // the mte_dtype codes of A and B and of the output (1 f32, 2 f16, 3 bf16),
-// cuBLASLt's epilogue (1: none), the bias and C pointers and the fp8 scale
-// pointers (0: none).
-// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, f32, i32, i32, i32, i64, i64, i64, i64, i32)
+// cuBLASLt's epilogue (1: none), the bias and C pointers, the fp8 scale
+// pointers (0: none), the scale mode, C's type and the E4M3 output's scale
+// and amax pointers (0: none).
+// CHECK: func.func private @mte_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i32, f32, f32, i32, i32, i32, i64, i64, i64, i64, i32, i32, i64, i64)
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: linalg.fill
 // CHECK: %[[X:.*]] = memref.extract_aligned_pointer_as_index %arg0
@@ -176,7 +177,8 @@ func.func @zeros_copied(%x: memref<6x8xf32>, %w: memref<4x8xf32>, %o1: memref<6x
 // CHECK: %[[WS:.*]] = memref.extract_aligned_pointer_as_index %arg3
 // CHECK: %[[WSI:.*]] = arith.index_cast %[[WS]]
 // CHECK: %[[TENSOR:.*]] = arith.constant 0 : i32
-// CHECK-NEXT: call @mte_cuda_gemm({{.*}}, %[[ALPHA]], %{{.*}}, %[[E4M3]], %[[BF16]], %{{.*}}, %{{.*}}, %{{.*}}, %[[XSI]], %[[WSI]], %[[TENSOR]])
+// CHECK-NEXT: %[[C:.*]] = arith.constant 3 : i32
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[ALPHA]], %{{.*}}, %[[E4M3]], %[[BF16]], %{{.*}}, %{{.*}}, %{{.*}}, %[[XSI]], %[[WSI]], %[[TENSOR]], %[[C]], %{{.*}}, %{{.*}})
 // CHECK-NOT: mte.gemm_epilogue
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<32x16xf8E4M3FN>, memref<16x32xf8E4M3FN>)
 // CHECK: linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : memref<32x8xf8E4M3FN>, memref<32x8xf8E4M3FN>)
@@ -220,6 +222,119 @@ func.func @fp8(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %sx: memr
     linalg.yield %v : f32
   }
   memref.dealloc %tmp2 : memref<32x32xf32>
+  return
+}
+
+// -----
+
+// An fp8 linear writing E4M3 (mte-fuse-linear-fp8-output): the epilogue's
+// f32 value, the tagged cast of it times the output scale and the tagged
+// amax (from a zero copied in) become one call: output type 11 (E4M3), C
+// and bias bf16 (3), GELU + bias (36), the D scale and amax pointers. The
+// buffer of the f32 value is written again after (the next layer's): the
+// readers are those before.
+// CHECK-LABEL: func.func @fp8_output
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.copy
+// CHECK: %[[Q:.*]] = memref.extract_aligned_pointer_as_index %arg6
+// CHECK: %[[QI:.*]] = arith.index_cast %[[Q]]
+// CHECK-DAG: %[[FP8:.*]] = arith.constant 11 : i32
+// CHECK-DAG: %[[GELU_BIAS:.*]] = arith.constant 36 : i32
+// CHECK-DAG: %[[C_BF16:.*]] = arith.constant 3 : i32
+// CHECK: %[[DS:.*]] = memref.extract_aligned_pointer_as_index %arg4
+// CHECK: %[[DSI:.*]] = arith.index_cast %[[DS]]
+// CHECK: %[[AMAX:.*]] = memref.extract_aligned_pointer_as_index %arg7
+// CHECK: %[[AMAXI:.*]] = arith.index_cast %[[AMAX]]
+// CHECK: call @mte_cuda_gemm(%{{.*}}, %{{.*}}, %[[QI]], {{.*}}, %[[FP8]], %c11_i32{{.*}}, %[[GELU_BIAS]], {{.*}}, %[[C_BF16]], %[[DSI]], %[[AMAXI]])
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.fill
+// CHECK: linalg.copy
+// CHECK: return
+func.func @fp8_output(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %sx: memref<f32>, %b: memref<32xbf16>,
+                      %scale: memref<f32>, %zero_src: memref<f32>, %q: memref<32x32xf8E4M3FN>, %amax: memref<f32>,
+                      %later: memref<32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<32x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<32x16xf8E4M3FN>, memref<32x16xf8E4M3FN>) outs(%tmp : memref<32x32xf32>)
+  %y = memref.alloc() : memref<32x32xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %sx, %b : memref<32x32xf32>, memref<f32>, memref<32xbf16>) outs(%y : memref<32x32xf32>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<gelu_tanh>, input_scale, bias, fp8_output}} {
+  ^bb0(%p: f32, %a: f32, %c: bf16, %out: f32):
+    %v = arith.mulf %p, %a : f32
+    %e = arith.extf %c : bf16 to f32
+    %r = arith.addf %v, %e : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%y, %scale : memref<32x32xf32>, memref<f32>) outs(%q : memref<32x32xf8E4M3FN>)
+      attrs = {mte.gemm_fp8_output} {
+  ^bb0(%v: f32, %s: f32, %out: f8E4M3FN):
+    %m = arith.mulf %v, %s : f32
+    %t = arith.truncf %m : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  %init = memref.alloc() : memref<f32>
+  linalg.fill ins(%zero : f32) outs(%init : memref<f32>)
+  linalg.copy ins(%init : memref<f32>) outs(%amax : memref<f32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%y : memref<32x32xf32>) outs(%amax : memref<f32>)
+      attrs = {mte.gemm_output_amax} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = math.absf %v : f32
+    %m = arith.maximumf %acc, %a : f32
+    linalg.yield %m : f32
+  }
+  // The next layer's value in the same buffer, read by another op.
+  linalg.fill ins(%zero : f32) outs(%y : memref<32x32xf32>)
+  linalg.copy ins(%y : memref<32x32xf32>) outs(%later : memref<32x32xf32>)
+  memref.dealloc %y : memref<32x32xf32>
+  memref.dealloc %tmp : memref<32x32xf32>
+  return
+}
+
+// -----
+
+// An E4M3-writing epilogue whose f32 value something else reads as well
+// stays as it is: the GEMM writes f32.
+// CHECK-LABEL: func.func @fp8_output_other_reader
+// CHECK: call @mte_cuda_gemm({{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}})
+// CHECK: mte.gemm_epilogue
+// CHECK: mte.gemm_fp8_output
+func.func @fp8_output_other_reader(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %sx: memref<f32>,
+                                   %scale: memref<f32>, %q: memref<32x32xf8E4M3FN>, %seen: memref<32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<32x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<32x16xf8E4M3FN>, memref<32x16xf8E4M3FN>) outs(%tmp : memref<32x32xf32>)
+  %y = memref.alloc() : memref<32x32xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %sx : memref<32x32xf32>, memref<f32>) outs(%y : memref<32x32xf32>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, input_scale, fp8_output}} {
+  ^bb0(%p: f32, %a: f32, %out: f32):
+    %v = arith.mulf %p, %a : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%y, %scale : memref<32x32xf32>, memref<f32>) outs(%q : memref<32x32xf8E4M3FN>)
+      attrs = {mte.gemm_fp8_output} {
+  ^bb0(%v: f32, %s: f32, %out: f8E4M3FN):
+    %m = arith.mulf %v, %s : f32
+    %t = arith.truncf %m : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  linalg.copy ins(%y : memref<32x32xf32>) outs(%seen : memref<32x32xf32>)
+  memref.dealloc %y : memref<32x32xf32>
+  memref.dealloc %tmp : memref<32x32xf32>
   return
 }
 
@@ -272,7 +387,7 @@ func.func @fp8_scale_views(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN
 // CHECK: %[[WS:.*]] = memref.extract_aligned_pointer_as_index %arg3
 // CHECK: %[[WSI:.*]] = arith.index_cast %[[WS]]
 // CHECK: %[[BLOCKS:.*]] = arith.constant 1 : i32
-// CHECK-NEXT: call @mte_cuda_gemm({{.*}}, %[[XSI]], %[[WSI]], %[[BLOCKS]])
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[XSI]], %[[WSI]], %[[BLOCKS]], %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK-NOT: mte.gemm_epilogue
 // CHECK: linalg.generic
 // CHECK-NOT: mte.block_scaled_gemm

@@ -584,6 +584,62 @@ func.func @linear_residual(%x: tensor<2x64xf32>, %w: tensor<64x32xf32>, %r: tens
 
 // -----
 
+func.func @linear_fp8_output_type(%x: tensor<2x64xf8E4M3FN>, %w: tensor<32x64xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{has an output_scale but its output is 'bf16', not f8E4M3FN}}
+  %0 = transformer.linear %x, %w input_scale %s output_scale %s layout <nk> : (tensor<2x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<2x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_fp8_output_operands(%x: tensor<2x64xbf16>, %w: tensor<32x64xbf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{writes fp8 but its operands are not fp8 with per-tensor scales}}
+  %0 = transformer.linear %x, %w output_scale %s layout <nk> : (tensor<2x64xbf16>, tensor<32x64xbf16>, tensor<f32>) -> tensor<2x32xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @linear_fp8_without_scale(%x: tensor<2x64xf8E4M3FN>, %w: tensor<32x64xf8E4M3FN>) {
+  // expected-error @+1 {{writes fp8 without an output_scale}}
+  %0 = transformer.linear %x, %w layout <nk> : (tensor<2x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>) -> tensor<2x32xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @linear_amax_without_scale(%x: tensor<2x64xf8E4M3FN>, %w: tensor<32x64xf8E4M3FN>) {
+  // expected-error @+1 {{has an output_amax but no output_scale}}
+  %0:2 = transformer.linear %x, %w layout <nk> : (tensor<2x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>) -> (tensor<2x32xbf16>, tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @linear_fp8_output_bias(%x: tensor<2x64xf8E4M3FN>, %w: tensor<32x64xf8E4M3FN>, %b: tensor<32xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{bias of an fp8 output must be bf16 or f16}}
+  %0 = transformer.linear %x, %w bias %b output_scale %s layout <nk> : (tensor<2x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<32xf32>, tensor<f32>) -> tensor<2x32xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @linear_fp8_output_residual(%x: tensor<2x64xf8E4M3FN>, %w: tensor<32x64xf8E4M3FN>, %r: tensor<2x32xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{residual of an fp8 output must be bf16 or f16 of the output's shape}}
+  %0 = transformer.linear %x, %w residual %r output_scale %s layout <nk> : (tensor<2x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<2x32xf32>, tensor<f32>) -> tensor<2x32xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @linear_fp8_output_c_types(%x: tensor<2x64xf8E4M3FN>, %w: tensor<32x64xf8E4M3FN>, %b: tensor<32xbf16>, %r: tensor<2x32xf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{bias and residual of an fp8 output differ in type}}
+  %0 = transformer.linear %x, %w bias %b residual %r output_scale %s layout <nk> : (tensor<2x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<32xbf16>, tensor<2x32xf16>, tensor<f32>) -> tensor<2x32xf8E4M3FN>
+  return
+}
+
+// -----
+
 func.func @attention_rank(%q: tensor<2x4x16x64xf32>) {
   // expected-error @+1 {{query, key and value must be [batch, sequence, heads * head_dim], got 'tensor<2x4x16x64xf32>'}}
   %0 = transformer.attention %q, %q, %q {num_heads = 4, num_kv_heads = 4, scale = 0.125 : f32} : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>) -> tensor<2x4x16x64xf32>

@@ -57,7 +57,7 @@ static int32_t run(void *const *in, void *const *out, void *const *w,
   mgpuMemFree(mgpuMemAlloc(256, stream, false), stream);
   mte_cuda_gemm(x, (uint64_t)(uintptr_t)w[0], y, 1, 4, 4, 4, 1, 1.0f, 0.0f,
                 MTE_DTYPE_BF16, MTE_DTYPE_BF16, MTE_GEMM_EPILOGUE_DEFAULT, 0,
-                0, 0, 0, MTE_GEMM_SCALE_TENSOR);
+                0, 0, 0, MTE_GEMM_SCALE_TENSOR, MTE_DTYPE_BF16, 0, 0);
 #ifdef MTE_TEST_ATTENTION
   mte_cuda_attention(x, x, x, y, 1, 2, 2, 8, 8, 64, 1024, 128, 1024, 128, 1024,
                      128, 1024, 128, 0.125f, 1, MTE_DTYPE_BF16, 0, 0);

@@ -20,7 +20,9 @@ namespace mte {
 /// by first: the fp8 operands' constant scales; absent: 1) and the unit
 /// entries `input_scale`, `weight_scale` (an fp8 operand's dequantisation
 /// factor computed on the run), `bias` and `residual`, whose values the
-/// epilogue reads in that order after the product.
+/// epilogue reads in that order after the product, and `fp8_output`: the
+/// epilogue writes f32 that only ops tagged kGemmFp8OutputAttrName and
+/// kGemmOutputAmaxAttrName read (a linear writing E4M3).
 constexpr llvm::StringLiteral kGemmEpilogueAttrName = "mte.gemm_epilogue";
 
 /// The unit attribute with which a block-scaled fp8 linear's library form
@@ -28,6 +30,15 @@ constexpr llvm::StringLiteral kGemmEpilogueAttrName = "mte.gemm_epilogue";
 /// mte-matmul-to-library-call hands to cuBLASLt's VEC128 x BLK128x128 mode.
 constexpr llvm::StringLiteral kBlockScaledGemmAttrName =
     "mte.block_scaled_gemm";
+
+/// The unit attribute of the elementwise op that casts an `fp8_output`
+/// epilogue's f32 value times the output scale (its second input, an f32
+/// scalar) to E4M3: cuBLASLt's D scale.
+constexpr llvm::StringLiteral kGemmFp8OutputAttrName = "mte.gemm_fp8_output";
+
+/// The unit attribute of the reduction that takes an `fp8_output`
+/// epilogue's max |y| into a rank-0 f32: cuBLASLt's AMAX_D.
+constexpr llvm::StringLiteral kGemmOutputAmaxAttrName = "mte.gemm_output_amax";
 
 } // namespace mte
 

@@ -45,10 +45,21 @@ void populateTransformerQuantizationToLinalgPatterns(
 /// inputs are the product, the scales, the bias and the residual, in that
 /// order, those the linear has. With `foldedScale`, the scales that are
 /// constants are no inputs: their product, `*foldedScale`, is a constant of
-/// the body (a library GEMM's alpha).
+/// the body (a library GEMM's alpha). The epilogue of a linear with an fp8
+/// output stops at the f32 value, before the output scale (buildFp8Output
+/// takes it from there).
 mlir::Value buildLinearEpilogue(mlir::OpBuilder &b, transformer::LinearOp op,
                                 mlir::Value product,
                                 float *foldedScale = nullptr);
+
+/// An E4M3-writing linear's results from its f32 epilogue value `y`: the
+/// saturating cast of `y * output_scale` and, if the linear has one, the
+/// amax of `y` (transformer.quantize and transformer.amax, which the
+/// lowering then takes, so both are computed exactly as they would be
+/// apart).
+llvm::SmallVector<mlir::Value> buildFp8Output(mlir::OpBuilder &b,
+                                              transformer::LinearOp op,
+                                              mlir::Value y);
 
 /// A block-scaled fp8 linear's product [M, N] in f32 over the [M, K] view of
 /// its input: one linalg.generic over (m, n, k) reading the input [M, K],

@@ -712,7 +712,7 @@ struct LinearOfFlattenedInput : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     auto reshape = op.getInput().getDefiningOp<ReshapeOp>();
-    if (!reshape)
+    if (!reshape || op.hasFp8Output())
       return failure();
     RankedTensorType source = reshape.getInput().getType();
     RankedTensorType output = op.getOutput().getType();

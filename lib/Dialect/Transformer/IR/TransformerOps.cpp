@@ -765,19 +765,50 @@ LogicalResult LinearOp::verify() {
   if (!shapesCompatible(outputType.getShape(), expected))
     return emitOpError("output type ")
            << outputType << " does not have shape [..., N = " << n << "]";
+  Type outElt = outputType.getElementType();
+  if (getOutputScale()) {
+    if (!isa<Float8E4M3FNType>(outElt))
+      return emitOpError("has an output_scale but its output is ")
+             << outElt << ", not f8E4M3FN";
+    if (!fp8 || isBlockScaled())
+      return emitOpError("writes fp8 but its operands are not fp8 with "
+                         "per-tensor scales");
+  } else {
+    if (isFp8Type(outElt))
+      return emitOpError("writes fp8 without an output_scale");
+    if (getOutputAmax())
+      return emitOpError("has an output_amax but no output_scale");
+  }
   if (Value bias = getBias()) {
     RankedTensorType biasType = rankedType(bias);
     if (biasType.getRank() != 1 || !dimsCompatible(biasType.getDimSize(0), n))
       return emitOpError("bias type ")
              << biasType << " is not [N = " << n << "]";
-    if (biasType.getElementType() != outputType.getElementType())
+    // An fp8 output's bias and residual stay 16-bit: cuBLASLt's bias and C
+    // types with an E4M3 D.
+    if (getOutputScale()) {
+      if (!isa<BFloat16Type, Float16Type>(biasType.getElementType()))
+        return emitOpError("bias of an fp8 output must be bf16 or f16");
+    } else if (biasType.getElementType() != outElt) {
       return emitOpError("bias element type differs from the output's");
+    }
   }
-  if (Value residual = getResidual())
+  if (Value residual = getResidual(); residual && getOutputScale()) {
+    auto residualType = cast<RankedTensorType>(residual.getType());
+    if (residualType.getShape() != outputType.getShape() ||
+        !isa<BFloat16Type, Float16Type>(residualType.getElementType()))
+      return emitOpError("residual of an fp8 output must be bf16 or f16 of "
+                         "the output's shape");
+  } else if (residual) {
     if (residual.getType() != outputType)
       return emitOpError("residual type ")
              << residual.getType() << " differs from the output type "
              << outputType;
+  }
+  if (getOutputScale() && getBias() && getResidual() &&
+      getElementTypeOrSelf(getBias().getType()) !=
+          getElementTypeOrSelf(getResidual().getType()))
+    return emitOpError("bias and residual of an fp8 output differ in type");
   if (getInputScale() && !fp8)
     return emitOpError("has an input_scale but its input is not fp8");
   if (getWeightScale() && !fp8)

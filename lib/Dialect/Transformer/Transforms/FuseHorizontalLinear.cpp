@@ -127,7 +127,7 @@ struct MergeSiblingLinears : OpRewritePattern<LinearOp> {
         input, fusedWeight, fusedBias, /*residual=*/nullptr,
         /*input_scale=*/nullptr, /*weight_scale=*/nullptr,
         root.getWeightLayout(), Activation::None);
-    auto split = SplitOp::create(rewriter, loc, resultTypes, fused,
+    auto split = SplitOp::create(rewriter, loc, resultTypes, fused.getOutput(),
                                  /*axis=*/outType.getRank() - 1, sizes);
     for (auto [linear, part] : llvm::zip_equal(group, split.getResults()))
       rewriter.replaceOp(linear, part);

@@ -421,7 +421,7 @@ struct InsertFP8CastsPass
         op.getResidual(), inputScale, weightScale,
         WeightLayoutAttr::get(op.getContext(), WeightLayout::NK),
         op.getActivationAttr());
-    op.replaceAllUsesWith(fp8.getOutput());
+    op.getOutput().replaceAllUsesWith(fp8.getOutput());
     op.erase();
     ++numFp8;
   }

@@ -116,6 +116,9 @@ struct DequantizedOperandsIntoLinear : OpRewritePattern<LinearOp> {
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
+    // An E4M3-writing linear (mte-fuse-linear-fp8-output) is final.
+    if (op.hasFp8Output())
+      return failure();
     auto input = op.getInput().getDefiningOp<DequantizeOp>();
     auto weight = op.getWeight().getDefiningOp<DequantizeOp>();
     if (!input || !weight || op.getInputScale() || op.getWeightScale())
@@ -189,6 +192,9 @@ struct Fp8WeightKMajor : OpRewritePattern<LinearOp> {
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
+    // An E4M3-writing linear (mte-fuse-linear-fp8-output) is final.
+    if (op.hasFp8Output())
+      return failure();
     ElementsAttr weight;
     Type element = op.getWeight().getType().getElementType();
     if (op.getWeightLayout() != WeightLayout::KN ||

@@ -84,7 +84,7 @@ struct PatchConvToLinear : OpRewritePattern<ConvOp> {
         x, weight, conv.getBias(), /*residual=*/nullptr,
         /*input_scale=*/nullptr, /*weight_scale=*/nullptr,
         WeightLayoutAttr::get(rewriter.getContext(), WeightLayout::NK),
-        ActivationAttr::get(rewriter.getContext(), Activation::None));
+        ActivationAttr::get(rewriter.getContext(), Activation::None)).getOutput();
     // [N, P1, ..., Pn, M] -> [N, M, P1, ..., Pn]
     SmallVector<int64_t> grid = {batch};
     for (int64_t i = 0; i < spatial; ++i)

@@ -330,7 +330,7 @@ struct LinearModel
     Value product = LinearOp::create(
         builder, loc, productType, local.getInput(), local.getWeight(),
         /*bias=*/nullptr, /*residual=*/nullptr, local.getInputScale(),
-        local.getWeightScale(), linear.getWeightLayout(), Activation::None);
+        local.getWeightScale(), linear.getWeightLayout(), Activation::None).getOutput();
     Value sum =
         scatterDim
             ? Value(ReduceScatterOp::create(

@@ -723,6 +723,15 @@ def Transformer_LinearOp : Transformer_Op<"linear",
     `sum_b (sum_{k in b} input[m, k] W[k, n]) * input_scale[m, b] *
     weight_scale[n / 128, b]`.
 
+    With an `output_scale` (a per-tensor fp8 input; TransformerEngine's
+    `scale` of the tensor the output feeds), the output is E4M3:
+    `saturate(cast<f8E4M3FN>(y * output_scale))` of the f32 value `y` the
+    epilogue computes, rounded once (cuBLASLt's D scale: no 16-bit step in
+    between), and the optional `output_amax` result is `max(|y|)` before
+    the scale (cuBLASLt's `AMAX_D`; NaN propagates). The GEMM then writes
+    what a following `quantize` and `amax` would have read, without the
+    16-bit tensor between them (`mte-fuse-linear-fp8-output`).
+
     ```mlir
     %y = transformer.linear %x, %w bias %b layout <nk> activation <gelu>
         : (tensor<8x128x768xbf16>, tensor<3072x768xbf16>, tensor<3072xbf16>)
@@ -735,19 +744,50 @@ def Transformer_LinearOp : Transformer_Op<"linear",
                        Optional<Transformer_FloatTensor>:$residual,
                        Optional<Transformer_Fp8ScaleTensor>:$input_scale,
                        Optional<Transformer_Fp8ScaleTensor>:$weight_scale,
+                       Optional<Transformer_ScalarF32>:$output_scale,
                        Transformer_WeightLayoutAttr:$weight_layout,
                        DefaultValuedAttr<Transformer_ActivationAttr,
                            "::mte::transformer::Activation::None">:$activation);
-  let results = (outs Transformer_FloatTensor:$output);
+  let results = (outs Transformer_GemmTensor:$output,
+                      Optional<Transformer_ScalarF32>:$output_amax);
   let assemblyFormat = "$input `,` $weight (`bias` $bias^)? "
                        "(`residual` $residual^)? "
                        "(`input_scale` $input_scale^)? "
-                       "(`weight_scale` $weight_scale^)? `layout` $weight_layout "
+                       "(`weight_scale` $weight_scale^)? "
+                       "(`output_scale` $output_scale^)? `layout` $weight_layout "
                        "(`activation` $activation^)? attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+  let builders = [
+    // A linear writing a 16- or 32-bit output (no output scale or amax).
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$input,
+                   "::mlir::Value":$weight, "::mlir::Value":$bias,
+                   "::mlir::Value":$residual, "::mlir::Value":$input_scale,
+                   "::mlir::Value":$weight_scale,
+                   "::mte::transformer::WeightLayoutAttr":$weight_layout,
+                   "::mte::transformer::ActivationAttr":$activation), [{
+      build($_builder, $_state, output, /*output_amax=*/::mlir::Type(), input,
+            weight, bias, residual, input_scale, weight_scale,
+            /*output_scale=*/::mlir::Value(), weight_layout, activation);
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$input,
+                   "::mlir::Value":$weight, "::mlir::Value":$bias,
+                   "::mlir::Value":$residual, "::mlir::Value":$input_scale,
+                   "::mlir::Value":$weight_scale,
+                   "::mte::transformer::WeightLayout":$weight_layout,
+                   "::mte::transformer::Activation":$activation), [{
+      build($_builder, $_state, output, /*output_amax=*/::mlir::Type(), input,
+            weight, bias, residual, input_scale, weight_scale,
+            /*output_scale=*/::mlir::Value(), weight_layout, activation);
+    }]>
+  ];
   let extraClassDeclaration = [{
+    /// Whether the GEMM writes E4M3 through an output scale.
+    bool hasFp8Output() { return static_cast<bool>(getOutputScale()); }
+    /// The output's type (the amax, if any, is a scalar).
+    ::mlir::RankedTensorType getType() { return getOutput().getType(); }
+
     /// Whether the fp8 scales are per block rather than per tensor.
     bool isBlockScaled() {
       return getInputScale() &&

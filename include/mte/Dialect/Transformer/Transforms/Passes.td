@@ -224,6 +224,33 @@ def FuseResidual : Pass<"mte-fuse-residual", "::mlir::func::FuncOp"> {
   ];
 }
 
+def FuseLinearFP8Output
+    : Pass<"mte-fuse-linear-fp8-output", "::mlir::func::FuncOp"> {
+  let summary = "Make an FP8 GEMM write the E4M3 input of the next one";
+  let description = [{
+    Rewrites `q = quantize(linear(...), s) {multiply}` and `a = amax(linear(...))`
+    into one linear with `output_scale s` writing `q` and its
+    `output_amax` `a`: cuBLASLt's D scale and `AMAX_D`, where the 16-bit
+    output was written, read again for the amax and read again for the
+    cast (delayed scaling's FC1 -> GELU -> FC2; TransformerEngine's GEMM
+    with an FP8 output). The linear must be one a cuBLASLt epilogue
+    computes with an E4M3 D: fp8 operands with per-tensor scales, a bf16
+    or f16 output, no activation but ReLU or tanh-GELU, and no activation
+    together with a residual (cuBLASLt adds C before the activation). The
+    quantize must multiply by a per-tensor scale computed before the linear
+    (delayed scaling's; current scaling's comes from this amax) and
+    saturate, and nothing else may read the 16-bit output. The output is
+    then rounded once, from f32, instead of to 16 bits first.
+
+    It runs after tensor and pipeline parallelism: an amax whose MAX
+    all-reduce over the TP group follows keeps it, now reading the GEMM's.
+  }];
+  let statistics = [
+    Statistic<"numFused", "fp8_output_gemm",
+              "Number of linears that write E4M3 and their amax">
+  ];
+}
+
 def FuseNormLinear : Pass<"mte-fuse-norm-linear", "::mlir::func::FuncOp"> {
   let summary = "Make a norm write the element type its GEMMs read";
   let description = [{
