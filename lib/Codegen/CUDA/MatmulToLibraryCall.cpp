@@ -264,7 +264,17 @@ LogicalResult matchFp8Output(LibraryEpilogue &epilogue, Value y) {
       return failure();
     slot = generic;
   }
-  if (!quantize || quantize.getNumDpsInputs() != 2)
+  // Elementwise over the value, the scale a scalar; the amax reads every
+  // element once.
+  auto readsWhole = [](linalg::GenericOp op) {
+    AffineMap map = op.getIndexingMapsArray().front();
+    return map.isIdentity() && map.getNumDims() == op.getNumLoops();
+  };
+  if (!quantize || quantize.getNumDpsInputs() != 2 || !readsWhole(quantize) ||
+      quantize.getNumLoops() != quantize.getNumParallelLoops() ||
+      quantize.getIndexingMapsArray()[1].getNumResults() != 0 ||
+      !quantize.getIndexingMapsArray()[2].isIdentity() ||
+      (amax && !readsWhole(amax)))
     return failure();
   Value codes = quantize.getDpsInits()[0],
         scale = quantize.getDpsInputs()[1];
