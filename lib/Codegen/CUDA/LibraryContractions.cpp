@@ -162,8 +162,8 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
     Value codes = elementwise(
         rewriter, loc, outType, ValueRange{y, op.getOutputScale()},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return convertScalar(b, l, arith::MulFOp::create(b, l, a[0], a[1]),
-                               f32, fp8);
+          return quantizeScalar(b, l, a[0], a[1], fp8, /*multiply=*/true,
+                                /*saturate=*/true);
         });
     codes.getDefiningOp()->setAttr(mte::kGemmFp8OutputAttrName,
                                    rewriter.getUnitAttr());

@@ -368,4 +368,13 @@ Value softmaxLast(OpBuilder &b, Location loc, Value input,
                      });
 }
 
+Value quantizeScalar(OpBuilder &b, Location loc, Value x, Value scale,
+                     Type fp8, bool multiply, bool saturate) {
+  Value scaled = multiply ? arith::MulFOp::create(b, loc, x, scale).getResult()
+                          : arith::DivFOp::create(b, loc, x, scale).getResult();
+  if (!saturate)
+    return arith::TruncFOp::create(b, loc, fp8, scaled);
+  return convertScalar(b, loc, scaled, b.getF32Type(), fp8);
+}
+
 } // namespace mte::lowering

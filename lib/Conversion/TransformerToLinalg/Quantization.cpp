@@ -140,17 +140,10 @@ struct QuantizePattern : OpRewritePattern<QuantizeOp> {
     Value result =
         elementwise(rewriter, loc, resultType, ValueRange{input, scale},
                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                      Type f32 = b.getF32Type();
-                      Value wide = convertScalar(b, l, a[0], in, f32);
-                      Value x =
-                          multiply
-                              ? arith::MulFOp::create(b, l, wide, a[1])
-                                    .getResult()
-                              : arith::DivFOp::create(b, l, wide, a[1])
-                                    .getResult();
-                      if (!saturate)
-                        return arith::TruncFOp::create(b, l, out, x);
-                      return convertScalar(b, l, x, f32, out);
+                      Value wide =
+                          convertScalar(b, l, a[0], in, b.getF32Type());
+                      return quantizeScalar(b, l, wide, a[1], out, multiply,
+                                            saturate);
                     });
     if (op.isBlockScaled())
       result = reshapeTensor(rewriter, loc, result, op.getType().getShape());

@@ -48,6 +48,13 @@ Value constantOf(OpBuilder &b, Location loc, Type t, double value);
 /// Converts a scalar between element types with ONNX Cast semantics.
 Value convertScalar(OpBuilder &b, Location loc, Value v, Type from, Type to);
 
+/// One element of an fp8 cast: the f32 `x` times (`multiply`) or divided
+/// by `scale`, converted to `fp8` saturating (or, without `saturate`,
+/// overflowing to NaN/inf). transformer.quantize's body, and that of the
+/// cast a GEMM writing E4M3 takes over.
+Value quantizeScalar(OpBuilder &b, Location loc, Value x, Value scale,
+                     Type fp8, bool multiply, bool saturate);
+
 Value sigmoid(OpBuilder &b, Location loc, Value x);
 
 Value gelu(OpBuilder &b, Location loc, Value x, GeluApproximation approx);
