@@ -120,6 +120,10 @@ static void buildBufferization(OpPassManager &pm) {
   // An op that writes a slice of a tensor.empty (canonicalization folds
   // extract_slice(empty) into a smaller empty) writes into the slice of the
   // result instead of a buffer of its own copied there.
+  // A concatenation's parts are written into their slices the same way
+  // once its insertions sit beside them (FP8 amaxes into the update's
+  // vector).
+  pm.addNestedPass<func::FuncOp>(mte::createInsertSlicesAtSources());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(mte::createReadOnlyArguments());
   bufferization::OneShotBufferizePassOptions bufferize;

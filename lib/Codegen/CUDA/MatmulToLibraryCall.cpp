@@ -294,6 +294,13 @@ LogicalResult matchFp8Output(LibraryEpilogue &epilogue, Value y) {
     if (amax.getNumDpsInputs() != 1 || !resultType ||
         resultType.getRank() != 0 || !resultType.getElementType().isF32())
       return failure();
+    // cuBLASLt's scalar pointers must be 16-byte aligned (it refuses an
+    // unaligned scale); a slot of a packed vector may not be.
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    if (failed(resultType.getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(offset) || offset % 4 != 0)
+      return failure();
     // cuBLASLt writes the amax: the zero it starts from goes, unless
     // something between reads it.
     std::optional<Operation *> zero = zeroInitBefore(amax, result);

@@ -301,6 +301,97 @@ func.func @fp8_output(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %s
 
 // -----
 
+// cuBLASLt wants its scalar pointers 16-byte aligned: an amax in slot 1 of
+// a vector (4 bytes in) keeps the epilogue, cast and amax as they are; slot
+// 4 (16 bytes in) is written by cuBLASLt.
+// CHECK-LABEL: func.func @fp8_output_amax_alignment
+// CHECK: %[[SLOT:.*]] = memref.subview %arg5[4]
+// CHECK: call @mte_cuda_gemm({{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}})
+// CHECK: mte.gemm_epilogue
+// CHECK: mte.gemm_fp8_output
+// CHECK: mte.gemm_output_amax
+// CHECK: %[[AMAX:.*]] = memref.extract_aligned_pointer_as_index %[[SLOT]]
+// CHECK: call @mte_cuda_gemm(
+// CHECK-NOT: mte.gemm_output_amax
+// CHECK: return
+func.func @fp8_output_amax_alignment(%x: memref<32x16xf8E4M3FN>, %w: memref<32x16xf8E4M3FN>, %sx: memref<f32>,
+                                     %scale: memref<f32>, %q: memref<32x32xf8E4M3FN>, %amaxes: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %slot1 = memref.subview %amaxes[1] [1] [1] : memref<8xf32> to memref<f32, strided<[], offset: 1>>
+  %slot4 = memref.subview %amaxes[4] [1] [1] : memref<8xf32> to memref<f32, strided<[], offset: 4>>
+  %tmp = memref.alloc() : memref<32x32xf32>
+  %y = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<32x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<32x16xf8E4M3FN>, memref<32x16xf8E4M3FN>) outs(%tmp : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %sx : memref<32x32xf32>, memref<f32>) outs(%y : memref<32x32xf32>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, input_scale, fp8_output}} {
+  ^bb0(%p: f32, %a: f32, %out: f32):
+    %v = arith.mulf %p, %a : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%y, %scale : memref<32x32xf32>, memref<f32>) outs(%q : memref<32x32xf8E4M3FN>)
+      attrs = {mte.gemm_fp8_output} {
+  ^bb0(%v: f32, %s: f32, %out: f8E4M3FN):
+    %m = arith.mulf %v, %s : f32
+    %t = arith.truncf %m : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  linalg.fill ins(%zero : f32) outs(%slot1 : memref<f32, strided<[], offset: 1>>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%y : memref<32x32xf32>) outs(%slot1 : memref<f32, strided<[], offset: 1>>)
+      attrs = {mte.gemm_output_amax} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = math.absf %v : f32
+    %m = arith.maximumf %acc, %a : f32
+    linalg.yield %m : f32
+  }
+  %tmp2 = memref.alloc() : memref<32x32xf32>
+  %y2 = memref.alloc() : memref<32x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp2 : memref<32x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<32x16xf8E4M3FN>, memref<32x16xf8E4M3FN>) outs(%tmp2 : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp2, %sx : memref<32x32xf32>, memref<f32>) outs(%y2 : memref<32x32xf32>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, input_scale, fp8_output}} {
+  ^bb0(%p: f32, %a: f32, %out: f32):
+    %v = arith.mulf %p, %a : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%y2, %scale : memref<32x32xf32>, memref<f32>) outs(%q : memref<32x32xf8E4M3FN>)
+      attrs = {mte.gemm_fp8_output} {
+  ^bb0(%v: f32, %s: f32, %out: f8E4M3FN):
+    %m = arith.mulf %v, %s : f32
+    %t = arith.truncf %m : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  linalg.fill ins(%zero : f32) outs(%slot4 : memref<f32, strided<[], offset: 4>>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%y2 : memref<32x32xf32>) outs(%slot4 : memref<f32, strided<[], offset: 4>>)
+      attrs = {mte.gemm_output_amax} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = math.absf %v : f32
+    %m = arith.maximumf %acc, %a : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %y2 : memref<32x32xf32>
+  memref.dealloc %tmp2 : memref<32x32xf32>
+  memref.dealloc %y : memref<32x32xf32>
+  memref.dealloc %tmp : memref<32x32xf32>
+  return
+}
+
+// -----
+
 // An E4M3-writing epilogue whose f32 value something else reads as well
 // stays as it is: the GEMM writes f32.
 // CHECK-LABEL: func.func @fp8_output_other_reader

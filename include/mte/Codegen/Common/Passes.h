@@ -9,6 +9,7 @@
 #ifndef MTE_CODEGEN_COMMON_PASSES_H
 #define MTE_CODEGEN_COMMON_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

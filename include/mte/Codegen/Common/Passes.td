@@ -31,6 +31,25 @@ def ReadOnlyArguments : Pass<"mte-read-only-arguments", "::mlir::ModuleOp"> {
   }];
 }
 
+def InsertSlicesAtSources
+    : Pass<"mte-insert-slices-at-sources", "::mlir::func::FuncOp"> {
+  let summary = "Move a chain of slice insertions up to the values inserted";
+  let description = [{
+    A concatenation lowers to a chain of `tensor.insert_slice`s into a
+    `tensor.empty`, placed where the concatenation was; empty-tensor
+    elimination can make the producer of an inserted value write into its
+    slice only when the slice's destination is defined before that
+    producer. This pass moves each insertion of such a chain right after
+    the later of its source and the previous insertion (the chain's empty
+    to the top of the block), and folds an `expand_shape` that only adds
+    unit dimensions into a rank-reducing insertion of its source. FP8
+    delayed scaling gathers one amax per quantised tensor into the
+    update's vector this way: each amax is then written into its slot,
+    not copied there by a kernel of its own.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def ConvertMemRefCopyToLinalg : Pass<"mte-convert-memref-copy-to-linalg"> {
   let summary = "Rewrite memref.copy as linalg.copy";
   let description = [{
