@@ -27,7 +27,8 @@ namespace {
 bool addsOnlyUnitDims(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   size_t next = 0;
   for (int64_t size : to) {
-    if (next < from.size() && from[next] == size && size != ShapedType::kDynamic)
+    if (next < from.size() && from[next] == size &&
+        size != ShapedType::kDynamic)
       ++next;
     else if (size != 1)
       return false;

@@ -1073,6 +1073,13 @@ func.func @state_type(%s: tensor<2xf32> {transformer.state = #transformer.model_
 
 // -----
 
+// expected-error @+1 {{'func.func' op state 'fp8.scale' is argument 0 of type 'memref<2xf32>' but its initial value has type 'tensor<3xf32>'}}
+func.func @state_buffer_type(%s: memref<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<0.0> : tensor<3xf32>, labels = []>}) {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{model state 'fp8.scale' has 1 labels for a last dimension of 2}}
 func.func @state_labels(%s: tensor<2xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<0.0> : tensor<2xf32>, labels = ["a"]>}) {
   return

@@ -278,3 +278,12 @@ func.func @check_indices(%i: tensor<5x2xi32>) -> tensor<3xi64>
   %safe, %status = transformer.check_indices %i {bounds = array<i64: 3, 4>} : tensor<5x2xi32>
   return %status : tensor<3xi64>
 }
+
+// A model state stays valid once bufferization has made its argument a
+// buffer of the same shape and element type (mte-opt's backend pipelines
+// run on stateful modules).
+// CHECK-LABEL: func @bufferized_state
+// CHECK-SAME: memref<3xf32> {transformer.state = #transformer.model_state<name = "fp8.scale"
+func.func @bufferized_state(%s: memref<3xf32> {transformer.state = #transformer.model_state<name = "fp8.scale", kind = <fp8_scale>, initial = dense<1.0> : tensor<3xf32>, labels = ["a", "b", "c"]>}) {
+  return
+}

@@ -116,8 +116,16 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
     return op->emitOpError() << getStateAttrName() << " on argument "
                              << argIndex << " must be a "
                              << "#transformer.model_state";
+  // A tensor, or the buffer bufferization made of it; once the function is
+  // lowered to another function-like op (llvm.func), a pointer to it.
   Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
-  if (type != state.getInitial().getType())
+  auto initial = cast<ShapedType>(state.getInitial().getType());
+  bool buffer = isa<TensorType, BaseMemRefType>(type);
+  if (!buffer && op->getName().getStringRef() != "func.func")
+    return success();
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!buffer || !shaped.hasRank() || shaped.getShape() != initial.getShape() ||
+      shaped.getElementType() != initial.getElementType())
     return op->emitOpError() << "state '" << state.getName().getValue()
                              << "' is argument " << argIndex << " of type "
                              << type << " but its initial value has type "
