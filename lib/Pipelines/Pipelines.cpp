@@ -117,13 +117,13 @@ static void buildLinalgLowering(OpPassManager &pm, bool fuseElementwise,
 /// One-shot bufferization of the whole module, results as out-parameters,
 /// deallocation made explicit.
 static void buildBufferization(OpPassManager &pm) {
+  // A concatenation's insertions moved beside the parts they insert, so
+  // that the elimination below can root each part in its slice (FP8
+  // amaxes into the delayed update's vector).
+  pm.addNestedPass<func::FuncOp>(mte::createInsertSlicesAtSources());
   // An op that writes a slice of a tensor.empty (canonicalization folds
   // extract_slice(empty) into a smaller empty) writes into the slice of the
   // result instead of a buffer of its own copied there.
-  // A concatenation's parts are written into their slices the same way
-  // once its insertions sit beside them (FP8 amaxes into the update's
-  // vector).
-  pm.addNestedPass<func::FuncOp>(mte::createInsertSlicesAtSources());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(mte::createReadOnlyArguments());
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -2,8 +2,7 @@
 
 // The backend pipelines run on a module with FP8 delayed-scaling state as
 // mte-compile's driver does: the state attributes stay valid on the
-// bufferized function and on the llvm.func it becomes. The two amaxes are
-// written into the update's vector in place (mte-insert-slices-at-sources).
+// bufferized function and on the llvm.func it becomes.
 // CHECK: llvm.func @forward
 // CHECK-SAME: transformer.state = #transformer.model_state<name = "fp8.amax_history"
 // CHECK-SAME: transformer.state = #transformer.model_state<name = "fp8.scale"

@@ -299,7 +299,7 @@ LogicalResult matchFp8Output(LibraryEpilogue &epilogue, Value y) {
     int64_t offset;
     SmallVector<int64_t> strides;
     if (failed(resultType.getStridesAndOffset(strides, offset)) ||
-        ShapedType::isDynamic(offset) || offset % 4 != 0)
+        ShapedType::isDynamic(offset) || offset * sizeof(float) % 16 != 0)
       return failure();
     // cuBLASLt writes the amax: the zero it starts from goes, unless
     // something between reads it.

@@ -23,26 +23,13 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `to` is `from` with unit dimensions added (static shapes).
-bool addsOnlyUnitDims(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
-  size_t next = 0;
-  for (int64_t size : to) {
-    if (next < from.size() && from[next] == size &&
-        size != ShapedType::kDynamic)
-      ++next;
-    else if (size != 1)
-      return false;
-  }
-  return next == from.size();
-}
-
 /// insert_slice(expand_shape(x)) whose expansion only adds unit dimensions
 /// as a rank-reducing insert_slice of x (the insertion itself otherwise).
 tensor::InsertSliceOp foldUnitExpansion(tensor::InsertSliceOp insert) {
   auto expand = insert.getSource().getDefiningOp<tensor::ExpandShapeOp>();
   if (!expand || !expand.getSrcType().hasStaticShape() ||
-      !addsOnlyUnitDims(expand.getSrcType().getShape(),
-                        expand.getResultType().getShape()))
+      !computeRankReductionMask(expand.getResultType().getShape(),
+                                expand.getSrcType().getShape()))
     return insert;
   OpBuilder b(insert);
   auto folded = tensor::InsertSliceOp::create(

@@ -4,6 +4,7 @@
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -119,11 +120,11 @@ LogicalResult TransformerDialect::verifyRegionArgAttribute(
   // A tensor, or the buffer bufferization made of it; once the function is
   // lowered to another function-like op (llvm.func), a pointer to it.
   Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
-  auto initial = cast<ShapedType>(state.getInitial().getType());
-  bool buffer = isa<TensorType, BaseMemRefType>(type);
-  if (!buffer && op->getName().getStringRef() != "func.func")
-    return success();
   auto shaped = dyn_cast<ShapedType>(type);
+  bool buffer = isa<TensorType, BaseMemRefType>(type);
+  if (!buffer && !isa<func::FuncOp>(op))
+    return success();
+  auto initial = cast<ShapedType>(state.getInitial().getType());
   if (!buffer || !shaped.hasRank() || shaped.getShape() != initial.getShape() ||
       shaped.getElementType() != initial.getElementType())
     return op->emitOpError() << "state '" << state.getName().getValue()
