@@ -16,6 +16,11 @@ against.
   scaling (TransformerEngine's Float8BlockScaling): a power-of-two scale
   per 1 x 128 block of an activation's rows or 128 x 128 block of a weight,
   448 / amax with its mantissa dropped (1 for an amax of 0, inf or NaN).
+* bf16 / weight_scale / current_scaling_operands: the two operands of a
+  linear as `--precision=fp8` quantizes them by default (docs/fp8.md):
+  both stored bf16, the weight quantized once by division by amax / 448,
+  the activation cast by current scaling; for models.py's float64
+  reference to run the recipe with nothing else rounded.
 * fp8_tensor: an ONNX TensorProto of E4M3 codes (onnx 1.12's helper predates
   the FP8 types).
 """
@@ -100,6 +105,33 @@ def cast_to_fp8(x, scale):
 
 def dequantize(codes, scale):
     return decode_e4m3(codes) * np.float64(np.float32(scale))
+
+
+def bf16(x):
+    """float32 values rounded to bf16 (nearest even), as float32."""
+    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def weight_scale(w):
+    """A weight's dequantisation factor: amax / 448 (1 if 0 or not finite)."""
+    amax = np.float32(np.abs(w).max())
+    ok = np.isfinite(amax) and amax > 0
+    return np.float32(amax / np.float32(448.0)) if ok else np.float32(1.0)
+
+
+def current_scaling_operands(x, w):
+    """The values a linear reads from activation x [..., K] and weight w
+    (any layout; one scale for all of it) under --precision=fp8's current
+    scaling, in float64: each rounded to bf16, then w's codes of w /
+    weight_scale(w) and x's of x * 448 / amax(x), times their
+    dequantisation factors."""
+    xb, wb = bf16(x), bf16(w)
+    sw = weight_scale(wb)
+    scale, scale_inv = current_scales(np.abs(xb).max())
+    return (decode_e4m3(cast_to_fp8(xb, scale)) * np.float64(scale_inv),
+            decode_e4m3(quantize(wb, sw)) * np.float64(sw))
 
 
 def fp8_tensor(name, codes, dims):

@@ -26,6 +26,7 @@ import numpy as np
 from onnx import TensorProto as T, helper, numpy_helper
 
 import fp8_reference as ref
+from fp8_reference import bf16, weight_scale  # noqa: F401 (others import them here)
 from one_graph import compile_graph
 
 failures = 0
@@ -35,20 +36,6 @@ def report(ok, what):
     global failures
     print(f"{'PASS' if ok else 'FAIL'} {what}")
     failures += not ok
-
-
-def bf16(x):
-    """float32 values rounded to bf16 (nearest even), as float32."""
-    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
-    return rounded.astype(np.uint32).view(np.float32)
-
-
-def weight_scale(w):
-    """A weight's dequantisation factor: amax / 448 (1 if 0 or not finite)."""
-    amax = np.float32(np.abs(w).max())
-    ok = np.isfinite(amax) and amax > 0
-    return np.float32(amax / np.float32(448.0)) if ok else np.float32(1.0)
 
 
 def fp8_linear(x, w, b, scales=None):

@@ -20,12 +20,21 @@ deliberate attention error (models.py --check-perturbations) moves the
 output by more than 10x the bf16 bound.
 
 With --precision=fp8 (every linear in FP8 with current scaling,
---fp8-min-macs=0) the bounds are 8e-2 relative RMS and 0.995 cosine
-similarity at the tiny size, 0.25 and 0.98 at the peaked one, whose
-attention amplifies rounding (bf16's error grows 3x there): measured
-(2026-12-01, host) 6.7e-3-3.9e-2 and >= 0.9992 (tiny), 4.1e-2-1.55e-1 and
->= 0.9879 (peaked). That this is FP8's own error, not a lowering's, is
-what host_fp8_precision.py checks against an exact emulation.
+--fp8-min-macs=0) the error is bounded by what the recipe itself costs:
+models.py --fp8-reference runs the float64 reference again with both
+operands of every linear quantized as docs/fp8.md says (bf16, the weight's
+amax / 448 and the activation's 448 / amax scales, E4M3 codes;
+fp8_reference.py), nothing else rounded, and mte's FP8 build must be within
+1.25x that error plus 1.5x its own bf16 build's (the bf16 rounding points
+the emulation leaves out move an FP8 code now and then, so the two are not
+equal: measured on the host 2026-12-06, over every fixture and zoo family,
+mte at 0.93-1.09x the emulation's error where FP8 dominates, 6.7e-3-1.70e-1
+relative RMS; the emulation alone 1.6e-3-1.76e-1). The random-weight zoo
+models amplify FP8's rounding up to twice as much as the fixtures (gemma2
+1.3e-1, T5 1.7e-1), so one fixed bound would either miss a lowering error
+on GPT-2 or fail a correct Gemma 2. BERT, GPT-2 and Llama must also reach
+the issue's cosine similarity goal of 0.995 at the tiny size (>= 0.9992
+measured). host_fp8_precision.py checks the recipe bit for bit on an MLP.
 
 Usage: host_models.py MTE_COMPILE WORKDIR [--batch 2 --seq 16]
                       [--families bert,gpt2,llama] [--precisions bf16,fp16,fp8]
@@ -51,10 +60,12 @@ NARROW_RMS_TOL = {"bf16": 2.5e-2, "fp16": 5e-3}
 NARROW_RMS_FLOOR = {"bf16": 1e-4, "fp16": 1e-5}
 # fp8 must run every linear of the fixtures in FP8 (they are below the
 # default size threshold, so --fp8-min-macs=0) and keep the output within
-# these bounds of the float64 reference, per --size: relative RMS error and
-# cosine similarity (the goal for the fixtures: 0.995).
+# SLACK x the recipe's own error + BF16_SLACK x the bf16 build's, and the
+# fixtures reach the issue's cosine goal (see the docstring).
 FP8_FLAGS = ["--fp8-min-macs=0", "--fusion-stats"]
-FP8_BOUNDS = {"tiny": (8e-2, 0.995), "peaked": (0.25, 0.98)}
+FP8_EMULATION_SLACK = 1.25
+FP8_BF16_SLACK = 1.5
+FP8_COSINE_GOAL = {(family, "tiny"): 0.995 for family in ("bert", "gpt2", "llama")}
 
 
 def run_case(args, family, exporter):
@@ -66,10 +77,12 @@ def run_case(args, family, exporter):
                     "--size", args.size,
                     "-o", stem + ".onnx", "--reference-out",
                     stem + ".npz", "--batch", str(args.batch),
-                    "--seq", str(args.seq)], check=True)
+                    "--seq", str(args.seq)]
+                   + (["--fp8-reference"] if "fp8" in args.precisions else []),
+                   check=True)
     reference = np.load(stem + ".npz")
     inputs = {k: reference[k] for k in reference.files
-              if k != "last_hidden_state"}
+              if not k.endswith("last_hidden_state")}
     shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
               for k, v in inputs.items()]
     results = {}
@@ -98,11 +111,15 @@ def run_case(args, family, exporter):
     failures += not same
     # The narrow precisions fused, and bf16 unfused too at the tiny size
     # (rounded after every primitive: at the peaked size that alone is 2.4e-2
-    # from the reference, the bound's edge).
-    builds = [(p, "true") for p in args.precisions.split(",")
-              if args.precisions]
-    if "bf16" in args.precisions.split(",") and args.size == "tiny":
+    # from the reference, the bound's edge). bf16 fused goes first: FP8's
+    # bound is relative to its error.
+    asked = [p for p in args.precisions.split(",") if p]
+    precisions = sorted(set(asked) | ({"bf16"} if "fp8" in asked else set()),
+                        key=["bf16", "fp16", "fp8"].index)
+    builds = [(p, "true") for p in precisions]
+    if "bf16" in asked and args.size == "tiny":
         builds.append(("bf16", "false"))
+    errors = {}
     for precision, fusion in builds:
         so = f"{stem}.{precision}.fusion-{fusion}.so"
         fp8 = precision == "fp8"
@@ -113,24 +130,43 @@ def run_case(args, family, exporter):
                               check=True, capture_output=True, text=True)
         got = mte.load(so)(**inputs)["last_hidden_state"].astype(np.float64)
         rel = np.linalg.norm(got - want) / np.linalg.norm(want)
-        bound = FP8_BOUNDS[args.size][0] if fp8 else NARROW_RMS_TOL[precision]
-        ok = got.shape == want.shape and rel <= bound and (
-            fp8 or rel >= NARROW_RMS_FLOOR[precision])
+        errors[precision, fusion] = rel
         detail = ""
         if fp8:
-            stats = dict(line.split(": ") for line in done.stdout.splitlines()
-                         if ": " in line)
-            cosine = float(np.sum(got * want) /
-                           (np.linalg.norm(got) * np.linalg.norm(want)))
-            ok = (ok and cosine >= FP8_BOUNDS[args.size][1] and
-                  int(stats.get("fp8_gemm", 0)) == int(stats["gemm"]) > 0)
-            detail = (f", cosine {cosine:.5f}, {stats.get('fp8_gemm')} of "
-                      f"{stats['gemm']} GEMMs in FP8")
+            ok, detail = check_fp8(family, args.size, got, want,
+                                   reference["fp8_last_hidden_state"],
+                                   errors["bf16", "true"], done.stdout)
+        else:
+            bound = NARROW_RMS_TOL[precision]
+            ok = got.shape == want.shape and NARROW_RMS_FLOOR[precision] <= rel <= bound
+            detail = f" (bound {bound:g})"
         lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
                      f"precision={precision}{'' if fusion == 'true' else ' unfused'}: "
-                     f"relative RMS error {rel:.2e} (bound {bound:g}){detail}")
+                     f"relative RMS error {rel:.2e}{detail}")
         failures += not ok
     return lines, failures
+
+
+def check_fp8(family, size, got, want, emulated, bf16_error, stats_text):
+    """The FP8 build against the float64 reference: every linear in FP8,
+    its error at most FP8_EMULATION_SLACK times the recipe's own (the
+    reference with every linear quantized, `emulated`) plus
+    FP8_BF16_SLACK times the bf16 build's, and, on the tiny fixtures,
+    cosine similarity >= the issue's goal. Returns (ok, detail)."""
+    stats = dict(line.split(": ") for line in stats_text.splitlines()
+                 if ": " in line)
+    norm = np.linalg.norm(want)
+    rel = np.linalg.norm(got - want) / norm
+    recipe = np.linalg.norm(emulated - want) / norm
+    bound = FP8_EMULATION_SLACK * recipe + FP8_BF16_SLACK * bf16_error
+    cosine = float(np.sum(got * want) / (np.linalg.norm(got) * norm))
+    goal = FP8_COSINE_GOAL.get((family, size), -1.0)
+    ok = (got.shape == want.shape and rel <= bound and cosine >= goal and
+          int(stats.get("fp8_gemm", 0)) == int(stats["gemm"]) > 0)
+    detail = (f" (bound {bound:.2e}: the recipe's own error {recipe:.2e}), "
+              f"cosine {cosine:.5f}{f' (goal {goal})' if goal > 0 else ''}, "
+              f"{stats.get('fp8_gemm')} of {stats['gemm']} GEMMs in FP8")
+    return ok, detail
 
 
 def check_fp16_export(family, exporter, results, want):

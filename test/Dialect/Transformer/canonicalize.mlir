@@ -398,3 +398,25 @@ func.func @compose_splits(%x: tensor<2x224xf32>, %y: tensor<2x224xf32>) -> (tens
   %3:2 = transformer.split %2#0 {axis = -1 : i64, sizes = array<i64: 32, 64>} : tensor<2x96xf32> -> tensor<2x32xf32>, tensor<2x64xf32>
   return %1#0, %1#1, %1#2, %0#1, %3#0, %3#1, %2#0 : tensor<2x64xf32>, tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x128xf32>, tensor<2x32xf32>, tensor<2x64xf32>, tensor<2x96xf32>
 }
+
+// -----
+
+// A reshaped model parameter (a resource blob) is the same blob under the
+// new shape: a patch embedding's kernel reshaped on its way to a linear is
+// a constant to the passes that quantize weights.
+// CHECK-LABEL: func @reshape_resource
+// CHECK-NEXT: %[[W:.*]] = arith.constant dense_resource<kernel> : tensor<4x6xf32>
+// CHECK-NEXT: return %[[W]]
+// CHECK: kernel: "0x04000000000000000000803F
+func.func @reshape_resource() -> tensor<4x6xf32> {
+  %w = arith.constant dense_resource<kernel> : tensor<4x2x3xf32>
+  %0 = transformer.reshape %w : tensor<4x2x3xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      kernel: "0x04000000000000000000803F0000004000004040000080400000A0400000C0400000E0400000004100001041000020410000304100004041000050410000604100007041000080410000884100009041000098410000A0410000A8410000B0410000B841"
+    }
+  }
+#-}

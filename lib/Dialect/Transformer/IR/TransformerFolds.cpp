@@ -14,6 +14,7 @@
 #include "mte/Dialect/Transformer/IR/TransformerOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -428,8 +429,16 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
     getInputMutable().assign(producer.getInput());
     return getResult();
   }
-  // Reshaping a constant only reinterprets its buffer; limit it to splats
-  // and shape-sized integer data so weights are never duplicated.
+  // A model parameter (a resource blob) reshaped is the same bytes under
+  // another shape: the folded constant shares the blob. Unfolded, a weight
+  // reshaped on its way to a linear (a patch embedding's [M, C, K..] kernel)
+  // is not a constant to the passes that transform weights, and stayed out
+  // of FP8 as `dynamic_weight`.
+  if (auto resource =
+          dyn_cast_or_null<DenseResourceElementsAttr>(adaptor.getInput()))
+    return DenseResourceElementsAttr::get(getType(), resource.getRawHandle());
+  // Reshaping another constant only reinterprets its buffer; limit it to
+  // splats and shape-sized integer data so weights are never duplicated.
   auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
   if (dense && (dense.isSplat() || getFoldableInts(dense)))
     return dense.reshape(getType());

@@ -1627,7 +1627,7 @@ def zoo_reference(cfg, W, inputs, layers):
     eps = _f32(ZOO_EPS[cfg.norm])
 
     def lin(x, name, bias):
-        y = x @ W[name + ".weight"].T
+        y = project(x, W[name + ".weight"].T)
         return y + W[name + ".bias"] if bias else y
 
     def norm(x, name):
@@ -1926,7 +1926,7 @@ def encoder_reference(family, W, inputs, layers):
     eps = _f32(ENCODER_EPS[family])
 
     def lin(x, name, bias=True):
-        y = x @ W[name + ".weight"].T
+        y = project(x, W[name + ".weight"].T)
         return y + W[name + ".bias"] if bias else y
 
     def ln(x, name):
@@ -1954,9 +1954,11 @@ def encoder_reference(family, W, inputs, layers):
         px = inputs["pixel_values"].astype(np.float64)
         b, n = px.shape[0], IMAGE // PATCH
         e = "embeddings."
-        patches = px.reshape(b, CHANNELS, n, PATCH, n, PATCH)
-        x = np.einsum("bcipjq,ocpq->bijo", patches,
-                      W[e + "patch_embeddings.projection.weight"]).reshape(b, n * n, HIDDEN)
+        # A linear over the patches, as mte computes it (and quantizes it).
+        patches = px.reshape(b, CHANNELS, n, PATCH, n, PATCH).transpose(
+            0, 2, 4, 1, 3, 5).reshape(b, n * n, CHANNELS * PATCH * PATCH)
+        w = W[e + "patch_embeddings.projection.weight"]
+        x = project(patches, w.reshape(HIDDEN, -1).T)
         x = x + W[e + "patch_embeddings.projection.bias"]
         cls = np.broadcast_to(W[e + "cls_token"], (b, 1, HIDDEN))
         x = np.concatenate([cls, x], axis=1) + W[e + "position_embeddings"]
@@ -2132,7 +2134,7 @@ def t5_reference(W, inputs, layers):
     keep = inputs["attention_mask"].astype(bool)[:, None, None, :]
 
     def lin(x, name):
-        return x @ W[name + ".weight"].T
+        return project(x, W[name + ".weight"].T)
 
     x = W["shared.weight"][ids]
     for i in range(layers):
@@ -2368,6 +2370,24 @@ def _attend(q, k, v, allowed, bias=None, softcap=None):
     return _softmax(np.where(allowed, s, -np.inf)) @ v
 
 
+# How the reference multiplies an activation by a linear's weight: exactly
+# (None) or "fp8", both operands quantized as mte-compile --precision=fp8
+# quantizes them (current scaling, fp8_reference.py) and everything else
+# still float64: the recipe's own error, which host_models.py bounds mte's
+# FP8 builds by (write_reference's fp8 output).
+PROJECTION = None
+
+
+def project(x, w_t):
+    """x [..., K] times a linear's weight w_t [K, N] (in any view of it)."""
+    if PROJECTION == "fp8":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+            __file__)), "..", "..", "..", "Integration"))
+        import fp8_reference
+        x, w_t = fp8_reference.current_scaling_operands(x, w_t)
+    return x @ w_t
+
+
 # The float type of the model the reference follows (reference_forward sets
 # it): the GELUs' constants are values of that type, the norms' eps float32.
 MODEL_FLOAT = np.float32
@@ -2407,7 +2427,7 @@ def _reference_forward(family, weights, inputs, layers):
     eps = _f32(EPS[family])
 
     def lin(x, name, bias=True):
-        y = x @ W[name + ".weight"].T
+        y = project(x, W[name + ".weight"].T)
         return y + W[name + ".bias"] if bias else y
 
     if family == "bert":
@@ -2431,7 +2451,7 @@ def _reference_forward(family, weights, inputs, layers):
 
     if family == "gpt2":
         def conv(x, name):
-            return x @ W[name + ".weight"] + W[name + ".bias"]
+            return project(x, W[name + ".weight"]) + W[name + ".bias"]
         x = W["wte.weight"][ids] + W["wpe.weight"][np.arange(s)][None]
         for i in range(layers):
             p = f"h.{i}."
@@ -2473,14 +2493,30 @@ def _reference_forward(family, weights, inputs, layers):
     return _rms(x, W["norm.weight"], eps)
 
 
-def write_reference(path, family, weights, layers, batch, seq, seed):
+def write_reference(path, family, weights, layers, batch, seq, seed,
+                    fp8=False):
+    """Writes the inputs and the reference output (`logits` with an LM head,
+    else `last_hidden_state`) to the .npz `path`; with `fp8` also the output
+    with every linear quantized (PROJECTION "fp8") as `fp8_<output>`.
+    Returns (inputs, output)."""
+    global PROJECTION
     inputs = make_inputs(family, batch, seq, seed)
-    expected = reference_forward(family, weights, inputs, layers)
-    if "lm_head.weight" in weights:
-        logits = expected @ weights["lm_head.weight"].astype(np.float64)
-        np.savez(path, logits=logits, **inputs)
-        return inputs, logits
-    np.savez(path, last_hidden_state=expected, **inputs)
+
+    def forward():
+        out = reference_forward(family, weights, inputs, layers)
+        if "lm_head.weight" in weights:
+            return "logits", project(out, weights["lm_head.weight"].astype(np.float64))
+        return "last_hidden_state", out
+
+    name, expected = forward()
+    arrays = {name: expected}
+    if fp8:
+        PROJECTION = "fp8"
+        try:
+            arrays["fp8_" + name] = forward()[1]
+        finally:
+            PROJECTION = None
+    np.savez(path, **arrays, **inputs)
     return inputs, expected
 
 
@@ -2572,6 +2608,10 @@ def main(argv=None):
                          f"{EXTERNAL_MIN_BYTES} bytes to the file NAME beside "
                          "the .onnx (64-byte aligned, deterministic)")
     ap.add_argument("--reference-out")
+    ap.add_argument("--fp8-reference", action="store_true",
+                    help="--reference-out also holds fp8_<output>: the "
+                         "reference with every linear's operands quantized "
+                         "as --precision=fp8 does (current scaling)")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--self-check", action="store_true",
@@ -2604,7 +2644,7 @@ def main(argv=None):
         print(f"{args.output}: {len(model.graph.node)} nodes {op_counts(model)} [{note}]")
     if args.reference_out:
         write_reference(args.reference_out, args.family, weights, layers,
-                        args.batch, args.seq, args.seed)
+                        args.batch, args.seq, args.seed, args.fp8_reference)
     return 0
 
 
