@@ -69,7 +69,13 @@ MTE_KERNEL_API void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
  * an mte_dtype (f16 or bf16), the same for all four. A non-zero `keyBias`
  * is an f32 [*, keys] array added to the scaled scores of every head and
  * query (a key-padding mask: -inf hides a key), row b at b *
- * keyBiasBatchStride (0: one row for every batch). */
+ * keyBiasBatchStride (0: one row for every batch). A non-zero `outScale`
+ * (the device address of an f32) makes `out` E4M3 codes: each value
+ * rounded to `dtype`, times the scale, cast with saturation. A non-zero
+ * `rowMax` is an f32 [batch * queries * heads] array that gets each query
+ * row's max |out| over each head (of the values rounded to `dtype`; NaN
+ * if any is), index (b * queries + i) * heads + h: the first level of an
+ * FP8 amax of the output. */
 MTE_KERNEL_API void
 mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v, uint64_t out,
                    int64_t batch, int64_t heads, int64_t kvHeads,
@@ -79,7 +85,8 @@ mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v, uint64_t out,
                    int64_t vBatchStride, int64_t vRowStride,
                    int64_t oBatchStride, int64_t oRowStride, float scale,
                    int32_t causal, int32_t dtype, uint64_t keyBias,
-                   int64_t keyBiasBatchStride);
+                   int64_t keyBiasBatchStride, uint64_t outScale,
+                   uint64_t rowMax);
 
 /* Collectives of sharded models (mte-compile --tp). A sharded model runs
  * as one rank of the device grid it was compiled for (mte_model_abi's

@@ -3,7 +3,9 @@
 // CUDA models call mte_cuda_attention for the attention ops that
 // mte-convert-transformer-to-row-kernels gives to the fused kernels of
 // FlashAttention.cu: 16-bit Q/K/V, head dimension 16, 32, 64 or 128, the causal
-// mask or none, and optionally a key-padding bias. The kernels' fatbin (sm_80 and sm_90 code, compute_90 PTX for
+// mask or none, and optionally a key-padding bias; the output in the
+// inputs' type or, under FP8 delayed scaling, E4M3 codes, and optionally
+// each row's and head's max |o| for the output's amax. The kernels' fatbin (sm_80 and sm_90 code, compute_90 PTX for
 // newer GPUs) is compiled by nvcc when libmte_runtime is built and embedded in
 // the library.
 //
@@ -89,7 +91,8 @@ extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
                                    int64_t oBatchStride, int64_t oRowStride,
                                    float scale, int32_t causal, int32_t dtype,
                                    uint64_t keyBias,
-                                   int64_t keyBiasBatchStride) {
+                                   int64_t keyBiasBatchStride,
+                                   uint64_t outScale, uint64_t rowMax) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
   auto shape = [&] {
@@ -127,7 +130,7 @@ extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
   if (!aligned16(q, qBatchStride, qRowStride, elementBytes) ||
       !aligned16(k, kBatchStride, kRowStride, elementBytes) ||
       !aligned16(v, vBatchStride, vRowStride, elementBytes) ||
-      !aligned16(out, oBatchStride, oRowStride, elementBytes)) {
+      !aligned16(out, oBatchStride, oRowStride, outScale ? 1 : elementBytes)) {
     mte::cuda::recordError("mte_cuda_attention (" + shape() +
                            "): rows not 16-byte aligned");
     return;
@@ -136,6 +139,14 @@ extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
     mte::cuda::recordError("mte_cuda_attention (" + shape() +
                            "): the key bias must be a 4-byte aligned f32 "
                            "array with a non-negative batch stride");
+    return;
+  }
+
+  if ((outScale && outScale % alignof(float) != 0) ||
+      (rowMax && rowMax % alignof(float) != 0)) {
+    mte::cuda::recordError("mte_cuda_attention (" + shape() +
+                           "): the output scale and the row maxima must be "
+                           "4-byte aligned f32");
     return;
   }
 
@@ -170,6 +181,8 @@ extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
       reinterpret_cast<const float *>(keyBias),
       keyBiasBatchStride,
       1.0f / scale,
+      reinterpret_cast<const float *>(outScale),
+      reinterpret_cast<float *>(rowMax),
   };
   constexpr int blockRows = mte::kAttentionQueryBlock;
   unsigned grid[3] = {

@@ -23,6 +23,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
 
 #include <type_traits>
@@ -110,6 +111,24 @@ __device__ __forceinline__ uint32_t pack(float lo, float hi) {
   return packed;
 }
 
+/// The two values of a packed register of T.
+template <typename T> __device__ __forceinline__ float2 unpack(uint32_t packed) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    __nv_bfloat162 v;
+    memcpy(&v, &packed, sizeof(v));
+    return __bfloat1622float2(v);
+  } else {
+    __half2 v;
+    memcpy(&v, &packed, sizeof(v));
+    return __half22float2(v);
+  }
+}
+
+/// max(a, b), NaN when either is (fmaxf drops NaN).
+__device__ __forceinline__ float maxPropagatingNaN(float a, float b) {
+  return (a > b || a != a) ? a : b;
+}
+
 /// Copies rows [row0, row0 + rows) of one head's [tokens, D] slice into a
 /// swizzled shared tile; rows at or past `valid` are zero-filled.
 template <typename T, int D, int rows>
@@ -158,7 +177,10 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
                int64_t(kvHead) * D;
   const T *v = static_cast<const T *>(p.v) + batch * p.vBatchStride +
                int64_t(kvHead) * D;
-  T *o = static_cast<T *>(p.o) + batch * p.oBatchStride + int64_t(head) * D;
+  // The output's element: T, or one byte of E4M3 with p.outScale.
+  const int outBytes = p.outScale ? 1 : int(sizeof(T));
+  void *o = static_cast<char *>(p.o) +
+            (batch * p.oBatchStride + int64_t(head) * D) * outBytes;
 
   const int offset = p.keys - p.queries; // causal diagonal shift
   int keyEnd = p.keys;
@@ -331,7 +353,12 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
     __syncthreads();
   }
 
-  // Normalise and store; rows past the end are not written.
+  // Normalise and store; rows past the end are not written. A value is
+  // rounded to T as stored; with p.outScale it is then cast to E4M3 times
+  // the scale (saturated, as mte's quantize of the stored output), and with
+  // p.rowMax each row's max |o| over this head goes to rowMax[(batch *
+  // queries + row) * heads + head] (NaN propagates, as amax's does).
+  const float outScale = p.outScale ? *p.outScale : 0.f;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -341,14 +368,38 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
       sum += __shfl_xor_sync(0xffffffff, sum, 2);
       const float inverse = sum > 0.f ? 1.f / sum : 0.f;
       const int row = warpRow0 + mt * 16 + group + half * 8;
-      if (row >= p.queries)
-        continue;
-      T *out = o + row * p.oRowStride + quad * 2;
+      const bool inside = row < p.queries;
+      const int64_t at = int64_t(row) * p.oRowStride + quad * 2;
+      float rowMax = 0.f;
 #pragma unroll
-      for (int dt = 0; dt < DT; ++dt)
-        *reinterpret_cast<uint32_t *>(out + dt * 8) =
-            pack<T>(acc[mt][dt][half * 2] * inverse,
-                    acc[mt][dt][half * 2 + 1] * inverse);
+      for (int dt = 0; dt < DT; ++dt) {
+        uint32_t packed = pack<T>(acc[mt][dt][half * 2] * inverse,
+                                  acc[mt][dt][half * 2 + 1] * inverse);
+        float2 stored = unpack<T>(packed);
+        rowMax = maxPropagatingNaN(
+            rowMax, maxPropagatingNaN(fabsf(stored.x), fabsf(stored.y)));
+        if (!inside)
+          continue;
+        if (p.outScale)
+          *reinterpret_cast<__nv_fp8x2_storage_t *>(
+              static_cast<uint8_t *>(o) + at + dt * 8) =
+              __nv_cvt_float2_to_fp8x2(
+                  make_float2(stored.x * outScale, stored.y * outScale),
+                  __NV_SATFINITE, __NV_E4M3);
+        else
+          *reinterpret_cast<uint32_t *>(static_cast<T *>(o) + at + dt * 8) =
+              packed;
+      }
+      if (p.rowMax) {
+        // The four threads of a row hold its D values between them.
+        rowMax = maxPropagatingNaN(rowMax,
+                                   __shfl_xor_sync(0xffffffff, rowMax, 1));
+        rowMax = maxPropagatingNaN(rowMax,
+                                   __shfl_xor_sync(0xffffffff, rowMax, 2));
+        if (inside && quad == 0)
+          p.rowMax[(int64_t(batch) * p.queries + row) * p.heads + head] =
+              rowMax;
+      }
     }
   }
 }

@@ -35,6 +35,12 @@ struct AttentionParams {
   const float *keyBias;
   int64_t keyBiasBatchStride;
   float inverseScale;
+  // Null, or the FP8 scale: the output is then E4M3 codes, each value
+  // rounded to the input type, times *outScale, saturated.
+  const float *outScale;
+  // Null, or [batch * queries * heads]: each query row's max |o| over a
+  // head, of the values as stored (rounded to the input type).
+  float *rowMax;
 };
 
 /// Launch shape of the kernels: 4 warps of 32 query rows each, blocks of

@@ -8,6 +8,8 @@ counts that are not multiples of the kernels' blocks, more queries than keys
 packed projection (strided rows) and as separate tensors, and key biases:
 padding masks (0 / -inf per key, right and left padding, a row with every
 key hidden), finite additive biases, and one bias row for every batch.
+Then FP8 delayed scaling's output (E4M3 codes and each row's and head's
+max |o|) bit for bit against PyTorch's cast of the kernel's 16-bit output.
 
 Tolerance: relative RMS error <= 1e-2 and max |error| <= 5e-2 * max |ref|
 (the inputs are rounded to 16 bits, P is rounded to 16 bits before P.V, as
@@ -35,7 +37,8 @@ def load(path):
     fn.restype = None
     fn.argtypes = ([ctypes.c_uint64] * 4 + [ctypes.c_int64] * 14 +
                    [ctypes.c_float, ctypes.c_int32, ctypes.c_int32,
-                    ctypes.c_uint64, ctypes.c_int64])
+                    ctypes.c_uint64, ctypes.c_int64, ctypes.c_uint64,
+                    ctypes.c_uint64])
     return fn
 
 
@@ -70,18 +73,28 @@ def reference(q, k, v, h, kv, d, scale, causal, bias=None):
     return (p @ v).transpose(1, 2).reshape(b, sq, h * d)
 
 
-def run(fn, q, k, v, h, kv, d, scale, causal, bias=None):
+def run(fn, q, k, v, h, kv, d, scale, causal, bias=None, fp8_scale=None,
+        row_max=False):
+    """The kernel's output; with `fp8_scale` (an f32 tensor of one element)
+    its E4M3 codes (uint8), and with `row_max` also the rows' maxima."""
     b, sq, _ = q.shape
-    out = torch.full((b, sq, h * d), float("nan"), dtype=q.dtype,
-                     device="cuda")
+    if fp8_scale is None:
+        out = torch.full((b, sq, h * d), float("nan"), dtype=q.dtype,
+                         device="cuda")
+    else:
+        out = torch.full((b, sq, h * d), 0x7F, dtype=torch.uint8,
+                         device="cuda")
+    maxima = torch.full((b * sq * h,), float("nan"), device="cuda")
     bias_ptr = bias.data_ptr() if bias is not None else 0
     bias_stride = bias.shape[1] if bias is not None and bias.shape[0] > 1 else 0
     fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), b, h, kv,
        sq, k.shape[1], d, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
        v.stride(0), v.stride(1), out.stride(0), out.stride(1), scale,
-       int(causal), DTYPES[q.dtype], bias_ptr, bias_stride)
+       int(causal), DTYPES[q.dtype], bias_ptr, bias_stride,
+       fp8_scale.data_ptr() if fp8_scale is not None else 0,
+       maxima.data_ptr() if row_max else 0)
     torch.cuda.synchronize()
-    return out
+    return (out, maxima) if row_max else out
 
 
 CASES = [  # b, sq, skv, h, kv, d, causal, packed
@@ -156,6 +169,40 @@ def check(fn):
                     f"{f' key bias {kind}' if kind else ''}")
             print(f"{'PASS' if ok else 'FAIL'} attention {name}: "
                   f"rel RMS {rms:.2e}, max {worst:.2e}", flush=True)
+    return failures + check_fp8_output(fn, cases, gen)
+
+
+def check_fp8_output(fn, cases, gen):
+    """The FP8 delayed-scaling output: the E4M3 codes equal PyTorch's cast
+    of the kernel's own 16-bit output times the scale (saturated to +-448),
+    and the row maxima its max |o| per row and head, bit for bit. The
+    scale puts the largest values past 448 (saturation) and the smallest
+    among E4M3's subnormals."""
+    failures = 0
+    for dtype in (torch.bfloat16, torch.float16):
+        for b, sq, skv, h, kv, d, causal, packed, kind in cases[::2]:
+            q, k, v = inputs(b, sq, skv, h, kv, d, dtype, packed, gen)
+            bias = key_bias(kind, b, skv, gen) if kind else None
+            scale = 1.0 / math.sqrt(d)
+            stored = run(fn, q, k, v, h, kv, d, scale, causal, bias)
+            amax = stored.float().abs().max().item()
+            fp8_scale = torch.tensor([600.0 / amax], device="cuda")
+            codes, maxima = run(fn, q, k, v, h, kv, d, scale, causal, bias,
+                                fp8_scale, row_max=True)
+            want = (stored.float() * fp8_scale).clamp(-448, 448).to(
+                torch.float8_e4m3fn).view(torch.uint8)
+            want_max = stored.float().abs().reshape(b, sq, h, d).amax(-1)
+            same = torch.equal(codes, want)
+            same_max = torch.equal(maxima, want_max.reshape(-1))
+            ok = same and same_max
+            failures += not ok
+            name = (f"{str(dtype)[6:]} b{b} q{sq} k{skv} h{h}/{kv} d{d}"
+                    f"{' causal' if causal else ''}"
+                    f"{f' key bias {kind}' if kind else ''}")
+            print(f"{'PASS' if ok else 'FAIL'} attention e4m3 output {name}: "
+                  f"{(codes != want).sum().item()} codes and "
+                  f"{(maxima != want_max.reshape(-1)).sum().item()} row "
+                  f"maxima differ", flush=True)
     return failures
 
 
@@ -193,7 +240,7 @@ def bench(fn):
                     b, h, kv, s, s, d, q.stride(0), q.stride(1), k.stride(0),
                     k.stride(1), v.stride(0), v.stride(1), out.stride(0),
                     out.stride(1), scale, int(causal), 3,
-                    bias.data_ptr() if padded else 0, s if padded else 0)
+                    bias.data_ptr() if padded else 0, s if padded else 0, 0, 0)
             mte_ms = timed(lambda: fn(*args))
             qh = q.reshape(b, s, h, d).transpose(1, 2)
             kh = k.reshape(b, s, kv, d).transpose(1, 2)

@@ -18,8 +18,10 @@ using namespace mte::cuda;
 
 /// Replaces every call of the fused-attention declaration `func` (operands
 /// q, k, v [B, S, H * D] with any batch and row strides, scale, optionally
-/// an f32 [B | 1, Skv] key bias, output) by a call of mte_cuda_attention
-/// with their addresses and strides, then erases the declaration.
+/// an f32 [B | 1, Skv] key bias, with `quantize_from` the f32 scale vector
+/// and the scale's index in it, the output, with `amax` the f32 row maxima)
+/// by a call of mte_cuda_attention with their addresses and strides, then
+/// erases the declaration.
 LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
                                                   kernel::RowKernelAttr spec) {
   auto fail = [&](const Twine &why) {
@@ -27,22 +29,40 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
            << func.getSymName() << "': " << why;
   };
   ArrayRef<Type> types = func.getArgumentTypes();
-  if ((types.size() != 5 && types.size() != 6) || !types[3].isF32())
-    return fail("needs (q, k, v, scale, [key bias,] output)");
-  bool hasKeyBias = types.size() == 6;
-  unsigned outputIndex = types.size() - 1;
+  bool hasKeyBias = static_cast<bool>(spec.getMaskShape());
+  bool quantizes = static_cast<bool>(spec.getQuantizeFrom());
+  unsigned scaleIndex = 4 + hasKeyBias;
+  unsigned outputIndex = scaleIndex + 2 * quantizes;
+  if (types.size() != outputIndex + 1 + spec.getAmax() || !types[3].isF32())
+    return fail("needs (q, k, v, scale, [key bias,] [scales, index,] "
+                "output[, row maxima])");
+  auto isF32Vector = [](Type type) {
+    auto vector = dyn_cast<MemRefType>(type);
+    return vector && vector.getRank() == 1 &&
+           vector.getElementType().isF32() && vector.getLayout().isIdentity();
+  };
   if (hasKeyBias) {
     auto bias = dyn_cast<MemRefType>(types[4]);
     if (!bias || bias.getRank() != 2 || !bias.getElementType().isF32() ||
         !bias.getLayout().isIdentity())
       return fail("the key bias must be a contiguous f32 [B, Skv] buffer");
   }
+  if (quantizes &&
+      (!isF32Vector(types[scaleIndex]) || !types[scaleIndex + 1].isInteger(64)))
+    return fail("the scales must be a contiguous f32 vector and an i64 index");
+  if (spec.getAmax() && !isF32Vector(types.back()))
+    return fail("the row maxima must be a contiguous f32 vector");
   auto q = dyn_cast<MemRefType>(types[0]);
   auto k = dyn_cast<MemRefType>(types[1]);
+  auto out = dyn_cast<MemRefType>(types[outputIndex]);
   Type element = q ? q.getElementType() : Type();
   if (!q || !k || q.getRank() != 3 || k.getRank() != 3 ||
       !(element.isBF16() || element.isF16()))
     return fail("q and k must be 16-bit [B, S, H * D] buffers");
+  Type outElement = quantizes ? Float8E4M3FNType::get(func.getContext())
+                              : element;
+  if (!out || out.getElementType() != outElement)
+    return fail("the output must be " + Twine(quantizes ? "E4M3" : "of q's type"));
   int64_t headDim = q.getDimSize(2) / spec.getHeads();
   int32_t dtype = *mte::getDType(element);
 
@@ -77,8 +97,10 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
           toI64(arith::AddIOp::create(b, loc, base, offsetBytes)), metadata);
     };
     for (unsigned i : {0u, 1u, 2u, outputIndex}) {
+      Value buffer = call.getOperand(i);
       auto [address, metadata] = addressOf(
-          call.getOperand(i), element.getIntOrFloatBitWidth() / 8);
+          buffer, cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() /
+                      8);
       addresses.push_back(address);
       strides.push_back(toI64(metadata.getStrides()[0]));
       strides.push_back(toI64(metadata.getStrides()[1]));
@@ -92,6 +114,16 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
       if (biasType.getDimSize(0) != 1)
         biasBatchStride = constant(biasType.getDimSize(1));
     }
+    // The scale is element `index` of its vector; 0: no FP8 output.
+    Value scaleAddress = constant(0), rowMaxAddress = constant(0);
+    if (quantizes) {
+      Value vector = addressOf(call.getOperand(scaleIndex), 4).first;
+      Value offset = arith::MulIOp::create(
+          b, loc, call.getOperand(scaleIndex + 1), constant(4));
+      scaleAddress = arith::AddIOp::create(b, loc, vector, offset);
+    }
+    if (spec.getAmax())
+      rowMaxAddress = addressOf(call.getOperands().back(), 4).first;
     auto qType = cast<MemRefType>(call.getOperand(0).getType());
     auto kType = cast<MemRefType>(call.getOperand(1).getType());
     SmallVector<Value> operands(addresses);
@@ -103,7 +135,7 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
         {call.getOperand(3),
          arith::ConstantIntOp::create(b, loc, i32, spec.getCausal()),
          arith::ConstantIntOp::create(b, loc, i32, dtype), biasAddress,
-         biasBatchStride});
+         biasBatchStride, scaleAddress, rowMaxAddress});
     func::CallOp::create(b, loc, entry, operands);
     call.erase();
   }

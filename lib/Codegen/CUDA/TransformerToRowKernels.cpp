@@ -597,7 +597,8 @@ Value keyBias(OpBuilder &b, Location loc, Value mask,
 /// mte-build-row-kernels turns into a call of mte_cuda_attention. Q, K and V
 /// are read in place, with any batch and token strides: column slices of a
 /// packed projection need no copy. A key-padding mask becomes a fifth
-/// input, its f32 bias.
+/// input, its f32 bias; an FP8 quantize of the output, its scale vector
+/// and index after that (Fp8Readers).
 void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
                              SymbolTable &symbols) {
   MLIRContext *ctx = op.getContext();
@@ -631,12 +632,29 @@ void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
     inputs.push_back(keyBias(b, loc, mask, shape));
     arguments.push_back(argumentType(inputs.back()));
   }
-  RankedTensorType outputType = op.getOutput().getType();
-  arguments.push_back(argumentType(op.getOutput()));
-  Value result = callKernel(b, loc, name, spec.get(ctx), inputs, outputType,
-                            arguments, moduleBuilder, symbols)
-                     .front();
-  op.getOutput().replaceAllUsesWith(result);
+  // Under FP8 scaling the kernel writes each row's and head's max |o| for
+  // the output's amaxes and, when the output is only quantized by a scale
+  // known before the run (delayed scaling), the E4M3 codes instead of it.
+  Fp8Readers fp8(op, op.getOutput());
+  fp8.describe(name, spec, q.getElementType());
+  fp8.addScaleInputs(b, loc, inputs);
+  for (Value input : ArrayRef(inputs).drop_front(arguments.size()))
+    arguments.push_back(argumentType(input));
+  SmallVector<RankedTensorType> resultTypes = {
+      fp8.quantize ? fp8.quantize.getType() : op.getOutput().getType()};
+  if (spec.amax) {
+    int64_t rows = q.getDimSize(0) * q.getDimSize(1) * op.getNumHeads();
+    resultTypes.push_back(RankedTensorType::get({rows}, b.getF32Type()));
+  }
+  for (RankedTensorType type : resultTypes)
+    arguments.push_back(
+        MemRefType::get(type.getShape(), type.getElementType()));
+  SmallVector<Value> results =
+      callKernel(b, loc, name, spec.get(ctx), inputs, resultTypes, arguments,
+                 moduleBuilder, symbols);
+  fp8.rewire(spec.amax ? results.back() : Value(), results.front());
+  if (!fp8.quantize)
+    op.getOutput().replaceAllUsesWith(results.front());
   op->erase();
 }
 

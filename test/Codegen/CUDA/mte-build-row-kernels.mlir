@@ -294,9 +294,9 @@ func.func private @bad_key_bias(memref<4x4xf32>) attributes {mte.row_kernel = #k
 // CHECK: %[[Q:.*]] = arith.index_cast %[[ADDR]] : index to i64
 // CHECK: %[[QB:.*]] = arith.index_cast %[[STRIDES]]#0 : index to i64
 // CHECK: %[[QR:.*]] = arith.index_cast %[[STRIDES]]#1 : index to i64
-// CHECK: call @mte_cuda_attention(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c1_i64{{.*}}, %c5_i64{{.*}}, %c5_i64{{.*}}, %c64_i64{{.*}}, %[[QB]], %[[QR]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c3_i32{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32, i64, i64) -> ()
+// CHECK: call @mte_cuda_attention(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}}, %c2_i64{{.*}}, %c2_i64{{.*}}, %c1_i64{{.*}}, %c5_i64{{.*}}, %c5_i64{{.*}}, %c64_i64{{.*}}, %[[QB]], %[[QR]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}}, %c3_i32{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}) : (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32, i64, i64, i64, i64) -> ()
 // CHECK-NOT: mte_flash_attention
-// CHECK: func.func private @mte_cuda_attention(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32, i64, i64)
+// CHECK: func.func private @mte_cuda_attention(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, i32, i32, i64, i64, i64, i64)
 func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x64xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1, causal = true>}
 func.func @forward_flash_attention(%qkv: memref<2x5x256xbf16>, %o: memref<2x5x128xbf16>) {
   %scale = arith.constant 0.125 : f32
@@ -336,12 +336,42 @@ func.func @forward_flash_attention_key_bias(%x: memref<2x5x128xbf16>, %b2: memre
 
 // -----
 
+// An E4M3 output: the output's address counts 1-byte elements, the scale's
+// is its vector's plus 4 x its index, and the row maxima's is last.
+// CHECK-LABEL: func.func @forward_flash_attention_e4m3(
+// CHECK-SAME: %{{.*}}: memref<2x5x128xbf16>, %[[S:.*]]: memref<3xf32>, %[[O:.*]]: memref<2x5x128xf8E4M3FN>, %[[M:.*]]: memref<20xf32>)
+// CHECK: %[[OBASE:.*]], %[[OOFF:.*]], %{{.*}}:3, %{{.*}}:3 = memref.extract_strided_metadata %[[O]]
+// CHECK: %[[OPTR:.*]] = memref.extract_aligned_pointer_as_index %[[OBASE]]
+// CHECK: arith.muli %[[OOFF]], %c1{{.*}} : index
+// CHECK: %[[SBASE:.*]], {{.*}} = memref.extract_strided_metadata %[[S]]
+// CHECK: %[[SADDR:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[AT:.*]] = arith.muli %c2_i64{{.*}}, %c4_i64{{.*}} : i64
+// CHECK: %[[SCALE:.*]] = arith.addi %[[SADDR]], %[[AT]] : i64
+// CHECK: memref.extract_strided_metadata %[[M]]
+// CHECK: %[[MAX:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: call @mte_cuda_attention({{.*}}, %c0_i32{{.*}}, %c3_i32{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}}, %[[SCALE]], %[[MAX]])
+func.func private @mte_flash_attention_e4m3(memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<3xf32>, i64, memref<2x5x128xf8E4M3FN>, memref<20xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, amax = true, quantize_from = bf16>}
+func.func @forward_flash_attention_e4m3(%x: memref<2x5x128xbf16>, %s: memref<3xf32>, %o: memref<2x5x128xf8E4M3FN>, %m: memref<20xf32>) {
+  %scale = arith.constant 0.125 : f32
+  %at = arith.constant 2 : i64
+  %xc = memref.cast %x : memref<2x5x128xbf16> to memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>
+  call @mte_flash_attention_e4m3(%xc, %xc, %xc, %scale, %s, %at, %o, %m) : (memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, memref<2x5x128xbf16, strided<[?, ?, 1], offset: ?>>, f32, memref<3xf32>, i64, memref<2x5x128xf8E4M3FN>, memref<20xf32>) -> ()
+  return
+}
+
+// -----
+
+// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad_output': the output must be E4M3}}
+func.func private @mte_flash_attention_bad_output(memref<2x5x128xbf16>, memref<2x5x128xbf16>, memref<2x5x128xbf16>, f32, memref<3xf32>, i64, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, quantize_from = bf16>}
+
+// -----
+
 // expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad_bias': the key bias must be a contiguous f32 [B, Skv] buffer}}
 func.func private @mte_flash_attention_bad_bias(memref<2x5x128xbf16>, memref<2x5x128xbf16>, memref<2x5x128xbf16>, f32, memref<2x5xf16>, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, mask_shape = [2, 5]>}
 
 // -----
 
-// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad': needs (q, k, v, scale, [key bias,] output)}}
+// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad': needs (q, k, v, scale, [key bias,] [scales, index,] output[, row maxima])}}
 func.func private @mte_flash_attention_bad(memref<2x5x128xbf16>, f32, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1>}
 
 // -----

@@ -123,6 +123,49 @@ func.func @flash_attention(%qkv: tensor<2x5x256xbf16>) -> tensor<2x5x128xbf16> {
 
 // -----
 
+// Delayed scaling: attention whose output only an amax and a quantize read
+// (the output projection's FP8 input) writes the E4M3 codes and each row's
+// and head's max |o| ([2 * 5 * 2] f32) for the amax; the quantize goes.
+// CHECK-LABEL: func.func @flash_attention_quantize
+// CHECK: %[[SC:.*]], %{{.*}} = transformer.fp8_scale delayed
+// CHECK: %[[AT:.*]] = arith.constant 1 : i64
+// CHECK: %[[T:.*]]:2 = kernel.call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal_amax_e4m3(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SC]], %[[AT]] : tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>, f32, tensor<2xf32>, i64) outs(%{{.*}}, %{{.*}} : tensor<2x5x128xf8E4M3FN>, tensor<20xf32>)
+// CHECK: %[[A:.*]] = transformer.amax %[[T]]#1 : tensor<20xf32> -> tensor<f32>
+// CHECK-NOT: transformer.quantize
+// CHECK: return %[[T]]#0, %[[A]]
+// CHECK: func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal_amax_e4m3({{.*}}, f32, memref<2xf32>, i64, memref<2x5x128xf8E4M3FN>, memref<20xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1, causal = true, amax = true, quantize_from = bf16>}
+func.func @flash_attention_quantize(%qkv: tensor<2x5x256xbf16>, %s: tensor<2xf32>) -> (tensor<2x5x128xf8E4M3FN>, tensor<f32>) {
+  %q, %k, %v = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 128, 64, 64>} : tensor<2x5x256xbf16> -> tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>
+  %0 = transformer.attention %q, %k, %v {num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32, causal} : (tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>) -> tensor<2x5x128xbf16>
+  %1 = transformer.amax %0 : tensor<2x5x128xbf16> -> tensor<f32>
+  %scales, %scales_inv = transformer.fp8_scale delayed %s {fp8_max = 4.480000e+02 : f32} : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  %slot = transformer.slice %scales {offsets = array<i64: 1>, sizes = array<i64: 1>, strides = array<i64: 1>} : tensor<2xf32> -> tensor<1xf32>
+  %scale = transformer.reshape %slot : tensor<1xf32> -> tensor<f32>
+  %2 = transformer.quantize %0, %scale {multiply} : (tensor<2x5x128xbf16>, tensor<f32>) -> tensor<2x5x128xf8E4M3FN>
+  return %2, %1 : tensor<2x5x128xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
+// Current scaling: the scale needs the output's amax, so the output is
+// written as it is, with its rows' maxima, which the amax reads instead.
+// CHECK-LABEL: func.func @flash_attention_amax
+// CHECK: %[[T:.*]]:2 = kernel.call @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal_amax({{.*}}) outs(%{{.*}}, %{{.*}} : tensor<2x5x128xbf16>, tensor<20xf32>)
+// CHECK: %[[A:.*]] = transformer.amax %[[T]]#1 : tensor<20xf32> -> tensor<f32>
+// CHECK: %[[SC:.*]], %{{.*}} = transformer.fp8_scale %[[A]]
+// CHECK: transformer.quantize %[[T]]#0, %[[SC]] {multiply}
+// CHECK: func.func private @mte_flash_attention_2x5x128_2x5x64xbf16_h2_kv1_causal_amax({{.*}}, f32, memref<2x5x128xbf16>, memref<20xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 1, causal = true, amax = true>}
+func.func @flash_attention_amax(%qkv: tensor<2x5x256xbf16>) -> (tensor<2x5x128xf8E4M3FN>, tensor<f32>) {
+  %q, %k, %v = transformer.split %qkv {axis = 2 : i64, sizes = array<i64: 128, 64, 64>} : tensor<2x5x256xbf16> -> tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>
+  %0 = transformer.attention %q, %k, %v {num_heads = 2 : i64, num_kv_heads = 1 : i64, scale = 0.125 : f32, causal} : (tensor<2x5x128xbf16>, tensor<2x5x64xbf16>, tensor<2x5x64xbf16>) -> tensor<2x5x128xbf16>
+  %1 = transformer.amax %0 : tensor<2x5x128xbf16> -> tensor<f32>
+  %scale, %scale_inv = transformer.fp8_scale %1 {fp8_max = 4.480000e+02 : f32} : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+  %2 = transformer.quantize %0, %scale {multiply} : (tensor<2x5x128xbf16>, tensor<f32>) -> tensor<2x5x128xf8E4M3FN>
+  return %2, %scale_inv : tensor<2x5x128xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
 // Key-padding masks (the same keys hidden from every head and query) go to
 // the fused kernel as an f32 [B | 1, Skv] bias: a keep mask as 0 / -inf, an
 // additive one as its values with torch.finfo(dtype).min fills made -inf;

@@ -60,7 +60,7 @@ static int32_t run(void *const *in, void *const *out, void *const *w,
                 0, 0, 0, MTE_GEMM_SCALE_TENSOR, MTE_DTYPE_BF16, 0, 0);
 #ifdef MTE_TEST_ATTENTION
   mte_cuda_attention(x, x, x, y, 1, 2, 2, 8, 8, 64, 1024, 128, 1024, 128, 1024,
-                     128, 1024, 128, 0.125f, 1, MTE_DTYPE_BF16, 0, 0);
+                     128, 1024, 128, 0.125f, 1, MTE_DTYPE_BF16, 0, 0, 0, 0);
 #endif
   (void)arena;
   (void)index_status;

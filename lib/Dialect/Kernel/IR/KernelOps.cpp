@@ -64,6 +64,7 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     break;
   case RowKernelKind::FlashAttention:
     takes.heads = takes.kvHeads = takes.causal = takes.maskShape = true;
+    takes.amax = takes.quantizeFrom = true;
     break;
   case RowKernelKind::Amax:
     break;

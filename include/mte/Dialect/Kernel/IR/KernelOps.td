@@ -75,7 +75,10 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
       `mask_shape` (the additive or boolean mask's shape, rank <= 4);
     * `flash_attention`: `heads` and `kv_heads` (> 0, `kv_heads` dividing
       `heads`), `causal`, `mask_shape` (`[B | 1, Skv]`: the key bias of a
-      padding mask, rank 2);
+      padding mask, rank 2), `amax` (a last output, f32 `[B * Sq * heads]`:
+      each query row's and head's max |o|), `quantize_from` (the output is
+      E4M3, o rounded to that type, times a scale given as the norms'
+      are, after the key bias);
     * `amax`: nothing (each row's max |x|, of a [rows, length] input);
     * `swiglu`: `amax`, `quantize_from` (silu(gate) · up of two [rows,
       length] views, in f32, rounded to the output type or, with
