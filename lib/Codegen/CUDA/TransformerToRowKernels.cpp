@@ -89,7 +89,8 @@ SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
                               RowKernelAttr spec, ValueRange inputs,
                               ArrayRef<RankedTensorType> resultTypes,
                               ArrayRef<Type> arguments,
-                              OpBuilder &moduleBuilder, SymbolTable &symbols) {
+                              OpBuilder &moduleBuilder, SymbolTable &symbols,
+                              bool writesInPlace = false) {
   auto func = symbols.lookup<func::FuncOp>(name);
   if (!func) {
     func = func::FuncOp::create(moduleBuilder, loc, name,
@@ -102,10 +103,16 @@ SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
   SmallVector<Type> types;
   // A fresh buffer for each output: unlike tensor.empty, alloc_tensor is
   // not merged by CSE, which would make all kernels of a shape compete for
-  // one buffer (and the ops around them take fresh ones instead).
+  // one buffer (and the ops around them take fresh ones instead). With
+  // `writesInPlace`, tensor.empty: empty-tensor elimination may then give
+  // the kernel the buffer its result is inserted into.
   for (RankedTensorType t : resultTypes) {
     outputs.push_back(
-        bufferization::AllocTensorOp::create(b, loc, t, ValueRange()));
+        writesInPlace
+            ? Value(tensor::EmptyOp::create(b, loc, t.getShape(),
+                                            t.getElementType()))
+            : Value(bufferization::AllocTensorOp::create(b, loc, t,
+                                                         ValueRange())));
     types.push_back(t);
   }
   auto call = mte::kernel::CallOp::create(b, loc, types, func.getSymName(),
@@ -480,8 +487,9 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
 constexpr int64_t kMaxAmaxRow = 16384, kMinAmaxRow = 32;
 
 /// amax(x) becomes amax of row maxima of row maxima ... of x: each pass
-/// one read by the amax row kernel, until at most kMinAmaxRow values are
-/// left for the reference lowering (whose last level runs in one thread).
+/// one read by the amax row kernel, until one value is left, which is the
+/// amax, or at most kMinAmaxRow for the reference lowering (whose last
+/// level runs in one thread).
 void convertAmax(AmaxOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   RankedTensorType type = op.getInput().getType();
   if (!type.hasStaticShape() || !isKernelFloat(type.getElementType()))
@@ -509,8 +517,15 @@ void convertAmax(AmaxOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
                  b, loc, name, KernelSpec{RowKernelKind::Amax}.get(ctx), input,
                  maximaType,
                  {argumentType(input), MemRefType::get({rows}, b.getF32Type())},
-                 moduleBuilder, symbols)
+                 moduleBuilder, symbols, /*writesInPlace=*/rows == 1)
                  .front();
+    // One row: its max |x| is the amax, which the kernel writes where it
+    // goes (the delayed update's vector): no last level of one thread.
+    if (rows == 1) {
+      op.replaceAllUsesWith(reshapeTensor(b, loc, values, {}));
+      op->erase();
+      return;
+    }
   }
   if (values != op.getInput())
     op.getInputMutable().assign(values);
