@@ -5,9 +5,9 @@
 // FlashAttention.cu: 16-bit Q/K/V, head dimension 16, 32, 64 or 128, the causal
 // mask or none, and optionally a key-padding bias; the output in the
 // inputs' type or, under FP8 delayed scaling, E4M3 codes, and optionally
-// each row's and head's max |o| for the output's amax. The kernels' fatbin (sm_80 and sm_90 code, compute_90 PTX for
-// newer GPUs) is compiled by nvcc when libmte_runtime is built and embedded in
-// the library.
+// each row's and head's max |o| for the output's amax. The kernels' fatbin
+// (sm_80 and sm_90 code, compute_90 PTX for newer GPUs) is compiled by nvcc
+// when libmte_runtime is built and embedded in the library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,18 +81,14 @@ bool aligned16(uint64_t pointer, int64_t batchStride, int64_t rowStride,
 } // namespace
 
 // Declared, and described, in KernelABI.h.
-extern "C" void mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v,
-                                   uint64_t out, int64_t batch, int64_t heads,
-                                   int64_t kvHeads, int64_t queries,
-                                   int64_t keys, int64_t headDim,
-                                   int64_t qBatchStride, int64_t qRowStride,
-                                   int64_t kBatchStride, int64_t kRowStride,
-                                   int64_t vBatchStride, int64_t vRowStride,
-                                   int64_t oBatchStride, int64_t oRowStride,
-                                   float scale, int32_t causal, int32_t dtype,
-                                   uint64_t keyBias,
-                                   int64_t keyBiasBatchStride,
-                                   uint64_t outScale, uint64_t rowMax) {
+extern "C" void mte_cuda_attention(
+    uint64_t q, uint64_t k, uint64_t v, uint64_t out, int64_t batch,
+    int64_t heads, int64_t kvHeads, int64_t queries, int64_t keys,
+    int64_t headDim, int64_t qBatchStride, int64_t qRowStride,
+    int64_t kBatchStride, int64_t kRowStride, int64_t vBatchStride,
+    int64_t vRowStride, int64_t oBatchStride, int64_t oRowStride, float scale,
+    int32_t causal, int32_t dtype, uint64_t keyBias, int64_t keyBiasBatchStride,
+    uint64_t outScale, uint64_t rowMax) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
   auto shape = [&] {

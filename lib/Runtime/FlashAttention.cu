@@ -112,7 +112,8 @@ __device__ __forceinline__ uint32_t pack(float lo, float hi) {
 }
 
 /// The two values of a packed register of T.
-template <typename T> __device__ __forceinline__ float2 unpack(uint32_t packed) {
+template <typename T>
+__device__ __forceinline__ float2 unpack(uint32_t packed) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
     __nv_bfloat162 v;
     memcpy(&v, &packed, sizeof(v));
@@ -381,8 +382,8 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
         if (!inside)
           continue;
         if (p.outScale)
-          *reinterpret_cast<__nv_fp8x2_storage_t *>(
-              static_cast<uint8_t *>(o) + at + dt * 8) =
+          *reinterpret_cast<__nv_fp8x2_storage_t *>(static_cast<uint8_t *>(o) +
+                                                    at + dt * 8) =
               __nv_cvt_float2_to_fp8x2(
                   make_float2(stored.x * outScale, stored.y * outScale),
                   __NV_SATFINITE, __NV_E4M3);
@@ -392,10 +393,10 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
       }
       if (p.rowMax) {
         // The four threads of a row hold its D values between them.
-        rowMax = maxPropagatingNaN(rowMax,
-                                   __shfl_xor_sync(0xffffffff, rowMax, 1));
-        rowMax = maxPropagatingNaN(rowMax,
-                                   __shfl_xor_sync(0xffffffff, rowMax, 2));
+        rowMax =
+            maxPropagatingNaN(rowMax, __shfl_xor_sync(0xffffffff, rowMax, 1));
+        rowMax =
+            maxPropagatingNaN(rowMax, __shfl_xor_sync(0xffffffff, rowMax, 2));
         if (inside && quad == 0)
           p.rowMax[(int64_t(batch) * p.queries + row) * p.heads + head] =
               rowMax;

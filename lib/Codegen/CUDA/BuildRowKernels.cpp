@@ -43,7 +43,9 @@ LogicalResult defineRowKernel(func::FuncOp func, RowKernelAttr spec) {
   case RowKernelKind::Amax:
     return defineAmaxKernel(func, spec);
   case RowKernelKind::Swiglu:
-    return defineSwigluKernel(func, spec);
+  case RowKernelKind::Geglu:
+  case RowKernelKind::GegluTanh:
+    return defineGatedKernel(func, spec);
   case RowKernelKind::FlashAttention:
     break; // a call, not a kernel: see lowerFlashAttentionCalls
   }

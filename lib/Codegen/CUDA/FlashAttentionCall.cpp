@@ -38,8 +38,8 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
                 "output[, row maxima])");
   auto isF32Vector = [](Type type) {
     auto vector = dyn_cast<MemRefType>(type);
-    return vector && vector.getRank() == 1 &&
-           vector.getElementType().isF32() && vector.getLayout().isIdentity();
+    return vector && vector.getRank() == 1 && vector.getElementType().isF32() &&
+           vector.getLayout().isIdentity();
   };
   if (hasKeyBias) {
     auto bias = dyn_cast<MemRefType>(types[4]);
@@ -59,10 +59,11 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
   if (!q || !k || q.getRank() != 3 || k.getRank() != 3 ||
       !(element.isBF16() || element.isF16()))
     return fail("q and k must be 16-bit [B, S, H * D] buffers");
-  Type outElement = quantizes ? Float8E4M3FNType::get(func.getContext())
-                              : element;
+  Type outElement =
+      quantizes ? Float8E4M3FNType::get(func.getContext()) : element;
   if (!out || out.getElementType() != outElement)
-    return fail("the output must be " + Twine(quantizes ? "E4M3" : "of q's type"));
+    return fail("the output must be " +
+                Twine(quantizes ? "E4M3" : "of q's type"));
   int64_t headDim = q.getDimSize(2) / spec.getHeads();
   int32_t dtype = *mte::getDType(element);
 
@@ -99,8 +100,8 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
     for (unsigned i : {0u, 1u, 2u, outputIndex}) {
       Value buffer = call.getOperand(i);
       auto [address, metadata] = addressOf(
-          buffer, cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() /
-                      8);
+          buffer,
+          cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8);
       addresses.push_back(address);
       strides.push_back(toI64(metadata.getStrides()[0]));
       strides.push_back(toI64(metadata.getStrides()[1]));

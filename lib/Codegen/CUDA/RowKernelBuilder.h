@@ -6,7 +6,7 @@
 // combine their partial results with warp shuffles (and, past a warp,
 // through workgroup memory). RowKernelBuilder emits those pieces; each
 // kernel body (NormKernel.cpp, AttentionSoftmaxKernel.cpp, RotaryKernel.cpp,
-// SwigluKernel.cpp, AmaxKernel.cpp) is written with it.
+// GatedKernel.cpp, AmaxKernel.cpp) is written with it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -399,7 +399,7 @@ LogicalResult defineAttentionSoftmaxKernel(func::FuncOp func,
                                            kernel::RowKernelAttr spec);
 LogicalResult defineRotaryKernel(func::FuncOp func, kernel::RowKernelAttr spec);
 LogicalResult defineAmaxKernel(func::FuncOp func, kernel::RowKernelAttr spec);
-LogicalResult defineSwigluKernel(func::FuncOp func, kernel::RowKernelAttr spec);
+LogicalResult defineGatedKernel(func::FuncOp func, kernel::RowKernelAttr spec);
 
 /// Replaces every call of the fused-attention declaration `func` by a call
 /// of the runtime's mte_cuda_attention, then erases the declaration.

@@ -107,12 +107,11 @@ SmallVector<Value> callKernel(OpBuilder &b, Location loc, StringRef name,
   // `writesInPlace`, tensor.empty: empty-tensor elimination may then give
   // the kernel the buffer its result is inserted into.
   for (RankedTensorType t : resultTypes) {
-    outputs.push_back(
-        writesInPlace
-            ? Value(tensor::EmptyOp::create(b, loc, t.getShape(),
-                                            t.getElementType()))
-            : Value(bufferization::AllocTensorOp::create(b, loc, t,
-                                                         ValueRange())));
+    outputs.push_back(writesInPlace
+                          ? Value(tensor::EmptyOp::create(b, loc, t.getShape(),
+                                                          t.getElementType()))
+                          : Value(bufferization::AllocTensorOp::create(
+                                b, loc, t, ValueRange())));
     types.push_back(t);
   }
   auto call = mte::kernel::CallOp::create(b, loc, types, func.getSymName(),
@@ -172,8 +171,7 @@ QuantizeOp fusibleQuantize(Operation *producer, Value output) {
 /// An f32 vector and the index of `scale` (an f32 scalar tensor) in it:
 /// the tensor a slice of one element was taken from, flattened, or `scale`
 /// itself as a vector of one.
-std::pair<Value, int64_t> scaleVector(OpBuilder &b, Location loc,
-                                      Value scale) {
+std::pair<Value, int64_t> scaleVector(OpBuilder &b, Location loc, Value scale) {
   if (auto reshape = scale.getDefiningOp<ReshapeOp>())
     if (auto slice = reshape.getInput().getDefiningOp<SliceOp>()) {
       auto whole = cast<RankedTensorType>(slice.getInput().getType());
@@ -184,9 +182,9 @@ std::pair<Value, int64_t> scaleVector(OpBuilder &b, Location loc,
         for (auto [offset, size] :
              llvm::zip(slice.getOffsets(), whole.getShape()))
           at = at * size + offset;
-        return {reshapeTensor(b, loc, slice.getInput(),
-                              {whole.getNumElements()}),
-                at};
+        return {
+            reshapeTensor(b, loc, slice.getInput(), {whole.getNumElements()}),
+            at};
       }
     }
   return {reshapeTensor(b, loc, scale, {1}), 0};
@@ -326,19 +324,21 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
 }
 
 //===----------------------------------------------------------------------===//
-// SwiGLU feeding an FP8 GEMM
+// SwiGLU and GeGLU feeding an FP8 GEMM
 //===----------------------------------------------------------------------===//
 
-/// Replaces a SwiGLU whose product an FP8 amax reads by a call of its row
-/// kernel, which writes each row's max |y| with the product (and, when the
-/// product is only quantized by a scale known before the run, the E4M3
-/// codes instead of it): the amax, and the quantize, read nothing again.
-/// gate and up are read in place through [rows, length] views with any row
-/// stride and offset (the column halves of the packed gate/up projection);
-/// mte-build-row-kernels specialises the kernel on their layouts.
-void convertSwiglu(SwigluOp op, OpBuilder &moduleBuilder,
-                   SymbolTable &symbols) {
-  RankedTensorType type = op.getType();
+/// Replaces a SwiGLU or GeGLU whose product an FP8 amax reads by a call of
+/// its row kernel, which writes each row's max |y| with the product (and,
+/// when the product is only quantized by a scale known before the run, the
+/// E4M3 codes instead of it): the amax, and the quantize, read nothing
+/// again. gate and up are read in place through [rows, length] views with
+/// any row stride and offset (the column halves of the packed gate/up
+/// projection); mte-build-row-kernels specialises the kernel on their
+/// layouts.
+void convertGated(Operation *op, Value gate, Value up, RowKernelKind kind,
+                  OpBuilder &moduleBuilder, SymbolTable &symbols) {
+  Value product = op->getResult(0);
+  auto type = cast<RankedTensorType>(product.getType());
   Type element = type.getElementType();
   if (!type.hasStaticShape() || type.getRank() < 1 ||
       type.getNumElements() == 0 || !isKernelFloat(element))
@@ -348,15 +348,16 @@ void convertSwiglu(SwigluOp op, OpBuilder &moduleBuilder,
   if (!mte::canBuildRowKernel(length, element))
     return;
   // Without an amax the elementwise kernel does as well.
-  if (llvm::none_of(op.getResult().getUsers(), llvm::IsaPred<AmaxOp>))
+  if (llvm::none_of(product.getUsers(), llvm::IsaPred<AmaxOp>))
     return;
-  Fp8Readers fp8(op, op.getResult());
-  MLIRContext *ctx = op.getContext();
-  KernelSpec spec{RowKernelKind::Swiglu};
-  std::string name = "mte_row_swiglu_" + mangle({rows, length}, element);
+  Fp8Readers fp8(op, product);
+  MLIRContext *ctx = op->getContext();
+  KernelSpec spec{kind};
+  std::string name = ("mte_row_" + stringifyRowKernelKind(kind) + "_").str() +
+                     mangle({rows, length}, element);
   fp8.describe(name, spec, element);
 
-  Location loc = op.getLoc();
+  Location loc = op->getLoc();
   OpBuilder b(op);
   int64_t dynamic = ShapedType::kDynamic;
   auto strided = StridedLayoutAttr::get(ctx, dynamic, {dynamic, 1});
@@ -374,7 +375,7 @@ void convertSwiglu(SwigluOp op, OpBuilder &moduleBuilder,
     groups[1].push_back(rank - 1);
     return tensor::CollapseShapeOp::create(b, loc, v, groups);
   };
-  SmallVector<Value> inputs = {rowsView(op.getGate()), rowsView(op.getUp())};
+  SmallVector<Value> inputs = {rowsView(gate), rowsView(up)};
   SmallVector<Type> arguments = {argumentType(inputs[0], strided),
                                  argumentType(inputs[1], strided)};
   fp8.addScaleInputs(b, loc, inputs);
@@ -392,7 +393,7 @@ void convertSwiglu(SwigluOp op, OpBuilder &moduleBuilder,
   bool quantized = static_cast<bool>(fp8.quantize);
   fp8.rewire(results[1], results[0]);
   if (!quantized)
-    op.getResult().replaceAllUsesWith(results[0]);
+    product.replaceAllUsesWith(results[0]);
   op->erase();
 }
 
@@ -556,8 +557,8 @@ std::optional<SmallVector<int64_t>> keyMaskShape(AttentionOp op) {
 /// Whether the runtime's fused attention kernels (mte_cuda_attention) take
 /// `op`: Q, K, V and the output of one 16-bit type, head dimension 16, 32,
 /// 64 or 128 for both products, and no mask or a key-padding one (the
-/// causal mask is built in), no softcap. (The kernels take the maximum of unscaled
-/// scores: the verifier makes the scale positive.)
+/// causal mask is built in), no softcap. (The kernels take the maximum of
+/// unscaled scores: the verifier makes the scale positive.)
 bool hasFlashAttentionKernel(AttentionOp op) {
   RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
                    v = op.getValue().getType(), out = op.getOutput().getType();
@@ -586,8 +587,7 @@ Value scalarF32(OpBuilder &b, Location loc, float value) {
 /// 0 or -inf from a keep mask, the values of an additive one, of which
 /// those at most half the type's lowest (torch.finfo(dtype).min fills)
 /// become -inf, as the recognizer reads them.
-Value keyBias(OpBuilder &b, Location loc, Value mask,
-              ArrayRef<int64_t> shape) {
+Value keyBias(OpBuilder &b, Location loc, Value mask, ArrayRef<int64_t> shape) {
   Type element = cast<RankedTensorType>(mask.getType()).getElementType();
   auto biasType = RankedTensorType::get(shape, b.getF32Type());
   auto flagType = RankedTensorType::get(shape, b.getI1Type());
@@ -683,8 +683,8 @@ bool hasSoftmaxKernel(AttentionOp op) {
   // The kernel scales, masks and normalises; a softcap is left to the
   // elementwise lowering (buildAttentionProbabilities).
   return !op.getSoftcap() && q.hasStaticShape() && k.hasStaticShape() &&
-         q.getNumElements() != 0 &&
-         k.getNumElements() != 0 && isKernelFloat(q.getElementType()) &&
+         q.getNumElements() != 0 && k.getNumElements() != 0 &&
+         isKernelFloat(q.getElementType()) &&
          (!mask || cast<RankedTensorType>(mask.getType()).hasStaticShape()) &&
          mte::canBuildRowKernel(k.getDimSize(1),
                                 Float32Type::get(op.getContext()));
@@ -768,12 +768,12 @@ struct ConvertTransformerToRowKernelsPass
     SmallVector<RotaryEmbeddingOp> rotaries;
     SmallVector<SoftmaxOp> softmaxes;
     SmallVector<AmaxOp> amaxes;
-    SmallVector<SwigluOp> swiglus;
+    SmallVector<Operation *> gated;
     module.walk([&](Operation *op) {
       if (auto amax = dyn_cast<AmaxOp>(op))
         amaxes.push_back(amax);
-      if (auto swiglu = dyn_cast<SwigluOp>(op))
-        swiglus.push_back(swiglu);
+      if (isa<SwigluOp, GegluOp>(op))
+        gated.push_back(op);
       if (isa<LayerNormOp, RMSNormOp>(op))
         norms.push_back(op);
       else if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op))
@@ -789,7 +789,7 @@ struct ConvertTransformerToRowKernelsPass
     });
     for (AttentionOp op : fused)
       convertToFlashAttention(op, moduleBuilder, symbols);
-    // Norms and SwiGLUs first: their kernels take over the first level of
+    // Norms and gated units first: their kernels take over the first level of
     // the amaxes of their outputs.
     for (Operation *op : norms) {
       if (auto layerNorm = dyn_cast<LayerNormOp>(op))
@@ -797,8 +797,19 @@ struct ConvertTransformerToRowKernelsPass
       else
         convertNorm(cast<RMSNormOp>(op), moduleBuilder, symbols);
     }
-    for (SwigluOp op : swiglus)
-      convertSwiglu(op, moduleBuilder, symbols);
+    for (Operation *op : gated) {
+      if (auto swiglu = dyn_cast<SwigluOp>(op)) {
+        convertGated(op, swiglu.getGate(), swiglu.getUp(),
+                     RowKernelKind::Swiglu, moduleBuilder, symbols);
+        continue;
+      }
+      auto geglu = cast<GegluOp>(op);
+      convertGated(op, geglu.getGate(), geglu.getUp(),
+                   geglu.getApproximate() == GeluApproximation::Tanh
+                       ? RowKernelKind::GegluTanh
+                       : RowKernelKind::Geglu,
+                   moduleBuilder, symbols);
+    }
     for (AmaxOp op : amaxes)
       convertAmax(op, moduleBuilder, symbols);
     for (RotaryEmbeddingOp op : rotaries)

@@ -182,7 +182,7 @@ func.func private @other(memref<4x4xf32>)
 // -----
 
 // An unknown kind, or parameters the kind does not take, do not parse.
-// expected-error @+2 {{expected ::mte::kernel::RowKernelKind to be one of: layer_norm, rms_norm, rotary, attention_softmax, flash_attention}}
+// expected-error @+2 {{expected ::mte::kernel::RowKernelKind to be one of: layer_norm, rms_norm, rotary, attention_softmax, flash_attention, amax, swiglu, geglu, geglu_tanh}}
 // expected-error @+1 {{failed to parse Kernel_RowKernelAttr parameter 'kind'}}
 func.func private @bad(memref<4x4xf32>, f32, memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = group_norm>}
 
@@ -217,6 +217,27 @@ func.func private @bad_amax(memref<4x4xf32>) attributes {mte.row_kernel = #kerne
 // CHECK: gpu.shuffle  xor
 // CHECK: memref.store %{{.*}}, %[[MAX]][%{{.*}}] : memref<5xf32>
 func.func private @mte_row_swiglu_5x64xbf16_amax_e4m3(memref<5x64xbf16, strided<[128, 1]>>, memref<5x64xbf16, strided<[128, 1], offset: 64>>, memref<2xf32>, i64, memref<5x64xf8E4M3FN>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = swiglu, amax = true, quantize_from = bf16>}
+
+// -----
+
+// GeGLU: the same kernel with GELU for silu -- its tanh approximation, or
+// erf.
+// CHECK-LABEL: func.func private @mte_row_geglu_tanh_5x64xbf16_amax(
+// CHECK: gpu.launch
+// CHECK-NOT: math.exp
+// CHECK: math.tanh
+// CHECK: arith.mulf
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-LABEL: func.func private @mte_row_geglu_5x64xbf16_amax(
+// CHECK: gpu.launch
+// CHECK: math.erf
+func.func private @mte_row_geglu_tanh_5x64xbf16_amax(memref<5x64xbf16, strided<[128, 1]>>, memref<5x64xbf16, strided<[128, 1], offset: 64>>, memref<5x64xbf16>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = geglu_tanh, amax = true>}
+func.func private @mte_row_geglu_5x64xbf16_amax(memref<5x64xbf16, strided<[128, 1]>>, memref<5x64xbf16, strided<[128, 1], offset: 64>>, memref<5x64xbf16>, memref<5xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = geglu, amax = true>}
+
+// -----
+
+// expected-error @+1 {{not a valid geglu kernel: needs an f32 [rows] output for the rows' amaxes}}
+func.func private @bad_geglu_maxima(memref<5x64xbf16>, memref<5x64xbf16>, memref<5x64xbf16>, memref<4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = geglu, amax = true>}
 
 // -----
 

@@ -409,3 +409,30 @@ func.func @swiglu_alone(%g: tensor<2x8x256xbf16>, %u: tensor<2x8x256xbf16>) -> t
   %y = transformer.swiglu %g, %u : tensor<2x8x256xbf16>
   return %y : tensor<2x8x256xbf16>
 }
+
+// -----
+
+// GeGLU (Gemma's MLP) the same way, its kind saying which GELU: the tanh
+// approximation, or erf when `approximate` is absent.
+// CHECK-LABEL: func.func @geglu_quantize
+// CHECK: kernel.call @mte_row_geglu_tanh_16x256xbf16_amax_e4m3({{.*}} : tensor<16x256xbf16>, tensor<16x256xbf16>, tensor<4xf32>, i64) outs(%{{.*}}, %{{.*}} : tensor<2x8x256xf8E4M3FN>, tensor<16xf32>)
+// CHECK-NOT: transformer.quantize
+// CHECK-LABEL: func.func @geglu_erf_amax
+// CHECK: kernel.call @mte_row_geglu_16x256xbf16_amax({{.*}}) outs(%{{.*}}, %{{.*}} : tensor<2x8x256xbf16>, tensor<16xf32>)
+// CHECK: func.func private @mte_row_geglu_tanh_16x256xbf16_amax_e4m3({{.*}}) attributes {mte.row_kernel = #kernel.row_kernel<kind = geglu_tanh, amax = true, quantize_from = bf16>}
+// CHECK: func.func private @mte_row_geglu_16x256xbf16_amax({{.*}}) attributes {mte.row_kernel = #kernel.row_kernel<kind = geglu, amax = true>}
+func.func @geglu_quantize(%gu: tensor<2x8x512xbf16>, %s: tensor<4xf32>) -> (tensor<2x8x256xf8E4M3FN>, tensor<f32>) {
+  %g, %u = transformer.split %gu {axis = 2 : i64, sizes = array<i64: 256, 256>} : tensor<2x8x512xbf16> -> tensor<2x8x256xbf16>, tensor<2x8x256xbf16>
+  %y = transformer.geglu %g, %u approximate <tanh> : tensor<2x8x256xbf16>
+  %a = transformer.amax %y : tensor<2x8x256xbf16> -> tensor<f32>
+  %scales, %inv = transformer.fp8_scale delayed %s {fp8_max = 4.480000e+02 : f32} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %slot = transformer.slice %scales {offsets = array<i64: 1>, sizes = array<i64: 1>, strides = array<i64: 1>} : tensor<4xf32> -> tensor<1xf32>
+  %scale = transformer.reshape %slot : tensor<1xf32> -> tensor<f32>
+  %q = transformer.quantize %y, %scale {multiply} : (tensor<2x8x256xbf16>, tensor<f32>) -> tensor<2x8x256xf8E4M3FN>
+  return %q, %a : tensor<2x8x256xf8E4M3FN>, tensor<f32>
+}
+func.func @geglu_erf_amax(%g: tensor<2x8x256xbf16>, %u: tensor<2x8x256xbf16>) -> (tensor<2x8x256xbf16>, tensor<f32>) {
+  %y = transformer.geglu %g, %u : tensor<2x8x256xbf16>
+  %a = transformer.amax %y : tensor<2x8x256xbf16> -> tensor<f32>
+  return %y, %a : tensor<2x8x256xbf16>, tensor<f32>
+}

@@ -69,6 +69,8 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   case RowKernelKind::Amax:
     break;
   case RowKernelKind::Swiglu:
+  case RowKernelKind::Geglu:
+  case RowKernelKind::GegluTanh:
     takes.amax = takes.quantizeFrom = true;
     break;
   }

@@ -46,6 +46,8 @@ def Kernel_RowKernelKind : I32EnumAttr<"RowKernelKind",
     I32EnumAttrCase<"FlashAttention", 4, "flash_attention">,
     I32EnumAttrCase<"Amax", 5, "amax">,
     I32EnumAttrCase<"Swiglu", 6, "swiglu">,
+    I32EnumAttrCase<"Geglu", 7, "geglu">,
+    I32EnumAttrCase<"GegluTanh", 8, "geglu_tanh">,
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mte::kernel";
@@ -83,7 +85,8 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
     * `swiglu`: `amax`, `quantize_from` (silu(gate) · up of two [rows,
       length] views, in f32, rounded to the output type or, with
       `quantize_from`, to that type and then cast to E4M3 as the norms do;
-      `amax` as the norms').
+      `amax` as the norms'); `geglu`, `geglu_tanh`: the same with
+      gelu(gate) (erf, or its tanh approximation) for silu(gate).
 
     ```mlir
     #kernel.row_kernel<kind = attention_softmax, heads = 4, queries = 16, causal = true>

@@ -1,13 +1,14 @@
-//===- SwigluKernel.cpp - SwiGLU with its FP8 amax (and cast) -------------===//
+//===- GatedKernel.cpp - SwiGLU and GeGLU with their FP8 amax (and cast) --===//
 //
-// silu(gate) · up over [rows, length] views of gate and up (the two column
-// halves of a packed gate/up projection, read in place), computed in f32
-// and rounded to the output type as the elementwise lowering does, for a
-// product that FP8 quantizes next: with `amax`, each row's max |y| too, so
-// that the amax does not read the product again; with `quantize_from`, the
-// E4M3 codes instead of the product (delayed scaling's cast, its scale
-// known before the run), so that the quantize pass goes as well. Llama's
-// MLP: the down projection's input is the widest activation of the layer.
+// act(gate) · up over [rows, length] views of gate and up (the two column
+// halves of a packed gate/up projection, read in place), act silu (SwiGLU:
+// Llama, Mistral, Qwen) or GELU, exact or tanh (GeGLU: Gemma), computed in
+// f32 and rounded to the output type as the elementwise lowering does, for
+// a product that FP8 quantizes next: with `amax`, each row's max |y| too,
+// so that the amax does not read the product again; with `quantize_from`,
+// the E4M3 codes instead of the product (delayed scaling's cast, its scale
+// known before the run), so that the quantize pass goes as well. The down
+// projection's input is the widest activation of the layer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,14 +25,30 @@ using namespace mte::cuda;
 
 namespace {
 
-struct SwigluKernel {
+struct GatedKernel {
+  mte::kernel::RowKernelKind kind;
   bool hasAmax;
   Type outputType, quantizeFrom;
   Type roundedType() const { return quantizeFrom ? quantizeFrom : outputType; }
 };
 
-void buildSwigluBody(RowKernelBuilder &k, const SwigluKernel &kernel,
-                     ValueRange args, ValueRange results) {
+/// The gate's activation, in f32.
+Value activate(OpBuilder &b, Location loc, mte::kernel::RowKernelKind kind,
+               Value gate) {
+  using mte::transformer::GeluApproximation;
+  switch (kind) {
+  case mte::kernel::RowKernelKind::Geglu:
+    return mte::lowering::gelu(b, loc, gate, GeluApproximation::None);
+  case mte::kernel::RowKernelKind::GegluTanh:
+    return mte::lowering::gelu(b, loc, gate, GeluApproximation::Tanh);
+  default:
+    return arith::MulFOp::create(b, loc, gate,
+                                 mte::lowering::sigmoid(b, loc, gate));
+  }
+}
+
+void buildGatedBody(RowKernelBuilder &k, const GatedKernel &kernel,
+                    ValueRange args, ValueRange results) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
   Value gate = args[0], up = args[1];
@@ -48,11 +65,9 @@ void buildSwigluBody(RowKernelBuilder &k, const SwigluKernel &kernel,
     SmallVector<Value> g = k.loadF32(gate, {k.row, offset}, valid);
     SmallVector<Value> u = k.loadF32(up, {k.row, offset}, valid);
     SmallVector<Value> y;
-    for (auto [gl, ul] : llvm::zip(g, u)) {
-      Value silu =
-          arith::MulFOp::create(b, loc, gl, mte::lowering::sigmoid(b, loc, gl));
-      y.push_back(arith::MulFOp::create(b, loc, silu, ul));
-    }
+    for (auto [gl, ul] : llvm::zip(g, u))
+      y.push_back(
+          arith::MulFOp::create(b, loc, activate(b, loc, kernel.kind, gl), ul));
     amax = k.storeResult(y, output, {k.row, offset}, valid,
                          kernel.roundedType(), scale, amax);
   }
@@ -62,12 +77,14 @@ void buildSwigluBody(RowKernelBuilder &k, const SwigluKernel &kernel,
 
 } // namespace
 
-LogicalResult mte::cuda::defineSwigluKernel(func::FuncOp func,
-                                            kernel::RowKernelAttr spec) {
+LogicalResult mte::cuda::defineGatedKernel(func::FuncOp func,
+                                           kernel::RowKernelAttr spec) {
   auto fail = [&](const Twine &why) {
-    return invalidKernel(func, "swiglu", why);
+    return invalidKernel(
+        func, mte::kernel::stringifyRowKernelKind(spec.getKind()), why);
   };
-  SwigluKernel kernel;
+  GatedKernel kernel;
+  kernel.kind = spec.getKind();
   kernel.hasAmax = spec.getAmax();
   kernel.quantizeFrom = spec.getQuantizeFrom();
   unsigned numInputs = kernel.quantizeFrom ? 4 : 2;
@@ -114,14 +131,13 @@ LogicalResult mte::cuda::defineSwigluKernel(func::FuncOp func,
         !maxima.getElementType().isF32())
       return fail("needs an f32 [rows] output for the rows' amaxes");
   }
-  std::optional<RowMapping> mapping =
-      planRows(gate.getDimSize(0), gate.getDimSize(1), gate.getElementType(),
-               alignment);
+  std::optional<RowMapping> mapping = planRows(
+      gate.getDimSize(0), gate.getDimSize(1), gate.getElementType(), alignment);
   if (!mapping)
     return fail("rows too long");
   defineKernel(func, numInputs, *mapping, /*reductions=*/kernel.hasAmax,
                [&](RowKernelBuilder &k, ValueRange args, ValueRange results) {
-                 buildSwigluBody(k, kernel, args, results);
+                 buildGatedBody(k, kernel, args, results);
                });
   return success();
 }
