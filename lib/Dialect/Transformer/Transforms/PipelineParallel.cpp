@@ -240,8 +240,11 @@ struct PipelineParallelPass
     if (failed(cuts))
       return failure();
     llvm::DenseMap<Operation *, int64_t> stageOf;
-    for (auto [i, op] : llvm::enumerate(ops))
-      stageOf[op] = llvm::count_if(*cuts, [&](size_t cut) { return i > cut; });
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      size_t position = i; // a structured binding is not captured in C++17
+      stageOf[op] =
+          llvm::count_if(*cuts, [&](size_t cut) { return position > cut; });
+    }
     auto stageOfValue = [&](Value v) -> int64_t {
       Operation *def = v.getDefiningOp();
       auto it = def ? stageOf.find(def) : stageOf.end();
