@@ -26,8 +26,9 @@ operands of every linear quantized as docs/fp8.md says (bf16, the weight's
 amax / 448 and the activation's 448 / amax scales, E4M3 codes;
 fp8_reference.py), nothing else rounded, and mte's FP8 build must be within
 1.25x that error plus 1.5x its own bf16 build's (the bf16 rounding points
-the emulation leaves out move an FP8 code now and then, so the two are not
-equal: measured on the host 2026-12-06, over every fixture and zoo family,
+the emulation leaves out move an FP8 code now and then, and it scales Q, K
+and V, gate and up, each by its own weight amax where mte's fused GEMM
+takes one over all of them, so the two are not equal: measured on the host 2026-12-06, over every fixture and zoo family,
 mte at 0.93-1.09x the emulation's error where FP8 dominates, 6.7e-3-1.70e-1
 relative RMS; the emulation alone 1.6e-3-1.76e-1). The random-weight zoo
 models amplify FP8's rounding up to twice as much as the fixtures (gemma2

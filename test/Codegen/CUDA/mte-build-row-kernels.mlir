@@ -382,6 +382,16 @@ func.func @forward_flash_attention_e4m3(%x: memref<2x5x128xbf16>, %s: memref<3xf
 
 // -----
 
+// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad_scales': the scales must be a contiguous f32 vector and an i64 index}}
+func.func private @mte_flash_attention_bad_scales(memref<2x5x128xbf16>, memref<2x5x128xbf16>, memref<2x5x128xbf16>, f32, memref<3xf32>, i32, memref<2x5x128xf8E4M3FN>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, quantize_from = bf16>}
+
+// -----
+
+// expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad_maxima': the row maxima must be a contiguous f32 vector}}
+func.func private @mte_flash_attention_bad_maxima(memref<2x5x128xbf16>, memref<2x5x128xbf16>, memref<2x5x128xbf16>, f32, memref<2x5x128xbf16>, memref<5x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, amax = true>}
+
+// -----
+
 // expected-error @below {{cannot lower fused attention 'mte_flash_attention_bad_output': the output must be E4M3}}
 func.func private @mte_flash_attention_bad_output(memref<2x5x128xbf16>, memref<2x5x128xbf16>, memref<2x5x128xbf16>, f32, memref<3xf32>, i64, memref<2x5x128xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = flash_attention, heads = 2, kv_heads = 2, quantize_from = bf16>}
 

@@ -144,6 +144,7 @@ file, interprets a generated graph in float64 to cross-check the two.
 import argparse
 import collections
 import contextlib
+import functools
 import math
 import os
 import sys
@@ -2381,11 +2382,17 @@ PROJECTION = None
 def project(x, w_t):
     """x [..., K] times a linear's weight w_t [K, N] (in any view of it)."""
     if PROJECTION == "fp8":
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
-            __file__)), "..", "..", "..", "Integration"))
-        import fp8_reference
-        x, w_t = fp8_reference.current_scaling_operands(x, w_t)
+        x, w_t = _fp8_reference().current_scaling_operands(x, w_t)
     return x @ w_t
+
+
+@functools.cache
+def _fp8_reference():
+    """test/Integration/fp8_reference.py, imported on first use."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "..", "..", "Integration"))
+    import fp8_reference
+    return fp8_reference
 
 
 # The float type of the model the reference follows (reference_forward sets
