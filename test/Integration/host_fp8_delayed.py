@@ -29,7 +29,8 @@ import numpy as np
 from onnx import TensorProto as T, helper
 
 import fp8_reference as ref
-from host_fp8_precision import K, M, N, bf16, fp8_linear, mlp
+from fp8_reference import bf16
+from host_fp8_precision import K, M, N, fp8_linear, mlp
 from one_graph import compile_graph, mte
 
 failures = 0

@@ -26,7 +26,7 @@ import numpy as np
 from onnx import TensorProto as T, helper, numpy_helper
 
 import fp8_reference as ref
-from fp8_reference import bf16, weight_scale  # noqa: F401 (others import them here)
+from fp8_reference import bf16, weight_scale
 from one_graph import compile_graph
 
 failures = 0

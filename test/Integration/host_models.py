@@ -28,12 +28,13 @@ fp8_reference.py), nothing else rounded, and mte's FP8 build must be within
 1.25x that error plus 1.5x its own bf16 build's (the bf16 rounding points
 the emulation leaves out move an FP8 code now and then, and it scales Q, K
 and V, gate and up, each by its own weight amax where mte's fused GEMM
-takes one over all of them, so the two are not equal: measured on the host 2026-12-06, over every fixture and zoo family,
-mte at 0.93-1.09x the emulation's error where FP8 dominates, 6.7e-3-1.70e-1
-relative RMS; the emulation alone 1.6e-3-1.76e-1). The random-weight zoo
-models amplify FP8's rounding up to twice as much as the fixtures (gemma2
-1.3e-1, T5 1.7e-1), so one fixed bound would either miss a lowering error
-on GPT-2 or fail a correct Gemma 2. BERT, GPT-2 and Llama must also reach
+takes one over all of them, so the two are not equal: measured on the
+host 2026-12-06, over every fixture and zoo family, mte at 0.93-1.09x the
+emulation's error where FP8 dominates, 6.7e-3-1.70e-1 relative RMS; the
+emulation alone 1.6e-3-1.76e-1). The random-weight zoo models amplify
+FP8's rounding up to five times GPT-2's (Gemma 2 1.3e-1, T5 1.7e-1 against
+3.3e-2), so one fixed bound would either miss a lowering error on GPT-2 or
+fail a correct Gemma 2. BERT, GPT-2 and Llama must also reach
 the issue's cosine similarity goal of 0.995 at the tiny size (>= 0.9992
 measured). host_fp8_precision.py checks the recipe bit for bit on an MLP.
 `--precisions fp8-delayed` compiles --fp8-recipe=delayed and checks its
@@ -74,7 +75,8 @@ FP8_FLAGS = ["--fp8-min-macs=0", "--fusion-stats"]
 PRECISIONS = ["bf16", "fp16", "fp8", "fp8-delayed"]
 FP8_EMULATION_SLACK = 1.25
 FP8_BF16_SLACK = 1.5
-FP8_COSINE_GOAL = {(family, "tiny"): 0.995 for family in ("bert", "gpt2", "llama")}
+FP8_COSINE_GOAL = {(family, "tiny"): 0.995
+                   for family in ("bert", "gpt2", "llama")}
 
 
 def run_case(args, family, exporter):
@@ -152,12 +154,13 @@ def run_case(args, family, exporter):
         errors[precision, fusion] = rel
         detail = ""
         if fp8:
-            ok, detail = check_fp8(family, args.size, got, want,
+            ok, detail = check_fp8(family, args.size, got, want, rel,
                                    reference["fp8_last_hidden_state"],
                                    errors["bf16", "true"], done.stdout)
         else:
             bound = NARROW_RMS_TOL[precision]
-            ok = got.shape == want.shape and NARROW_RMS_FLOOR[precision] <= rel <= bound
+            ok = (got.shape == want.shape and
+                  NARROW_RMS_FLOOR[precision] <= rel <= bound)
             detail = f" (bound {bound:g})"
         lines.append(f"{'PASS' if ok else 'FAIL'} {family} {exporter} "
                      f"precision={precision}{'' if fusion == 'true' else ' unfused'}: "
@@ -166,16 +169,16 @@ def run_case(args, family, exporter):
     return lines, failures
 
 
-def check_fp8(family, size, got, want, emulated, bf16_error, stats_text):
+def check_fp8(family, size, got, want, rel, emulated, bf16_error,
+              stats_text):
     """The FP8 build against the float64 reference: every linear in FP8,
-    its error at most FP8_EMULATION_SLACK times the recipe's own (the
+    its error `rel` at most FP8_EMULATION_SLACK times the recipe's own (the
     reference with every linear quantized, `emulated`) plus
     FP8_BF16_SLACK times the bf16 build's, and, on the tiny fixtures,
     cosine similarity >= the issue's goal. Returns (ok, detail)."""
     stats = dict(line.split(": ") for line in stats_text.splitlines()
                  if ": " in line)
     norm = np.linalg.norm(want)
-    rel = np.linalg.norm(got - want) / norm
     recipe = np.linalg.norm(emulated - want) / norm
     bound = FP8_EMULATION_SLACK * recipe + FP8_BF16_SLACK * bf16_error
     cosine = float(np.sum(got * want) / (np.linalg.norm(got) * norm))
