@@ -96,6 +96,7 @@ check-gpu:
 	  --runtime $(BUILD_DIR)/gpu-check/libmte_runtime.so \
 	  --fixtures $(BUILD_DIR)/gpu-check
 	python3 utils/gpu/check_attention.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
+	python3 utils/gpu/check_gemm_scales.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
 	utils/gpu/sanitize.sh $(BUILD_DIR)/gpu-check
 
 bench-artifacts: build

@@ -56,7 +56,7 @@ def models_args(name):
             "--external-data", name + ".data"]
 
 
-PRECISIONS = ("bf16", "fp8", "fp8-delayed", "fp8-block")
+PRECISIONS = ("bf16", "fp8", "fp8-delayed", "fp8-block", "fp8-rowwise")
 
 
 def library_name(name, precision="bf16"):
@@ -67,9 +67,9 @@ def library_name(name, precision="bf16"):
 def compile_args(name, precision="bf16"):
     """mte-compile's options for NAME at `precision`: fp8 is every linear
     of at least 2^30 multiply-adds (all of the benchmark models') in FP8
-    with current scaling, fp8-delayed and fp8-block the same with delayed
-    (the model's state updated by every run) and block scaling, the
-    weights external as for bf16."""
+    with current scaling, fp8-delayed, fp8-block and fp8-rowwise the same
+    with delayed (the model's state updated by every run), block and
+    rowwise scaling, the weights external as for bf16."""
     s = spec(name)
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}")

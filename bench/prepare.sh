@@ -8,7 +8,7 @@
 # its external weights NAME.data into BUILD_DIR/bench, mte-compile builds
 # NAME.so from them (--target=cuda --precision=bf16 --weights=external, the
 # static input shape), NAME.fp8.so (--precision=fp8, the E4M3 weights
-# external too), NAME.fp8-delayed.so and NAME.fp8-block.so (its recipes), the data file's size and CRC32 go to manifest.json,
+# external too), NAME.fp8-delayed.so, NAME.fp8-block.so and NAME.fp8-rowwise.so (its recipes), the data file's size and CRC32 go to manifest.json,
 # and NAME.data is deleted: run.py regenerates it, bit for bit, beside
 # NAME.so.  Then libmte_runtime, the mte package, bench/*.py and models.py
 # are copied in, so that BUILD_DIR/bench alone (a few MiB) runs with
@@ -47,7 +47,7 @@ for name in ${BENCH_MODELS:-gpt2-small llama-4l}; do
   # shellcheck disable=SC2086  # split on purpose: the lists hold no spaces
   (cd "$OUT" && "$PY" "$MODELS_PY" $margs)
   echo "   generated in $(( $(date +%s) - start )) s"
-  for precision in bf16 fp8 fp8-delayed fp8-block; do
+  for precision in bf16 fp8 fp8-delayed fp8-block fp8-rowwise; do
     cargs=$("$PY" "$COMMON" compile-args "$name" "$precision" | tr '\n' ' ')
     lib=$name.so
     [ "$precision" = bf16 ] || lib=$name.$precision.so

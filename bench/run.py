@@ -5,7 +5,8 @@ PyTorch bf16 eager and torch.compile, on GPT-2 small (batch 8 x 1024 tokens)
 and 4 layers of a Llama of 7B width (batch 4 x 2048); with --precision fp8
 (the default) also mte's FP8 builds (model.fp8.so, --precision=fp8,
 model.fp8-delayed.so, --fp8-recipe=delayed, whose scales every run updates,
-and model.fp8-block.so, --fp8-recipe=block) against
+model.fp8-block.so, --fp8-recipe=block, and model.fp8-rowwise.so,
+--fp8-recipe=rowwise) against
 PyTorch's FP8 forward of the same model (torch_models.py: every linear a
 torch._scaled_mm with per-tensor current scaling), eager and compiled.
 See docs/performance.md.
@@ -45,7 +46,8 @@ import common  # noqa: E402  (also puts models.py on the path)
 import models  # noqa: E402
 
 ENGINES = ("mte", "eager")            # + "compile" / "compile:<mode>"
-# With --precision fp8: + "mte-fp8", "mte-fp8-delayed", "mte-fp8-block", "eager-fp8",
+# With --precision fp8: + "mte-fp8", "mte-fp8-delayed", "mte-fp8-block",
+# "mte-fp8-rowwise", "eager-fp8",
 # "compile-fp8[:<mode>]".
 # torch.compile's default mode, with CUDA graphs (what latency-minded users
 # pick, as mte replays a graph) and with autotuned kernels.
@@ -359,7 +361,8 @@ def bench_model(bench, name, manifest):
                 log(result["errors"][engine])
 
         mte_models, mte_outs = [], {}
-        precisions = ["bf16"] + (["fp8", "fp8-delayed", "fp8-block"]
+        precisions = ["bf16"] + (["fp8", "fp8-delayed", "fp8-block",
+                                  "fp8-rowwise"]
                                  if args.precision == "fp8" else [])
         for precision in precisions:
             engine = "mte" if precision == "bf16" else f"mte-{precision}"
@@ -385,7 +388,7 @@ def bench_model(bench, name, manifest):
                 log(f"{engine}: {result['errors'][engine]}")
 
         order = [e for e in ("mte", "mte-fp8", "mte-fp8-delayed",
-                             "mte-fp8-block", "eager",
+                             "mte-fp8-block", "mte-fp8-rowwise", "eager",
                              "eager-fp8") if e in fns] + \
                 [e for e in fns if e.startswith("compile")]
         times = {e: [] for e in order}
@@ -472,7 +475,8 @@ def finish_accuracy(result, tol):
     # mte's FP8 error is judged against PyTorch's FP8 forward of the same
     # model (issue 19: never worse), with 25 % for the other rounding order.
     eager8 = result["accuracy"].get("eager-fp8 vs fp32")
-    for engine in ("mte-fp8", "mte-fp8-delayed", "mte-fp8-block"):
+    for engine in ("mte-fp8", "mte-fp8-delayed", "mte-fp8-block",
+                   "mte-fp8-rowwise"):
         check8 = result["accuracy"].get(f"{engine} vs fp32")
         if check8 is not None and eager8 is not None:
             check8["tol"] = 1.25 * eager8["rel_rms"]
@@ -512,7 +516,8 @@ def table(results):
             lines.append(f"{name:11s} {engine:42s} NOT MEASURED: {why}")
     for name, r in results.items():
         engines = r.get("engines", {})
-        for engine in ("mte-fp8", "mte-fp8-delayed", "mte-fp8-block"):
+        for engine in ("mte-fp8", "mte-fp8-delayed", "mte-fp8-block",
+                   "mte-fp8-rowwise"):
             if engine not in engines:
                 continue
             fp8 = engines[engine]["median_ms"]

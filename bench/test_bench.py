@@ -199,7 +199,8 @@ class CompileArgs(unittest.TestCase):
         want = {"bf16": ["--precision=bf16"],
                 "fp8": ["--precision=fp8"],
                 "fp8-delayed": ["--precision=fp8", "--fp8-recipe=delayed"],
-                "fp8-block": ["--precision=fp8", "--fp8-recipe=block"]}
+                "fp8-block": ["--precision=fp8", "--fp8-recipe=block"],
+                "fp8-rowwise": ["--precision=fp8", "--fp8-recipe=rowwise"]}
         self.assertEqual(set(want), set(common.PRECISIONS))
         for precision, flags in want.items():
             self.assertEqual(common.compile_args("gpt2-small", precision),

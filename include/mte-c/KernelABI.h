@@ -40,7 +40,9 @@ extern "C" {
  * 0: 1) before the epilogue: cuBLASLt's B and A scale pointers. With
  * `scaleMode` MTE_GEMM_SCALE_BLOCK128 (batch 1, k a multiple of 128), they
  * are block scales instead (ModelABI.h says how they are laid out), both
- * given, and each block's partial product is scaled before it is summed.
+ * given, and each block's partial product is scaled before it is summed;
+ * with MTE_GEMM_SCALE_OUTER_VEC (batch 1) x's are [m], one per row, and
+ * W's [n], one per output channel, both given.
  * `cDtype` is the type of C and the bias: `outDtype`, except for an FP8
  * GEMM with per-tensor scales writing `outDtype` f8e4m3fn, where C and the
  * bias are bf16 or f16 and `out` is saturate(e4m3(y * *outScale)) of the

@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 17
+#define MTE_MODEL_ABI_VERSION 18
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -46,6 +46,10 @@ typedef enum mte_gemm_scale_mode {
    * [n, k], laid out [ceil(n / 128), k / 128 rounded up to 4]
    * (BLK128x128_32F). k a multiple of 128; f32, 16-byte aligned. */
   MTE_GEMM_SCALE_BLOCK128 = 1,
+  /* Rowwise scaling: x's scales one per row, [m]; W's one per output
+   * channel, [n] (cuBLASLt's OUTER_VEC_32F for both). The product's
+   * [m, n] element is multiplied by both; f32, 16-byte aligned. */
+  MTE_GEMM_SCALE_OUTER_VEC = 2,
 } mte_gemm_scale_mode;
 
 /* A graph input or output: its ONNX name, element type and static shape. */
@@ -114,12 +118,17 @@ typedef struct mte_weight_info {
   float quantize_scale;
   int32_t quantize_from; /* mte_dtype */
   uint64_t transpose_rows;
-  /* Block scaling (--fp8-recipe=block): with quantize_blocks not NULL (and
-   * quantize_scale 1, the weight not sliced), the weight as stored is
-   * [N, K] with K = quantize_block_k, and element [n, k] is divided by
-   * quantize_blocks[(n / 128) * (K / 128) + k / 128] instead. */
+  /* Block and rowwise scaling (--fp8-recipe=block, rowwise): with
+   * quantize_blocks not NULL (and quantize_scale 1, the weight not
+   * sliced), the weight as stored is [N, K] with K = quantize_block_k, cut
+   * into blocks of R = quantize_block_rows rows and C = quantize_block_cols
+   * columns (C divides K; 128 x 128 blocks, or 1 x K: one per output
+   * channel), and element [n, k] is divided by
+   * quantize_blocks[(n / R) * (K / C) + k / C] instead. */
   const float *quantize_blocks;
   uint64_t quantize_block_k;
+  uint64_t quantize_block_rows;
+  uint64_t quantize_block_cols;
 } mte_weight_info;
 
 /* An index check: the indices of an ONNX `op` (Gather, GatherElements,

@@ -220,15 +220,24 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
   if (options.fp8MinMacs < 0)
     return "--fp8-min-macs must not be negative";
   if (options.fp8Recipe != "current" && options.fp8Recipe != "delayed" &&
-      options.fp8Recipe != "block")
+      options.fp8Recipe != "block" && options.fp8Recipe != "rowwise")
     return "--fp8-recipe=" + options.fp8Recipe +
-           ": expected current, delayed or block";
+           ": expected current, delayed, block or rowwise";
   if (options.fp8Recipe != "current" && options.precision != Precision::FP8)
     return "--fp8-recipe=" + options.fp8Recipe + " needs --precision=fp8";
-  if (options.fp8Recipe == "block" && options.tensorParallel)
-    return "--fp8-recipe=block does not run under --tp yet (its scales are "
-           "per block of the full weight); use --fp8-recipe=current or "
-           "delayed";
+  bool vectorScales =
+      options.fp8Recipe == "block" || options.fp8Recipe == "rowwise";
+  if (vectorScales && options.tensorParallel)
+    return "--fp8-recipe=" + options.fp8Recipe +
+           " does not run under --tp yet (its scales are per block or "
+           "channel of the full weight and per row of the full input); use "
+           "--fp8-recipe=current or delayed";
+  // cuBLASLt's vector and block scale modes start with Hopper.
+  if (vectorScales && cuda && smVersion < 90)
+    return "--fp8-recipe=" + options.fp8Recipe +
+           " needs an sm_90 GPU (cuBLASLt scales FP8 GEMMs per block or "
+           "channel from Hopper on); --gpu=" +
+           options.gpuArch + " takes --fp8-recipe=current or delayed";
   if (options.amaxAlgorithm != "max" && options.amaxAlgorithm != "most_recent")
     return "--amax-algo=" + options.amaxAlgorithm +
            ": expected max or most_recent";

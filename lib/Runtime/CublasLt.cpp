@@ -2,12 +2,12 @@
 //
 // CUDA models call mte_cuda_gemm for the product of every linear and of
 // attention's two batched products (mte-matmul-to-library-call): A and B in
-// f32, bf16, f16 or E4M3 (with per-tensor or block scales), accumulated in f32 and
-// written in f32, bf16 or f16, or in E4M3 with a D scale and AMAX_D. cuBLASLt is opened on
-// the first call, like the driver; each device has its own handle and
-// workspace (Device::cublasLt), and caches a plan (descriptors and the
-// heuristic's algorithm) per shape, types and epilogue, so that later runs
-// only enqueue the matmul.
+// f32, bf16, f16 or E4M3 (with per-tensor, block or row scales), accumulated in
+// f32 and written in f32, bf16 or f16, or in E4M3 with a D scale and AMAX_D.
+// cuBLASLt is opened on the first call, like the driver; each device has its
+// own handle and workspace (Device::cublasLt), and caches a plan (descriptors
+// and the heuristic's algorithm) per shape, types and epilogue, so that later
+// runs only enqueue the matmul.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +69,7 @@ constexpr int kDescAScaleMode = 31;  // CUBLASLT_MATMUL_DESC_A_SCALE_MODE
 constexpr int kDescBScaleMode = 32;  // CUBLASLT_MATMUL_DESC_B_SCALE_MODE
 constexpr int32_t kScaleVec128 = 4;  // CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
 constexpr int32_t kScaleBlk128 = 5;  // ..._BLK128x128_32F
+constexpr int32_t kScaleOuterVec = 3; // ..._OUTER_VEC_32F
 constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
 constexpr int kLayoutBatchCount = 5; // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT
 constexpr int kLayoutBatchStride = 6; // ..._STRIDED_BATCH_OFFSET
@@ -93,7 +94,8 @@ static_assert(kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA &&
               kDescAScaleMode == CUBLASLT_MATMUL_DESC_A_SCALE_MODE &&
               kDescBScaleMode == CUBLASLT_MATMUL_DESC_B_SCALE_MODE);
 static_assert(kScaleVec128 == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F &&
-              kScaleBlk128 == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F);
+              kScaleBlk128 == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F &&
+              kScaleOuterVec == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F);
 static_assert(kPrefMaxWorkspace == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
 static_assert(kLayoutBatchCount == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT &&
               kLayoutBatchStride ==
@@ -228,7 +230,9 @@ bool setBatch(const Library &l, Layout layout, int64_t count, int64_t stride) {
 /// scale and amax pointers. FP8 GEMMs accumulate as TransformerEngine's forward
 /// does (FAST_ACCUM: no periodic promotion of the tensor cores' partial
 /// sums), except block-scaled ones (`scaleMode` MTE_GEMM_SCALE_BLOCK128:
-/// W's scales BLK128x128, x's VEC128), which cuBLASLt promotes per block.
+/// W's scales BLK128x128, x's VEC128), which cuBLASLt promotes per block,
+/// and row-scaled ones (MTE_GEMM_SCALE_OUTER_VEC: W's scales one per
+/// channel, x's one per row, both OUTER_VEC_32F), held to the same.
 /// Their heuristic finds no algorithm until the scale pointers are set
 /// (checked on the H200 for every shape and epilogue tried): the first
 /// call's, `xScale` and `wScale`, are (each call sets its own anyway); the
@@ -249,8 +253,10 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
   int32_t transA = nk ? kOpT : kOpN, transB = kOpN;
   bool fp8 = inputType == kR8FE4M3;
   bool blocks = scaleMode == MTE_GEMM_SCALE_BLOCK128;
+  bool vectors = scaleMode != MTE_GEMM_SCALE_TENSOR;
   int8_t fastAccum = 1;
-  int32_t wScaleMode = kScaleBlk128, xScaleMode = kScaleVec128;
+  int32_t wScaleMode = blocks ? kScaleBlk128 : kScaleOuterVec,
+          xScaleMode = blocks ? kScaleVec128 : kScaleOuterVec;
   bool fp8Out = outputType == kR8FE4M3;
   int32_t biasType = fp8 && outputType == kR32F ? kR16BF : cType;
   Preference preference = nullptr;
@@ -267,26 +273,24 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
       ((epilogue & MTE_GEMM_EPILOGUE_BIAS) &&
        l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBiasType, &biasType,
                                         sizeof(biasType))) ||
-      (fp8 && !blocks &&
-       l.cublasLtMatmulDescSetAttribute(plan->desc, kDescFastAccum,
-                                        &fastAccum, sizeof(fastAccum))) ||
-      (blocks && (l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAScaleMode,
-                                                   &wScaleMode,
-                                                   sizeof(wScaleMode)) ||
-                  l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBScaleMode,
-                                                   &xScaleMode,
-                                                   sizeof(xScaleMode)) ||
-                  l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAScale,
-                                                   &wScale, sizeof(wScale)) ||
-                  l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBScale,
-                                                   &xScale, sizeof(xScale)))) ||
-      (fp8Out && (l.cublasLtMatmulDescSetAttribute(plan->desc, kDescDScale,
-                                                   &dOut.scale,
-                                                   sizeof(dOut.scale)) ||
-                  (dOut.amax &&
-                   l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAmaxD,
-                                                    &dOut.amax,
-                                                    sizeof(dOut.amax))))) ||
+      (fp8 && !vectors &&
+       l.cublasLtMatmulDescSetAttribute(plan->desc, kDescFastAccum, &fastAccum,
+                                        sizeof(fastAccum))) ||
+      (vectors &&
+       (l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAScaleMode,
+                                         &wScaleMode, sizeof(wScaleMode)) ||
+        l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBScaleMode,
+                                         &xScaleMode, sizeof(xScaleMode)) ||
+        l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAScale, &wScale,
+                                         sizeof(wScale)) ||
+        l.cublasLtMatmulDescSetAttribute(plan->desc, kDescBScale, &xScale,
+                                         sizeof(xScale)))) ||
+      (fp8Out &&
+       (l.cublasLtMatmulDescSetAttribute(plan->desc, kDescDScale, &dOut.scale,
+                                         sizeof(dOut.scale)) ||
+        (dOut.amax &&
+         l.cublasLtMatmulDescSetAttribute(plan->desc, kDescAmaxD, &dOut.amax,
+                                          sizeof(dOut.amax))))) ||
       l.cublasLtMatrixLayoutCreate(&plan->a, inputType, nk ? k : n, nk ? n : k,
                                    nk ? k : n) ||
       l.cublasLtMatrixLayoutCreate(&plan->b, inputType, k, m, k) ||
@@ -307,9 +311,12 @@ Plan *planFor(mte::cuda::CublasLt &g, int64_t batch, int64_t m, int64_t n,
     error = "cuBLASLt has no algorithm for a GEMM of m=" + std::to_string(m) +
             " n=" + std::to_string(n) + " k=" + std::to_string(k) + " (types " +
             std::to_string(inputType) + " -> " + std::to_string(outputType) +
-            (fp8Out ? " with C " + std::to_string(cType) : "") +
-            ", epilogue " + std::to_string(epilogue) +
-            (blocks ? ", block scales" : "") + ")";
+            (fp8Out ? " with C " + std::to_string(cType) : "") + ", epilogue " +
+            std::to_string(epilogue) +
+            (blocks    ? ", block scales"
+             : vectors ? ", row scales"
+                       : "") +
+            ")";
     return nullptr;
   }
   plan->algo = result.algo;
@@ -373,13 +380,16 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                                 : ""));
     return;
   }
+  bool blocks = scaleMode == MTE_GEMM_SCALE_BLOCK128;
   if (scaleMode != MTE_GEMM_SCALE_TENSOR &&
-      (scaleMode != MTE_GEMM_SCALE_BLOCK128 || !fp8 || batch != 1 ||
-       k % 128 != 0 || !xScale || !wScale || (xScale | wScale) % 16 != 0)) {
+      ((!blocks && scaleMode != MTE_GEMM_SCALE_OUTER_VEC) || !fp8 ||
+       batch != 1 || (blocks && k % 128 != 0) || !xScale || !wScale ||
+       (xScale | wScale) % 16 != 0)) {
     mte::cuda::recordError(
         "mte_cuda_gemm: scale mode " + std::to_string(scaleMode) +
-        " needs fp8 operands, batch 1, k a multiple of 128 (k=" +
-        std::to_string(k) + ") and both scales 16-byte aligned");
+        " needs fp8 operands, batch 1, both scales 16-byte aligned" +
+        (blocks ? " and k a multiple of 128 (k=" + std::to_string(k) + ")"
+                : std::string()));
     return;
   }
   Fp8Output dOut{reinterpret_cast<void *>(outScale),

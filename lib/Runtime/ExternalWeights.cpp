@@ -95,16 +95,17 @@ static bool convertElements(const char *in, int32_t from, char *out, int32_t to,
 /// Quantizes `count` elements from `from` (f32 or bf16) as mte-compile
 /// does an FP8 weight: each rounded to `via` (bf16 or f32), divided by
 /// `scale` in f32 and encoded as E4M3 to nearest even, saturating.
-/// With `blocks` (block scaling), element i divides by blocks->at(i)
-/// instead: `first` is the weight-as-built index of element 0.
+/// With `blocks` (block or rowwise scaling), element i divides by
+/// blocks->at(i) instead: `first` is the weight-as-built index of element 0.
 struct BlockFactors {
   const float *factors;
-  uint64_t k, n;    // the stored weight is [n, k]
-  bool transposed;  // built [k, n], stored transposed
+  uint64_t k, n;       // the stored weight is [n, k]
+  bool transposed;     // built [k, n], stored transposed
+  uint64_t rows, cols; // of a block of the stored weight
   float at(uint64_t built) const {
     uint64_t row = transposed ? built % n : built / k,
              col = transposed ? built / n : built % k;
-    return factors[(row / 128) * (k / 128) + col / 128];
+    return factors[(row / rows) * (k / cols) + col / cols];
   }
 };
 
@@ -166,11 +167,13 @@ mte_status ExternalWeights::build(const mte_weight_info &weight, uint32_t index,
   std::optional<BlockFactors> blocks;
   if (weight.quantize_blocks) {
     uint64_t k = weight.quantize_block_k;
-    if (!quantized || sliced || !k || k % 128 != 0 || numElements % k != 0 ||
-        (rows && rows != k))
+    uint64_t blockRows = weight.quantize_block_rows,
+             blockCols = weight.quantize_block_cols;
+    if (!quantized || sliced || !k || !blockRows || !blockCols ||
+        k % blockCols != 0 || numElements % k != 0 || (rows && rows != k))
       return malformed();
     blocks = BlockFactors{weight.quantize_blocks, k, numElements / k,
-                          rows != 0};
+                          rows != 0, blockRows, blockCols};
   }
   bytes.resize(weight.num_bytes / part.parts);
   // A transposed weight is built as the sources give it, then transposed.

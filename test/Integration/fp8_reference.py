@@ -134,6 +134,20 @@ def current_scaling_operands(x, w):
             decode_e4m3(quantize(wb, sw)) * np.float64(sw))
 
 
+def rowwise_scaling_operands(x, w_t):
+    """The values a linear reads from activation x [..., K] and weight w_t
+    [K, N] (in any view of it) under --fp8-recipe=rowwise, in float64: each
+    rounded to bf16, then x's codes with one power-of-two scale per row and
+    w_t's with one per output channel (column), times their scale_inv."""
+    xb, wb = bf16(x), bf16(w_t)
+    rows = xb.reshape(-1, xb.shape[-1])
+    x_codes, x_scale_inv = rowwise_quantize(rows)
+    w_codes, w_scale_inv = rowwise_quantize(wb.T)
+    xq = decode_e4m3(x_codes) * x_scale_inv.astype(np.float64)[:, None]
+    wq = decode_e4m3(w_codes) * w_scale_inv.astype(np.float64)[:, None]
+    return xq.reshape(xb.shape), wq.T
+
+
 def fp8_tensor(name, codes, dims):
     """A FLOAT8E4M3FN initializer holding `codes`."""
     from onnx import TensorProto
@@ -194,3 +208,20 @@ def block_product(x_codes, x_scale_inv, w_codes, w_scale_inv):
     ws = np.repeat(np.repeat(w_scale_inv.astype(np.float64), BLOCK, axis=0),
                    BLOCK, axis=1)[:w_codes.shape[0], :k]
     return (decode_e4m3(x_codes) * xs) @ (decode_e4m3(w_codes) * ws).T
+
+
+def rowwise_quantize(x):
+    """x [R, K] as rowwise scaling casts it (an activation's rows, or a
+    weight's output channels): codes of x * scale with one power-of-two
+    scale per row (block scaling's rule), and scale_inv [R]."""
+    x = np.asarray(x, np.float32)
+    scale, scale_inv = block_scales(np.abs(x).max(axis=-1))
+    return encode_e4m3(x * scale[:, None]), scale_inv
+
+
+def rowwise_product(x_codes, x_scale_inv, w_codes, w_scale_inv):
+    """(x . w^T)[m, n] * x_scale_inv[m] * w_scale_inv[n] in float64 (exact
+    products, power-of-two scales)."""
+    product = decode_e4m3(x_codes) @ decode_e4m3(w_codes).T
+    return (product * x_scale_inv.astype(np.float64)[:, None] *
+            w_scale_inv.astype(np.float64)[None, :])

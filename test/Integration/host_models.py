@@ -71,8 +71,13 @@ NARROW_RMS_FLOOR = {"bf16": 1e-4, "fp16": 1e-5}
 # fixtures reach the issue's cosine goal (see the docstring).
 FP8_FLAGS = ["--fp8-min-macs=0", "--fusion-stats"]
 # --precisions takes these; fp8-delayed is --fp8-recipe=delayed, checked on
-# its second run.
-PRECISIONS = ["bf16", "fp16", "fp8", "fp8-delayed"]
+# its second run, fp8-rowwise --fp8-recipe=rowwise.
+PRECISIONS = ["bf16", "fp16", "fp8", "fp8-delayed", "fp8-rowwise"]
+# The reference each FP8 build is bounded by: current scaling's emulation
+# (delayed scaling's second run quantizes with the first run's amaxes, the
+# same input's), or rowwise scaling's.
+FP8_REFERENCE = {"fp8": "current", "fp8-delayed": "current",
+                 "fp8-rowwise": "rowwise"}
 FP8_EMULATION_SLACK = 1.25
 FP8_BF16_SLACK = 1.5
 FP8_COSINE_GOAL = {(family, "tiny"): 0.995
@@ -89,8 +94,7 @@ def run_case(args, family, exporter):
                     "-o", stem + ".onnx", "--reference-out",
                     stem + ".npz", "--batch", str(args.batch),
                     "--seq", str(args.seq)]
-                   + (["--fp8-reference"] if "fp8" in args.precisions
-                      else []),
+                   + fp8_reference_flags(args.precisions),
                    check=True)
     reference = np.load(stem + ".npz")
     inputs = {k: reference[k] for k in reference.files
@@ -154,8 +158,10 @@ def run_case(args, family, exporter):
         errors[precision, fusion] = rel
         detail = ""
         if fp8:
+            emulated = ("fp8_last_hidden_state" if recipe != "rowwise"
+                        else "fp8_rowwise_last_hidden_state")
             ok, detail = check_fp8(family, args.size, got, want, rel,
-                                   reference["fp8_last_hidden_state"],
+                                   reference[emulated],
                                    errors["bf16", "true"], done.stdout)
         else:
             bound = NARROW_RMS_TOL[precision]
@@ -167,6 +173,13 @@ def run_case(args, family, exporter):
                      f"relative RMS error {rel:.2e}{detail}")
         failures += not ok
     return lines, failures
+
+
+def fp8_reference_flags(precisions):
+    """models.py's --fp8-reference for the FP8 builds of `precisions`."""
+    recipes = sorted({FP8_REFERENCE[p] for p in precisions.split(",")
+                      if p in FP8_REFERENCE})
+    return ["--fp8-reference", ",".join(recipes)] if recipes else []
 
 
 def check_fp8(family, size, got, want, rel, emulated, bf16_error,

@@ -60,7 +60,9 @@ cl::opt<std::string> fp8Recipe(
              "delayed scaling: scales from an amax history the model keeps "
              "as state between runs) or block (TransformerEngine's block "
              "scaling: a power-of-two scale per 1x128 block of each "
-             "activation row and per 128x128 block of each weight)"),
+             "activation row and per 128x128 block of each weight) or "
+             "rowwise (torchao's rowwise recipe: a power-of-two scale per "
+             "activation row and per weight output channel)"),
     cl::init("current"), cl::cat(compilerOptions));
 cl::opt<int64_t> fp8Margin(
     "fp8-margin",

@@ -250,10 +250,11 @@ def prepare_one_op_models(args):
     # The FP8 MLP whose host build equals an exact emulation of the recipe.
     import host_fp8_precision
     cases.append(host_fp8_precision.gpu_case() + (False,))
-    # Block scaling (cuBLASLt's VEC128 x BLK128x128 GEMMs): the MLP whose
-    # host build equals an exact emulation, and massive activations.
-    import host_fp8_block
-    cases += [case + (False,) for case in host_fp8_block.gpu_cases()]
+    # Block and rowwise scaling (cuBLASLt's VEC128 x BLK128x128 and
+    # OUTER_VEC GEMMs): the MLPs whose host builds equal an exact
+    # emulation, and massive activations.
+    import host_fp8_scaling
+    cases += [case + (False,) for case in host_fp8_scaling.gpu_cases()]
     cases = [case + ((),) for case in cases]
     # FP8 models as other tools export them (Q/DQ, TensorRT's FP8 ops),
     # fused (FP8 cuBLASLt GEMMs with the imported scales) and unfused.

@@ -54,13 +54,14 @@ struct PrecisionPipelineOptions
       llvm::cl::desc("With fp8: how activations are scaled "
                      "(mte-insert-fp8-casts' recipe)"),
       llvm::cl::init(transformer::Fp8Recipe::Current),
-      llvm::cl::values(
-          clEnumValN(transformer::Fp8Recipe::Current, "current",
-                     "from this run's amax"),
-          clEnumValN(transformer::Fp8Recipe::Delayed, "delayed",
-                     "from the amax history of earlier runs"),
-          clEnumValN(transformer::Fp8Recipe::Block, "block",
-                     "per 1x128 input and 128x128 weight block"))};
+      llvm::cl::values(clEnumValN(transformer::Fp8Recipe::Current, "current",
+                                  "from this run's amax"),
+                       clEnumValN(transformer::Fp8Recipe::Delayed, "delayed",
+                                  "from the amax history of earlier runs"),
+                       clEnumValN(transformer::Fp8Recipe::Block, "block",
+                                  "per 1x128 input and 128x128 weight block"),
+                       clEnumValN(transformer::Fp8Recipe::Rowwise, "rowwise",
+                                  "per input row and weight output channel"))};
   Option<int64_t> fp8Margin{
       *this, "fp8-margin",
       llvm::cl::desc("With the delayed recipe: the margin of the scales"),

@@ -132,15 +132,20 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
                                  ValueRange{init}, attrs)
             .getResult(0);
     product = reshapeTensor(rewriter, loc, product, shape);
-    // Constant scales (compile-time quantized weights, imported Q/DQ) fold
-    // into one factor, cuBLASLt's alpha; a scale computed on the run stays
-    // an operand, handed over as a scale pointer.
+    // Constant per-tensor scales (compile-time quantized weights, imported
+    // Q/DQ) fold into one factor, cuBLASLt's alpha; a scale computed on the
+    // run stays an operand, handed over as a scale pointer. Row scales are
+    // vectors cuBLASLt reads, both of them: none folds.
     float alpha = 1.0f;
-    Value result = mte::buildLinearEpilogue(rewriter, op, product, &alpha);
-    bool inputScale = op.getInputScale() && !matchPattern(op.getInputScale(),
-                                                          m_Constant());
-    bool weightScale = op.getWeightScale() &&
-                       !matchPattern(op.getWeightScale(), m_Constant());
+    bool rowScaled = op.isRowScaled();
+    Value result = mte::buildLinearEpilogue(rewriter, op, product,
+                                            rowScaled ? nullptr : &alpha);
+    bool inputScale =
+        op.getInputScale() &&
+        (rowScaled || !matchPattern(op.getInputScale(), m_Constant()));
+    bool weightScale =
+        op.getWeightScale() &&
+        (rowScaled || !matchPattern(op.getWeightScale(), m_Constant()));
     tagEpilogue(rewriter, op, result, alpha, inputScale, weightScale);
     if (op.hasFp8Output())
       rewriter.replaceOp(op, buildTaggedFp8Output(rewriter, op, result));
@@ -206,6 +211,10 @@ struct LinearToLibraryGemm : OpRewritePattern<LinearOp> {
       if (weightScale)
         spec.push_back(
             rewriter.getNamedAttr("weight_scale", rewriter.getUnitAttr()));
+      // The scales are [..., 1] per row of the input and [N] per channel.
+      if (op.isRowScaled())
+        spec.push_back(
+            rewriter.getNamedAttr("row_scales", rewriter.getUnitAttr()));
       if (op.getBias())
         spec.push_back(rewriter.getNamedAttr("bias", rewriter.getUnitAttr()));
       if (op.getResidual())

@@ -209,6 +209,8 @@ struct LibraryEpilogue {
   SmallVector<Operation *> replaced;
   /// The type of C and the bias: the output's, or 16 bits for E4M3.
   Type cType;
+  /// The scales are vectors: one per row of x, one per output channel.
+  bool rowScales = false;
 };
 
 /// The buffer a view (reshape, subview, cast, ...) is of.
@@ -333,11 +335,12 @@ LogicalResult matchFp8Output(LibraryEpilogue &epilogue, Value y) {
 /// The tagged epilogue that is the only reader of the product `tmp` (an
 /// allocation only the GEMM, its zero fill and deallocations otherwise
 /// touch), when cuBLASLt can compute it and nothing between the GEMM and
-/// it writes the GEMM's operands. A block-scaled GEMM takes a bias at most:
-/// cuBLASLt's 128-block scale modes come with the DEFAULT and BIAS
-/// epilogues only (TransformerEngine allows no others there either).
-std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
-                                             Value tmp, bool blockScaled) {
+/// it writes the GEMM's operands. A block- or row-scaled GEMM takes a bias
+/// at most: cuBLASLt's 128-block scale modes come with the DEFAULT and BIAS
+/// epilogues only (TransformerEngine allows no others there either), and
+/// the outer-vector mode is held to the same until a GPU shows more.
+std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul, Value tmp,
+                                             bool blockScaled) {
   if (!tmp.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
   LibraryEpilogue epilogue;
@@ -375,6 +378,8 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   bool hasInputScale = spec.contains("input_scale"),
        hasWeightScale = spec.contains("weight_scale"),
        fp8Output = spec.contains("fp8_output");
+  epilogue.rowScales = spec.contains("row_scales");
+  bool vectorScaled = blockScaled || epilogue.rowScales;
   if (auto alpha = spec.getAs<FloatAttr>("alpha"))
     epilogue.alpha = alpha.getValueAsDouble();
   epilogue.out = op.getDpsInits()[0];
@@ -394,7 +399,7 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
                           : Value();
     epilogue.cType =
         c ? elementTypeOf(c) : Type(BFloat16Type::get(op.getContext()));
-    if (!fp8 || blockScaled || !outType.isF32() ||
+    if (!fp8 || vectorScaled || !outType.isF32() ||
         !isa<BFloat16Type, Float16Type>(epilogue.cType) ||
         failed(matchFp8Output(epilogue, epilogue.out)))
       return std::nullopt;
@@ -420,9 +425,12 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
   default:
     return std::nullopt;
   }
-  if ((hasResidual || blockScaled) && epilogue.code != 0)
+  if ((hasResidual || vectorScaled) && epilogue.code != 0)
     return std::nullopt;
-  if (blockScaled && hasResidual)
+  if (vectorScaled && hasResidual)
+    return std::nullopt;
+  // Row scales: both, on fp8 operands.
+  if (epilogue.rowScales && (!fp8 || !hasInputScale || !hasWeightScale))
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   unsigned rank = op.getNumLoops();
@@ -438,10 +446,34 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul,
     return type && type.getRank() == 0 && type.getElementType().isF32() &&
            !type.getMemorySpace() && maps[next++].getNumResults() == 0;
   };
-  if (hasInputScale && !scalar(epilogue.inputScale))
+  // Row scales: x's [..., 1] dense (M values), broadcast along the
+  // channels; W's [N] dense, one per channel.
+  auto vector = [&](Value &scale, AffineMap expected, ArrayRef<int64_t> shape) {
+    scale = op.getDpsInputs()[next];
+    auto type = dyn_cast<MemRefType>(scale.getType());
+    return type && isDenseOf(scale, Float32Type::get(op.getContext())) &&
+           !type.getMemorySpace() && type.getShape() == shape &&
+           maps[next++] == expected;
+  };
+  if (epilogue.rowScales) {
+    MLIRContext *ctx = op.getContext();
+    SmallVector<AffineExpr> rows;
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      rows.push_back(getAffineDimExpr(d, ctx));
+    rows.push_back(getAffineConstantExpr(0, ctx));
+    SmallVector<int64_t> rowShape(
+        cast<MemRefType>(epilogue.out.getType()).getShape());
+    int64_t channels = rowShape.back();
+    rowShape.back() = 1;
+    if (!vector(epilogue.inputScale, AffineMap::get(rank, 0, rows, ctx),
+                rowShape) ||
+        !vector(epilogue.weightScale, identity.getSubMap({rank - 1}),
+                {channels}))
+      return std::nullopt;
+  } else if ((hasInputScale && !scalar(epilogue.inputScale)) ||
+             (hasWeightScale && !scalar(epilogue.weightScale))) {
     return std::nullopt;
-  if (hasWeightScale && !scalar(epilogue.weightScale))
-    return std::nullopt;
+  }
   if (hasBias) {
     epilogue.bias = op.getDpsInputs()[next];
     auto biasType = dyn_cast<MemRefType>(epilogue.bias.getType());
@@ -582,21 +614,33 @@ struct MatmulToLibraryCallPass
       };
       func::CallOp::create(
           builder, loc, callee,
-          ValueRange{pointer(x), pointer(w), pointer(result), constant(batch),
-                     constant(m), constant(n), constant(k), constant32(nk),
-                     arith::ConstantFloatOp::create(
-                         builder, loc, builder.getF32Type(), APFloat(alpha)),
-                     arith::ConstantFloatOp::create(
-                         builder, loc, builder.getF32Type(), APFloat(beta)),
-                     constant32(*operandDtypeCode(elementTypeOf(x))),
-                     constant32(*operandDtypeCode(elementTypeOf(result))),
-                     constant32(code), pointer(bias), pointer(residual),
-                     pointer(inputScale), pointer(weightScale),
-                     constant32(blocks ? MTE_GEMM_SCALE_BLOCK128
-                                       : MTE_GEMM_SCALE_TENSOR),
-                     constant32(*dtypeCode(cType ? cType
-                                                 : elementTypeOf(result))),
-                     pointer(outScale), pointer(outAmax)});
+          ValueRange{
+              pointer(x),
+              pointer(w),
+              pointer(result),
+              constant(batch),
+              constant(m),
+              constant(n),
+              constant(k),
+              constant32(nk),
+              arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(),
+                                             APFloat(alpha)),
+              arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(),
+                                             APFloat(beta)),
+              constant32(*operandDtypeCode(elementTypeOf(x))),
+              constant32(*operandDtypeCode(elementTypeOf(result))),
+              constant32(code),
+              pointer(bias),
+              pointer(residual),
+              pointer(inputScale),
+              pointer(weightScale),
+              constant32(blocks ? MTE_GEMM_SCALE_BLOCK128
+                         : epilogue && epilogue->rowScales
+                             ? MTE_GEMM_SCALE_OUTER_VEC
+                             : MTE_GEMM_SCALE_TENSOR),
+              constant32(*dtypeCode(cType ? cType : elementTypeOf(result))),
+              pointer(outScale),
+              pointer(outAmax)});
       if (epilogue) {
         for (Operation *op : epilogue->replaced)
           op->erase();

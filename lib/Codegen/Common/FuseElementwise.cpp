@@ -35,14 +35,22 @@ bool intoElementwiseConsumer(OpOperand *fusedOperand) {
          !libraryOwned(consumer) && !libraryOwned(producer);
 }
 
-/// Runs `inner` on every op but block-scaled products (and an E4M3-writing
-/// GEMM's cast and amax, for the same reason): the library call
+/// Runs `inner` on every op but block-scaled products and row-scaled GEMM
+/// epilogues (and an E4M3-writing GEMM's cast and amax, for the same
+/// reason): the library call
 /// reads their operands (the scales as cuBLASLt's pointers) and their tag,
 /// and upstream's splat-constant folding, which takes no control function,
 /// would rebuild one with a splat weight scale (power-of-two scales often
 /// are) folded into its body and the tag dropped: it then ran as a loop
 /// nest on the GPU.
 class SparingLibraryOps : public RewritePattern {
+  /// A GEMM epilogue whose row scales cuBLASLt reads as vectors, a splat
+  /// per-channel scale among them.
+  static bool readsRowScales(Operation *op) {
+    auto spec = op->getAttrOfType<DictionaryAttr>(mte::kGemmEpilogueAttrName);
+    return spec && spec.contains("row_scales");
+  }
+
 public:
   explicit SparingLibraryOps(std::unique_ptr<RewritePattern> inner)
       : RewritePattern(*inner), inner(std::move(inner)) {}
@@ -51,7 +59,7 @@ public:
                                 PatternRewriter &rewriter) const override {
     if (op->hasAttr(mte::kBlockScaledGemmAttrName) ||
         op->hasAttr(mte::kGemmFp8OutputAttrName) ||
-        op->hasAttr(mte::kGemmOutputAmaxAttrName))
+        op->hasAttr(mte::kGemmOutputAmaxAttrName) || readsRowScales(op))
       return failure();
     return inner->matchAndRewrite(op, rewriter);
   }

@@ -347,11 +347,12 @@ mte::AttentionHeads mte::unpackAttentionHeads(OpBuilder &b, AttentionOp op) {
           reshapeTensor(b, loc, op.getValue(), {batch, skv, kvHeads, dv})};
 }
 
-/// The value of a rank-0 f32 constant.
+/// The value of an f32 constant that holds one value (a scalar, or a splat
+/// per-channel scale).
 static std::optional<float> constantScale(Value scale) {
   DenseElementsAttr value;
   if (!scale || !matchPattern(scale, m_Constant(&value)) ||
-      !value.getElementType().isF32())
+      !value.getElementType().isF32() || !value.isSplat())
     return std::nullopt;
   return value.getSplatValue<APFloat>().convertToFloat();
 }

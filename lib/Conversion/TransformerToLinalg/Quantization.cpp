@@ -125,15 +125,15 @@ struct QuantizePattern : OpRewritePattern<QuantizeOp> {
     Type in = op.getInput().getType().getElementType();
     Type out = op.getType().getElementType();
     bool saturate = op.getSaturate(), multiply = op.getMultiply();
-    // Block scales: the input viewed as [..., K / 128, 128] and the scales
-    // as [..., K / 128, 1], which broadcasts over each block.
+    // Block scales [..., G]: the input viewed as [..., G, K / G] and the
+    // scales as [..., G, 1], which broadcasts over each block.
     Value input = op.getInput(), scale = op.getScale();
     RankedTensorType resultType = op.getType();
     if (op.isBlockScaled()) {
       SmallVector<int64_t> blocks(op.getScale().getType().getShape());
       blocks.push_back(1);
       scale = reshapeTensor(rewriter, loc, scale, blocks);
-      blocks.back() = kFp8BlockSize;
+      blocks.back() = op.getBlockLength();
       input = reshapeTensor(rewriter, loc, input, blocks);
       resultType = RankedTensorType::get(blocks, out);
     }

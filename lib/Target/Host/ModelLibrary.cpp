@@ -404,9 +404,10 @@ std::string mte::generateABISource(const ModelSignature &signature) {
       else
         os << "0.0f, 0, 0ull";
       if (w.quantizeBlocks.empty())
-        os << ", 0, 0ull";
+        os << ", 0, 0ull, 0ull, 0ull";
       else
-        os << ", weight_blocks_" << i << ", " << w.quantizeBlockK << "ull";
+        os << ", weight_blocks_" << i << ", " << w.quantizeBlockK << "ull, "
+           << w.quantizeBlockRows << "ull, " << w.quantizeBlockCols << "ull";
       os << "},\n";
     }
     os << "};\n";
@@ -555,6 +556,8 @@ static ModelWeight externalWeight(const transformer::WeightRecipe &recipe,
     weight.transposeRows = recipe.quantization->transposeRows;
     weight.quantizeBlocks = recipe.quantization->blockScales;
     weight.quantizeBlockK = recipe.quantization->blockK;
+    weight.quantizeBlockRows = recipe.quantization->blockRows;
+    weight.quantizeBlockCols = recipe.quantization->blockCols;
   }
   uint64_t begin = 0; // of each part in a chunk
   for (const transformer::WeightRecipe::Part &part : recipe.parts) {
@@ -620,7 +623,8 @@ uint64_t mte::externalizeWeights(ModuleOp lowered,
                               it->second->quantization->transposeRows, part,
                               built, builtRows))
       it->second.reset();
-    // Block factors follow the whole weight's blocks: a part stays embedded.
+    // Block (and channel) factors follow the whole weight's blocks: a part
+    // stays embedded.
     if (it->second && it->second->quantization &&
         !it->second->quantization->blockScales.empty() && part.parts > 1)
       it->second.reset();

@@ -601,3 +601,98 @@ func.func @fp8_blocks_ragged_rows(%x: memref<12x256xf8E4M3FN>, %w: memref<144x25
   }
   return
 }
+
+// -----
+
+// A row-scaled FP8 GEMM: the tagged epilogue reads x's scales [M, 1]
+// broadcast along the channels and W's [N], one per channel; cuBLASLt takes
+// both as vectors (scale mode 2, MTE_GEMM_SCALE_OUTER_VEC) with the bias.
+// CHECK-LABEL: func.func @fp8_rows
+// CHECK: %[[XS:.*]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK: %[[XSI:.*]] = arith.index_cast %[[XS]]
+// CHECK: %[[WS:.*]] = memref.extract_aligned_pointer_as_index %arg3
+// CHECK: %[[WSI:.*]] = arith.index_cast %[[WS]]
+// CHECK: %[[ROWS:.*]] = arith.constant 2 : i32
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[XSI]], %[[WSI]], %[[ROWS]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @fp8_rows(%x: memref<8x64xf8E4M3FN>, %w: memref<32x64xf8E4M3FN>, %sx: memref<8x1xf32>, %sw: memref<32xf32>,
+                    %b: memref<32xbf16>, %y: memref<8x32xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<8x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : memref<8x64xf8E4M3FN>, memref<32x64xf8E4M3FN>) outs(%tmp : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [#id, #row, #col, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %sx, %sw, %b : memref<8x32xf32>, memref<8x1xf32>, memref<32xf32>, memref<32xbf16>) outs(%y : memref<8x32xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, bias, input_scale, row_scales, weight_scale}} {
+  ^bb0(%p: f32, %s: f32, %t: f32, %bias: bf16, %out: bf16):
+    %st = arith.mulf %s, %t : f32
+    %v = arith.mulf %p, %st : f32
+    %bf = arith.extf %bias : bf16 to f32
+    %a = arith.addf %v, %bf : f32
+    %r = arith.truncf %a : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %tmp : memref<8x32xf32>
+  return
+}
+
+// -----
+
+// Row scales with an activation (cuBLASLt's outer-vector mode is held to the
+// DEFAULT and BIAS epilogues), or read through a map other than the row's
+// broadcast: the product runs alone (no scales, scale mode 0) and the
+// epilogue stays a loop nest.
+// CHECK-LABEL: func.func @fp8_rows_relu
+// CHECK: %[[NONE:.*]] = arith.constant 0 : i32
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[NONE]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: linalg.generic {{.*}}mte.gemm_epilogue
+// CHECK-LABEL: func.func @fp8_rows_transposed
+// CHECK: call @mte_cuda_gemm
+// CHECK: linalg.generic {{.*}}mte.gemm_epilogue
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @fp8_rows_relu(%x: memref<8x64xf8E4M3FN>, %w: memref<32x64xf8E4M3FN>, %sx: memref<8x1xf32>, %sw: memref<32xf32>,
+                         %y: memref<8x32xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<8x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : memref<8x64xf8E4M3FN>, memref<32x64xf8E4M3FN>) outs(%tmp : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %sx, %sw : memref<8x32xf32>, memref<8x1xf32>, memref<32xf32>) outs(%y : memref<8x32xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<relu>, input_scale, row_scales, weight_scale}} {
+  ^bb0(%p: f32, %s: f32, %t: f32, %out: bf16):
+    %st = arith.mulf %s, %t : f32
+    %v = arith.mulf %p, %st : f32
+    %m = arith.maximumf %v, %zero : f32
+    %r = arith.truncf %m : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %tmp : memref<8x32xf32>
+  return
+}
+func.func @fp8_rows_transposed(%x: memref<8x64xf8E4M3FN>, %w: memref<32x64xf8E4M3FN>, %sx: memref<32x1xf32>, %sw: memref<8xf32>,
+                               %y: memref<8x32xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<8x32xf32>)
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : memref<8x64xf8E4M3FN>, memref<32x64xf8E4M3FN>) outs(%tmp : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d1, 0)>, affine_map<(d0, d1) -> (d0)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%tmp, %sx, %sw : memref<8x32xf32>, memref<32x1xf32>, memref<8xf32>) outs(%y : memref<8x32xbf16>)
+      attrs = {mte.gemm_epilogue = {activation = #transformer.activation<none>, input_scale, row_scales, weight_scale}} {
+  ^bb0(%p: f32, %s: f32, %t: f32, %out: bf16):
+    %st = arith.mulf %s, %t : f32
+    %v = arith.mulf %p, %st : f32
+    %r = arith.truncf %v : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %tmp : memref<8x32xf32>
+  return
+}

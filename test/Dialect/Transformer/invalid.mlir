@@ -561,7 +561,7 @@ func.func @linear_scale_not_fp8(%x: tensor<2x64xbf16>, %w: tensor<64x32xbf16>, %
 // -----
 
 func.func @linear_scale_shape(%x: tensor<2x64xf8E4M3FN>, %w: tensor<64x32xf8E4M3FN>, %s: tensor<1xf32>) {
-  // expected-error @+1 {{block scaling needs both input_scale and weight_scale per block}}
+  // expected-error @+1 {{row or block scaling needs both input_scale (one per row or per 1x128 block) and weight_scale (one per channel or per 128x128 block)}}
   %0 = transformer.linear %x, %w weight_scale %s layout <kn> : (tensor<2x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>, tensor<1xf32>) -> tensor<2x32xbf16>
   return
 }
@@ -833,7 +833,7 @@ func.func @quantize_shape(%x: tensor<16x64xf32>, %s: tensor<f32>) {
 // -----
 
 func.func @quantize_scale(%x: tensor<16x64xf32>, %s: tensor<1xf32>) {
-  // expected-error @+1 {{scale type 'tensor<1xf32>' is neither one scale (rank 0) nor one per 1x128 block of the input 'tensor<16x64xf32>'}}
+  // expected-error @+1 {{scale type 'tensor<1xf32>' is neither one scale (rank 0) nor one per block of the rows of the input 'tensor<16x64xf32>' ([..., G] with G dividing the last dimension)}}
   %0 = transformer.quantize %x, %s : (tensor<16x64xf32>, tensor<1xf32>) -> tensor<16x64xf8E4M3FN>
   return
 }
@@ -1109,7 +1109,7 @@ func.func @next_state_type(%s: tensor<2xf32> {transformer.state = #transformer.m
 // -----
 
 func.func @quantize_block_scale_shape(%x: tensor<4x256xbf16>, %s: tensor<4x3xf32>) {
-  // expected-error @+1 {{scale type 'tensor<4x3xf32>' is neither one scale (rank 0) nor one per 1x128 block of the input 'tensor<4x256xbf16>'}}
+  // expected-error @+1 {{scale type 'tensor<4x3xf32>' is neither one scale (rank 0) nor one per block of the rows of the input 'tensor<4x256xbf16>' ([..., G] with G dividing the last dimension)}}
   %0 = transformer.quantize %x, %s {multiply} : (tensor<4x256xbf16>, tensor<4x3xf32>) -> tensor<4x256xf8E4M3FN>
   return
 }
@@ -1117,7 +1117,7 @@ func.func @quantize_block_scale_shape(%x: tensor<4x256xbf16>, %s: tensor<4x3xf32
 // -----
 
 func.func @linear_one_block_scale(%x: tensor<4x256xf8E4M3FN>, %w: tensor<32x256xf8E4M3FN>, %xs: tensor<4x2xf32>, %ws: tensor<f32>) {
-  // expected-error @+1 {{block scaling needs both input_scale and weight_scale per block}}
+  // expected-error @+1 {{row or block scaling needs both input_scale (one per row or per 1x128 block) and weight_scale (one per channel or per 128x128 block)}}
   %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<4x256xf8E4M3FN>, tensor<32x256xf8E4M3FN>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x32xbf16>
   return
 }
@@ -1125,7 +1125,7 @@ func.func @linear_one_block_scale(%x: tensor<4x256xf8E4M3FN>, %w: tensor<32x256x
 // -----
 
 func.func @linear_block_kn(%x: tensor<4x256xf8E4M3FN>, %w: tensor<256x32xf8E4M3FN>, %xs: tensor<4x2xf32>, %ws: tensor<1x2xf32>) {
-  // expected-error @+1 {{block scaling needs the weight laid out nk}}
+  // expected-error @+1 {{row or block scaling needs the weight laid out nk}}
   %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <kn> : (tensor<4x256xf8E4M3FN>, tensor<256x32xf8E4M3FN>, tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<4x32xbf16>
   return
 }
@@ -1135,6 +1135,46 @@ func.func @linear_block_kn(%x: tensor<4x256xf8E4M3FN>, %w: tensor<256x32xf8E4M3F
 func.func @linear_block_k(%x: tensor<4x192xf8E4M3FN>, %w: tensor<32x192xf8E4M3FN>, %xs: tensor<4x2xf32>, %ws: tensor<1x2xf32>) {
   // expected-error @+1 {{block scaling needs K = 192 to be a multiple of 128}}
   %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<4x192xf8E4M3FN>, tensor<32x192xf8E4M3FN>, tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_row_input_scale(%x: tensor<2x4x256xf8E4M3FN>, %w: tensor<32x256xf8E4M3FN>, %xs: tensor<8x1xf32>, %ws: tensor<32xf32>) {
+  // expected-error @+1 {{input_scale type 'tensor<8x1xf32>' is not one scale per row of the input}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<2x4x256xf8E4M3FN>, tensor<32x256xf8E4M3FN>, tensor<8x1xf32>, tensor<32xf32>) -> tensor<2x4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_row_weight_scale(%x: tensor<4x256xf8E4M3FN>, %w: tensor<32x256xf8E4M3FN>, %xs: tensor<4x1xf32>, %ws: tensor<16xf32>) {
+  // expected-error @+1 {{weight_scale type 'tensor<16xf32>' is not one scale per output channel (N = 32)}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<4x256xf8E4M3FN>, tensor<32x256xf8E4M3FN>, tensor<4x1xf32>, tensor<16xf32>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_row_kn(%x: tensor<4x256xf8E4M3FN>, %w: tensor<256x32xf8E4M3FN>, %xs: tensor<4x1xf32>, %ws: tensor<32xf32>) {
+  // expected-error @+1 {{row or block scaling needs the weight laid out nk}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <kn> : (tensor<4x256xf8E4M3FN>, tensor<256x32xf8E4M3FN>, tensor<4x1xf32>, tensor<32xf32>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_weight_scale_rank(%x: tensor<4x256xf8E4M3FN>, %w: tensor<32x256xf8E4M3FN>, %xs: tensor<4x1xf32>, %ws: tensor<1x1x1xf32>) {
+  // expected-error @+1 {{row or block scaling needs both input_scale}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<4x256xf8E4M3FN>, tensor<32x256xf8E4M3FN>, tensor<4x1xf32>, tensor<1x1x1xf32>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_row_fp8_output(%x: tensor<4x256xf8E4M3FN>, %w: tensor<32x256xf8E4M3FN>, %xs: tensor<4x1xf32>, %ws: tensor<32xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{writes fp8 but its operands are not fp8 with per-tensor scales}}
+  %0 = transformer.linear %x, %w input_scale %xs weight_scale %ws output_scale %s layout <nk> : (tensor<4x256xf8E4M3FN>, tensor<32x256xf8E4M3FN>, tensor<4x1xf32>, tensor<32xf32>, tensor<f32>) -> tensor<4x32xf8E4M3FN>
   return
 }
 

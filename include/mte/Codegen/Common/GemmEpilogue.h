@@ -20,7 +20,9 @@ namespace mte {
 /// by first: the fp8 operands' constant scales; absent: 1) and the unit
 /// entries `input_scale`, `weight_scale` (an fp8 operand's dequantisation
 /// factor computed on the run), `bias` and `residual`, whose values the
-/// epilogue reads in that order after the product, and `fp8_output`: the
+/// epilogue reads in that order after the product, `row_scales` (the two
+/// scales are vectors, per row of the input and per output channel, and
+/// both are read: cuBLASLt's outer-vector scale mode), and `fp8_output`: the
 /// epilogue writes f32 that only ops tagged kGemmFp8OutputAttrName and
 /// kGemmOutputAmaxAttrName read (a linear writing E4M3).
 constexpr llvm::StringLiteral kGemmEpilogueAttrName = "mte.gemm_epilogue";

@@ -61,10 +61,12 @@ struct ModelWeight {
   float quantizeScale = 0;
   mlir::Type quantizeFrom;
   uint64_t transposeRows = 0;
-  /// Block scaling: the factors of each 128 x 128 block of the stored
-  /// [N, quantizeBlockK] weight, replacing quantizeScale (empty: none).
+  /// Block or rowwise scaling: the factors of each quantizeBlockRows x
+  /// quantizeBlockCols block of the stored [N, quantizeBlockK] weight,
+  /// replacing quantizeScale (empty: none).
   std::vector<float> quantizeBlocks;
   uint64_t quantizeBlockK = 0;
+  uint64_t quantizeBlockRows = 0, quantizeBlockCols = 0;
   bool isExternal() const { return !sources.empty(); }
 };
 

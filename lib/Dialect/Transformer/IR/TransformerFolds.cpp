@@ -720,8 +720,9 @@ struct LinearOfFlattenedInput : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
+    // Row and block scales have the input's leading shape: they stay.
     auto reshape = op.getInput().getDefiningOp<ReshapeOp>();
-    if (!reshape || op.hasFp8Output())
+    if (!reshape || op.hasFp8Output() || !op.hasTensorScales())
       return failure();
     RankedTensorType source = reshape.getInput().getType();
     RankedTensorType output = op.getOutput().getType();

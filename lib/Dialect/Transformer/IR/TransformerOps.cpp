@@ -770,7 +770,7 @@ LogicalResult LinearOp::verify() {
     if (!isa<Float8E4M3FNType>(outElt))
       return emitOpError("has an output_scale but its output is ")
              << outElt << ", not f8E4M3FN";
-    if (!fp8 || isBlockScaled())
+    if (!fp8 || !hasTensorScales())
       return emitOpError("writes fp8 but its operands are not fp8 with "
                          "per-tensor scales");
   } else {
@@ -818,24 +818,38 @@ LogicalResult LinearOp::verify() {
   };
   if (rank(getInputScale()) == 0 && rank(getWeightScale()) == 0)
     return success();
-  // Block scaling: both scales per block.
+  // Per-row or per-block scaling: both scales, W laid out nk.
   if (!getInputScale() || !getWeightScale() || rank(getInputScale()) == 0 ||
-      rank(getWeightScale()) == 0)
-    return emitOpError("block scaling needs both input_scale and "
-                       "weight_scale per block");
+      rank(getWeightScale()) == 0 || rank(getWeightScale()) > 2)
+    return emitOpError("row or block scaling needs both input_scale (one "
+                       "per row or per 1x")
+           << kFp8BlockSize << " block) and weight_scale (one per channel "
+           << "or per " << kFp8BlockSize << "x" << kFp8BlockSize << " block)";
   if (kn)
-    return emitOpError("block scaling needs the weight laid out nk");
+    return emitOpError("row or block scaling needs the weight laid out nk");
+  auto inputScaleType = cast<RankedTensorType>(getInputScale().getType());
+  auto weightScaleType = cast<RankedTensorType>(getWeightScale().getType());
+  if (isRowScaled()) {
+    SmallVector<int64_t> rows(inputType.getShape().drop_back());
+    rows.push_back(1);
+    if (!shapesCompatible(inputScaleType.getShape(), rows))
+      return emitOpError("input_scale type ")
+             << inputScaleType << " is not one scale per row of the input";
+    if (!shapesCompatible(weightScaleType.getShape(), {n}))
+      return emitOpError("weight_scale type ")
+             << weightScaleType
+             << " is not one scale per output channel (N = " << n << ")";
+    return success();
+  }
   std::optional<SmallVector<int64_t>> inputBlocks =
       fp8BlockScaleShape(inputType.getShape());
   if (!inputBlocks)
     return emitOpError("block scaling needs K = ")
            << k << " to be a multiple of " << kFp8BlockSize;
-  auto inputScaleType = cast<RankedTensorType>(getInputScale().getType());
   if (!shapesCompatible(inputScaleType.getShape(), *inputBlocks))
     return emitOpError("input_scale type ")
            << inputScaleType << " is not one scale per 1x" << kFp8BlockSize
            << " block of the input";
-  auto weightScaleType = cast<RankedTensorType>(getWeightScale().getType());
   SmallVector<int64_t> weightBlocks = {
       ShapedType::isDynamic(n) ? n
                                : int64_t(llvm::divideCeil(n, kFp8BlockSize)),
@@ -860,13 +874,18 @@ mte::transformer::fp8BlockScaleShape(ArrayRef<int64_t> shape) {
 LogicalResult QuantizeOp::verify() {
   if (!isBlockScaled())
     return success();
-  std::optional<SmallVector<int64_t>> blocks =
-      fp8BlockScaleShape(getInput().getType().getShape());
-  if (!blocks || !shapesCompatible(getScale().getType().getShape(), *blocks))
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> scale = getScale().getType().getShape();
+  // One factor per 1 x (K / G) block of the rows: [..., G], K % G == 0.
+  if (scale.size() != input.size() ||
+      !shapesCompatible(scale.drop_back(), input.drop_back()) ||
+      ShapedType::isDynamic(input.back()) ||
+      ShapedType::isDynamic(scale.back()) || scale.back() < 1 ||
+      input.back() % scale.back() != 0)
     return emitOpError("scale type ")
            << getScale().getType() << " is neither one scale (rank 0) nor "
-           << "one per 1x" << kFp8BlockSize << " block of the input "
-           << getInput().getType();
+           << "one per block of the rows of the input " << getInput().getType()
+           << " ([..., G] with G dividing the last dimension)";
   return success();
 }
 

@@ -150,7 +150,8 @@ void WeightProvenance::recordQuantization(const void *result,
                                           const void *source, Type type,
                                           float scale, uint64_t transposeRows,
                                           ArrayRef<float> blockScales,
-                                          uint64_t blockK) {
+                                          uint64_t blockK, uint64_t blockRows,
+                                          uint64_t blockCols) {
   std::lock_guard<std::mutex> guard(mutex);
   auto it = recipes.find(source);
   if (it == recipes.end() || it->second.quantization ||
@@ -159,7 +160,8 @@ void WeightProvenance::recordQuantization(const void *result,
   WeightRecipe quantized = it->second;
   quantized.quantization = WeightRecipe::Quantization{
       quantized.elementType, scale, transposeRows,
-      std::vector<float>(blockScales.begin(), blockScales.end()), blockK};
+      std::vector<float>(blockScales.begin(), blockScales.end()), blockK,
+      blockRows, blockCols};
   quantized.elementType = type;
   recipes[result] = std::move(quantized);
 }

@@ -29,7 +29,7 @@ namespace {
 /// type then), ReLU or tanh-GELU at most, and no activation before a
 /// residual (cuBLASLt adds C before it, the linear after).
 bool writesFp8InEpilogue(LinearOp linear) {
-  if (linear.hasFp8Output() || linear.isBlockScaled() ||
+  if (linear.hasFp8Output() || !linear.hasTensorScales() ||
       !isa<Float8E4M3FNType>(linear.getInput().getType().getElementType()))
     return false;
   if (!isa<BFloat16Type, Float16Type>(

@@ -6,7 +6,9 @@
 // scale from this run's amax) or delayed scaling (TE's DelayedScaling: the
 // scale from an amax history the model carries as state from run to run).
 // Block scaling (TE's Float8BlockScaling) scales each 1 x 128 block of the
-// input and each 128 x 128 block of the weight by a power of two instead.
+// input and each 128 x 128 block of the weight by a power of two instead;
+// rowwise scaling (torchao's rowwise recipe) each row of the input and each
+// output channel of the weight, by a power of two as well.
 // The input is quantized as TE casts: times its scale (448 / amax), the
 // GEMM reading the reciprocal. The linear then reads E4M3 with both scales
 // and writes its float output
@@ -86,7 +88,8 @@ float bitsToFloat(uint32_t bits) {
 /// dequantisation factor amax / 448 (1 for an all-zero or non-finite
 /// weight, whose codes are then saturated or NaN as the values are), or
 /// under block scaling one per 128 x 128 block, `blockScales`
-/// [ceil(N / 128), K / 128].
+/// [ceil(N / 128), K / 128], or under rowwise scaling one per output
+/// channel, `blockScales` [N].
 struct QuantizedWeight {
   ElementsAttr codes;
   float scale;
@@ -108,10 +111,14 @@ float blockScaleInv(float amax) {
 }
 
 /// `weight` ([K, N] when `kn`, else [N, K]) as E4M3 with a power-of-two
-/// scale per 128 x 128 block of its [N, K] form. An external weight stays
-/// external, the block factors in the model's table.
-std::optional<QuantizedWeight> quantizeWeightBlocks(ElementsAttr value,
-                                                    bool kn, StringRef name) {
+/// scale per `rowsPerBlock` x `colsPerBlock` block of its [N, K] form (0
+/// columns: whole rows): 128 x 128 under block scaling, 1 x K (an output
+/// channel) under rowwise scaling. An external weight stays external, the
+/// block factors in the model's table.
+std::optional<QuantizedWeight> quantizeWeightBlocks(ElementsAttr value, bool kn,
+                                                    StringRef name,
+                                                    int64_t rowsPerBlock,
+                                                    int64_t colsPerBlock) {
   auto type = cast<RankedTensorType>(value.getType());
   std::optional<std::vector<uint32_t>> bits = f32Bits(value);
   if (!bits)
@@ -121,14 +128,15 @@ std::optional<QuantizedWeight> quantizeWeightBlocks(ElementsAttr value,
   auto at = [&](int64_t i, int64_t j) { // element [i, j] of [N, K]
     return bitsToFloat((*bits)[kn ? j * cols + i : i * cols + j]);
   };
-  constexpr int64_t block = kFp8BlockSize;
-  int64_t rowBlocks = llvm::divideCeil(n, block), colBlocks = k / block;
+  int64_t blockRows = rowsPerBlock, blockCols = colsPerBlock ? colsPerBlock : k;
+  int64_t rowBlocks = llvm::divideCeil(n, blockRows), colBlocks = k / blockCols;
   SmallVector<float> scales(rowBlocks * colBlocks);
   for (int64_t bi = 0; bi < rowBlocks; ++bi)
     for (int64_t bj = 0; bj < colBlocks; ++bj) {
       float amax = 0;
-      for (int64_t i = bi * block; i < std::min(n, (bi + 1) * block); ++i)
-        for (int64_t j = bj * block; j < (bj + 1) * block; ++j)
+      for (int64_t i = bi * blockRows; i < std::min(n, (bi + 1) * blockRows);
+           ++i)
+        for (int64_t j = bj * blockCols; j < (bj + 1) * blockCols; ++j)
           amax = std::fmax(amax, std::fabs(at(i, j)));
       // fmax drops NaN: a block holding one keeps scale 1, as TE's would.
       scales[bi * colBlocks + bj] = blockScaleInv(amax);
@@ -144,21 +152,24 @@ std::optional<QuantizedWeight> quantizeWeightBlocks(ElementsAttr value,
       // Dividing by a power of two is exact: the same codes as TE's
       // multiplication by the scale.
       out[i * k + j] = mte::quantizeF32BitsToE4M3(
-          b, scales[(i / block) * colBlocks + j / block]);
+          b, scales[(i / blockRows) * colBlocks + j / blockCols]);
     }
   MLIRContext *ctx = type.getContext();
   auto codesType = RankedTensorType::get({n, k}, Float8E4M3FNType::get(ctx));
-  auto codes = DenseResourceElementsAttr::get(
-      codesType, (name + ".e4m3").str(), std::move(blob));
+  auto codes = DenseResourceElementsAttr::get(codesType, (name + ".e4m3").str(),
+                                              std::move(blob));
   if (const void *source = resourceData(value))
     WeightProvenance::get(ctx).recordQuantization(
         resourceData(codes), source, codesType.getElementType(), 1.0f,
-        kn ? uint64_t(rows) : 0, scales, uint64_t(k));
+        kn ? uint64_t(rows) : 0, scales, uint64_t(k), uint64_t(blockRows),
+        uint64_t(blockCols));
   auto scalesType =
-      RankedTensorType::get({rowBlocks, colBlocks}, Float32Type::get(ctx));
-  return QuantizedWeight{cast<ElementsAttr>(codes), 1.0f,
-                         DenseElementsAttr::get(scalesType,
-                                                ArrayRef<float>(scales))};
+      colsPerBlock
+          ? RankedTensorType::get({rowBlocks, colBlocks}, Float32Type::get(ctx))
+          : RankedTensorType::get({rowBlocks}, Float32Type::get(ctx));
+  return QuantizedWeight{
+      cast<ElementsAttr>(codes), 1.0f,
+      DenseElementsAttr::get(scalesType, ArrayRef<float>(scales))};
 }
 
 std::optional<QuantizedWeight> quantizeWeight(ElementsAttr value, bool kn,
@@ -241,6 +252,21 @@ Fp8ScaleOp blockScales(OpBuilder &b, Location loc, Value input) {
   auto type = RankedTensorType::get(shape, b.getF32Type());
   Value amax = BlockAmaxOp::create(b, loc, type, input,
                                    b.getI64IntegerAttr(kFp8BlockSize));
+  auto scales = Fp8ScaleOp::create(b, loc, type, type, amax, Value(),
+                                   b.getF32FloatAttr(kE4M3Max));
+  scales.setPowerOfTwo(true);
+  return scales;
+}
+
+/// Rowwise scaling's scales of `input`, one per row ([..., 1]): 448 / amax
+/// rounded down to a power of two, and its reciprocal.
+Fp8ScaleOp rowScales(OpBuilder &b, Location loc, Value input) {
+  SmallVector<int64_t> shape(
+      cast<RankedTensorType>(input.getType()).getShape());
+  int64_t k = shape.back();
+  shape.back() = 1;
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  Value amax = BlockAmaxOp::create(b, loc, type, input, b.getI64IntegerAttr(k));
   auto scales = Fp8ScaleOp::create(b, loc, type, type, amax, Value(),
                                    b.getF32FloatAttr(kE4M3Max));
   scales.setPowerOfTwo(true);
@@ -330,8 +356,10 @@ struct InsertFP8CastsPass
       LinearOp op = candidate.op;
       OpBuilder b(op);
       Location loc = op.getLoc();
-      if (recipe == Fp8Recipe::Block) {
-        Fp8ScaleOp scales = blockScales(b, loc, op.getInput());
+      if (recipe == Fp8Recipe::Block || recipe == Fp8Recipe::Rowwise) {
+        Fp8ScaleOp scales = recipe == Fp8Recipe::Block
+                                ? blockScales(b, loc, op.getInput())
+                                : rowScales(b, loc, op.getInput());
         rewrite(op, candidate.weight, scales.getScale(), scales.getScaleInv());
         continue;
       }
@@ -365,9 +393,14 @@ struct InsertFP8CastsPass
     std::optional<QuantizedWeight> quantized;
     if (!reason) {
       bool kn = op.getWeightLayout() == WeightLayout::KN;
-      quantized = recipe == Fp8Recipe::Block
-                      ? quantizeWeightBlocks(weight, kn, resourceName(weight))
-                      : quantizeWeight(weight, kn, resourceName(weight));
+      quantized =
+          recipe == Fp8Recipe::Block
+              ? quantizeWeightBlocks(weight, kn, resourceName(weight),
+                                     kFp8BlockSize, kFp8BlockSize)
+          : recipe == Fp8Recipe::Rowwise
+              ? quantizeWeightBlocks(weight, kn, resourceName(weight),
+                                     /*rowsPerBlock=*/1, /*colsPerBlock=*/0)
+              : quantizeWeight(weight, kn, resourceName(weight));
       if (!quantized)
         reason = Fp8Skip::DynamicWeight;
     }

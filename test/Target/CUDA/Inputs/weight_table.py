@@ -55,7 +55,9 @@ class Weight(ctypes.Structure):
                 ("quantize_from", ctypes.c_int32),
                 ("transpose_rows", ctypes.c_uint64),
                 ("quantize_blocks", ctypes.POINTER(ctypes.c_float)),
-                ("quantize_block_k", ctypes.c_uint64)]
+                ("quantize_block_k", ctypes.c_uint64),
+                ("quantize_block_rows", ctypes.c_uint64),
+                ("quantize_block_cols", ctypes.c_uint64)]
 
 
 class ABI(ctypes.Structure):
@@ -108,16 +110,18 @@ def part_elements(w, group):
 
 
 def block_factors(w, count):
-    """Under block scaling, each built element's factor: the stored weight
-    is [N, K] (K = quantize_block_k), built [K, N] when transposed."""
-    k = w.quantize_block_k
+    """Under block or rowwise scaling, each built element's factor: the
+    stored weight is [N, K] (K = quantize_block_k) in blocks of
+    quantize_block_rows x quantize_block_cols, built [K, N] when
+    transposed."""
+    k, rows, cols = w.quantize_block_k, w.quantize_block_rows, w.quantize_block_cols
     n = count // k
     blocks = np.ctypeslib.as_array(w.quantize_blocks,
-                                   shape=(-(-n // 128) * (k // 128),))
+                                   shape=(-(-n // rows) * (k // cols),))
     index = np.arange(count)
     row, col = ((index % n, index // n) if w.transpose_rows
                 else (index // k, index % k))
-    return blocks[(row // 128) * (k // 128) + col // 128]
+    return blocks[(row // rows) * (k // cols) + col // cols]
 
 
 def quantize(values, w):
@@ -288,7 +292,8 @@ def main():
             how = (f", quantized from {DTYPES[w.quantize_from][0]}"
                    + (f", transposed from {w.transpose_rows} rows"
                       if w.transpose_rows else "")
-                   + (f", 128x128 blocks of K {w.quantize_block_k}"
+                   + (f", {w.quantize_block_rows}x{w.quantize_block_cols} "
+                      f"blocks of K {w.quantize_block_k}"
                       if w.quantize_blocks else ""))
         print(f"weight {i}: {name}, {w.num_bytes} bytes, outer {w.outer}, "
               f"sources {w.num_sources}: {', '.join(parts)}{how}")

@@ -2372,17 +2372,20 @@ def _attend(q, k, v, allowed, bias=None, softcap=None):
 
 
 # How the reference multiplies an activation by a linear's weight: exactly
-# (None) or "fp8", both operands quantized as mte-compile --precision=fp8
-# quantizes them (current scaling, fp8_reference.py) and everything else
-# still float64: the recipe's own error, which host_models.py bounds mte's
-# FP8 builds by (write_reference's fp8 output).
+# (None), or with both operands quantized as mte-compile --precision=fp8
+# quantizes them under the recipe named, "current" (the default recipe) or
+# "rowwise" (fp8_reference.py), and everything else still float64: the
+# recipe's own error, which host_models.py bounds mte's FP8 builds by
+# (write_reference's fp8 outputs).
 PROJECTION = None
 
 
 def project(x, w_t):
     """x [..., K] times a linear's weight w_t [K, N] (in any view of it)."""
-    if PROJECTION == "fp8":
+    if PROJECTION == "current":
         x, w_t = _fp8_reference().current_scaling_operands(x, w_t)
+    elif PROJECTION == "rowwise":
+        x, w_t = _fp8_reference().rowwise_scaling_operands(x, w_t)
     return x @ w_t
 
 
@@ -2501,11 +2504,12 @@ def _reference_forward(family, weights, inputs, layers):
 
 
 def write_reference(path, family, weights, layers, batch, seq, seed,
-                    fp8=False):
+                    fp8=()):
     """Writes the inputs and the reference output (`logits` with an LM head,
-    else `last_hidden_state`) to the .npz `path`; with `fp8` also the output
-    with every linear quantized (PROJECTION "fp8") as `fp8_<output>`.
-    Returns (inputs, output)."""
+    else `last_hidden_state`) to the .npz `path`; for each FP8 recipe in
+    `fp8` (current, rowwise) also the output with every linear quantized as
+    that recipe does (PROJECTION) as `fp8_<output>` (current scaling's) or
+    `fp8_<recipe>_<output>`. Returns (inputs, output)."""
     global PROJECTION
     inputs = make_inputs(family, batch, seq, seed)
 
@@ -2517,10 +2521,11 @@ def write_reference(path, family, weights, layers, batch, seq, seed,
 
     name, expected = forward()
     arrays = {name: expected}
-    if fp8:
-        PROJECTION = "fp8"
+    for recipe in fp8:
+        PROJECTION = recipe
         try:
-            arrays["fp8_" + name] = forward()[1]
+            key = "fp8_" + ("" if recipe == "current" else recipe + "_") + name
+            arrays[key] = forward()[1]
         finally:
             PROJECTION = None
     np.savez(path, **arrays, **inputs)
@@ -2615,10 +2620,14 @@ def main(argv=None):
                          f"{EXTERNAL_MIN_BYTES} bytes to the file NAME beside "
                          "the .onnx (64-byte aligned, deterministic)")
     ap.add_argument("--reference-out")
-    ap.add_argument("--fp8-reference", action="store_true",
-                    help="--reference-out also holds fp8_<output>: the "
-                         "reference with every linear's operands quantized "
-                         "as --precision=fp8 does (current scaling)")
+    ap.add_argument("--fp8-reference", nargs="?", const="current",
+                    default="", metavar="RECIPES",
+                    help="--reference-out also holds, for each FP8 recipe "
+                         "of the comma-separated RECIPES (current, the "
+                         "default, or rowwise), the reference with every "
+                         "linear's operands quantized as --precision=fp8 "
+                         "--fp8-recipe=RECIPE does: fp8_<output> for "
+                         "current, fp8_rowwise_<output>")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--self-check", action="store_true",
@@ -2651,7 +2660,8 @@ def main(argv=None):
         print(f"{args.output}: {len(model.graph.node)} nodes {op_counts(model)} [{note}]")
     if args.reference_out:
         write_reference(args.reference_out, args.family, weights, layers,
-                        args.batch, args.seq, args.seed, args.fp8_reference)
+                        args.batch, args.seq, args.seed,
+                        [r for r in args.fp8_reference.split(",") if r])
     return 0
 
 

@@ -109,6 +109,7 @@ def Transformer_Fp8Recipe : I32EnumAttr<"Fp8Recipe",
     I32EnumAttrCase<"Current", 0, "current">,
     I32EnumAttrCase<"Delayed", 1, "delayed">,
     I32EnumAttrCase<"Block", 2, "block">,
+    I32EnumAttrCase<"Rowwise", 3, "rowwise">,
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mte::transformer";

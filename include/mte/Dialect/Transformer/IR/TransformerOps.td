@@ -723,6 +723,12 @@ def Transformer_LinearOp : Transformer_Op<"linear",
     `sum_b (sum_{k in b} input[m, k] W[k, n]) * input_scale[m, b] *
     weight_scale[n / 128, b]`.
 
+    Row-scaled (torchao's rowwise recipe, cuBLASLt's OUTER_VEC_32F scale
+    mode): `input_scale` is `[..., 1]`, one factor per row of the input,
+    and `weight_scale` is `[N]`, one per output channel (W laid out `nk`):
+    `(input · W)[m, n] * input_scale[m] * weight_scale[n]`, the scales an
+    outer product applied to the f32 sum.
+
     With an `output_scale` (a per-tensor fp8 input; TransformerEngine's
     `scale` of the tensor the output feeds), the output is E4M3:
     `saturate(cast<f8E4M3FN>(y * output_scale))` of the f32 value `y` the
@@ -788,11 +794,21 @@ def Transformer_LinearOp : Transformer_Op<"linear",
     /// The output's type (the amax, if any, is a scalar).
     ::mlir::RankedTensorType getType() { return getOutput().getType(); }
 
-    /// Whether the fp8 scales are per block rather than per tensor.
-    bool isBlockScaled() {
-      return getInputScale() &&
-             ::llvm::cast<::mlir::RankedTensorType>(getInputScale().getType())
-                     .getRank() != 0;
+    /// Whether the fp8 scales are per 128 x 128 block of the weight (and
+    /// 1 x 128 of the input) rather than per tensor.
+    bool isBlockScaled() { return getWeightScaleRank() == 2; }
+    /// Whether the fp8 scales are per output channel of the weight and per
+    /// row of the input.
+    bool isRowScaled() { return getWeightScaleRank() == 1; }
+    /// Whether the fp8 scales (if any) are per tensor.
+    bool hasTensorScales() { return getWeightScaleRank() == 0; }
+    /// The rank of the weight's scale: 0 per tensor (or none), 1 per
+    /// channel, 2 per block.
+    int64_t getWeightScaleRank() {
+      return getWeightScale()
+                 ? ::llvm::cast<::mlir::RankedTensorType>(
+                       getWeightScale().getType()).getRank()
+                 : 0;
     }
   }];
 }
@@ -928,10 +944,11 @@ def Transformer_QuantizeOp : Transformer_Op<"quantize",
     clamp to its largest finite value when `saturate` is set, and become NaN
     (E4M3) or inf (E5M2) otherwise.
 
-    A `scale` of shape `[..., K / 128]` for an input `[..., K]` (K a
-    multiple of 128) holds one factor per 1 x 128 block of the last
-    dimension: element `[..., k]` uses `scale[..., k / 128]`
-    (TransformerEngine's 1-D block scaling).
+    A `scale` of shape `[..., G]` for an input `[..., K]` (K a multiple of
+    G, the other dimensions the input's) holds one factor per 1 x (K / G)
+    block of the last dimension: element `[..., k]` uses `scale[..., k /
+    (K / G)]`. G = K / 128 is TransformerEngine's 1-D block scaling, G = 1
+    one factor per row (the rowwise recipe).
   }];
   let arguments = (ins Transformer_FloatTensor:$input,
                        Transformer_Fp8ScaleTensor:$scale,
@@ -942,8 +959,15 @@ def Transformer_QuantizeOp : Transformer_Op<"quantize",
                        "functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// Whether the scale is per 1 x 128 block rather than per tensor.
+    /// Whether the scale is per block of each row (1 x 128, or the whole
+    /// row) rather than per tensor.
     bool isBlockScaled() { return getScale().getType().getRank() != 0; }
+    /// The values each factor of a block scale covers along the last
+    /// dimension: K / G.
+    int64_t getBlockLength() {
+      return getInput().getType().getShape().back() /
+             getScale().getType().getShape().back();
+    }
   }];
 }
 

@@ -49,11 +49,13 @@ struct WeightRecipe {
     mlir::Type from;
     float scale;
     uint64_t transposeRows;
-    /// Block scaling: the factors of the 128 x 128 blocks of the stored
-    /// [N, blockK] weight, row-major [ceil(N / 128), blockK / 128], which
-    /// replace `scale` (empty: one scale).
+    /// Block or rowwise scaling: the factors of the blockRows x blockCols
+    /// blocks of the stored [N, blockK] weight, row-major [ceil(N /
+    /// blockRows), blockK / blockCols], which replace `scale` (empty: one
+    /// scale): 128 x 128 blocks, or 1 x blockK (one per output channel).
     std::vector<float> blockScales;
     uint64_t blockK = 0;
+    uint64_t blockRows = 0, blockCols = 0;
   };
   mlir::Type elementType;
   uint64_t outer = 1;
@@ -93,13 +95,14 @@ public:
   /// transposed from [transposeRows, n / transposeRows] when transposeRows
   /// is not 0 (mte-insert-fp8-casts). Recorded when `source` has a recipe
   /// that is not quantized already.
-  /// With `blockScales`, each 128 x 128 block of the stored [N, blockK]
-  /// weight is divided by its own factor instead.
+  /// With `blockScales`, each `blockRows` x `blockCols` block of the
+  /// stored [N, blockK] weight is divided by its own factor instead.
   void recordQuantization(const void *result, const void *source,
                           mlir::Type type, float scale,
                           uint64_t transposeRows,
                           llvm::ArrayRef<float> blockScales = {},
-                          uint64_t blockK = 0);
+                          uint64_t blockK = 0, uint64_t blockRows = 0,
+                          uint64_t blockCols = 0);
 
   std::optional<WeightRecipe> lookup(const void *data) const;
   /// The recipe of a constant, when it is a resource blob with one.

@@ -387,6 +387,9 @@ def InsertFP8Casts : Pass<"mte-insert-fp8-casts", "::mlir::func::FuncOp"> {
                         "from the amax history of earlier runs"),
              clEnumValN(::mte::transformer::Fp8Recipe::Block, "block",
                         "per 1x128 input and 128x128 weight block, from "
+                        "this run's amaxes"),
+             clEnumValN(::mte::transformer::Fp8Recipe::Rowwise, "rowwise",
+                        "per input row and weight output channel, from "
                         "this run's amaxes"))}]>,
     Option<"historyLength", "amax-history", "int64_t", "1024",
            "Delayed scaling: the rows of the amax history">,
