@@ -89,6 +89,16 @@ def prepare_fixture(args, family, exporter, size="tiny"):
         precisions += [("fp8", ".block.fp8", [], block),
                        ("fp8", ".external.block.fp8", ["--weights=external"],
                         block)]
+    # Rowwise scaling (cuBLASLt's outer-vector scales: one per token and
+    # per output channel) on every family, against the host's rowwise
+    # build; external too for GPT-2 and Llama (the runtime quantizes each
+    # channel by its factor).
+    if size == "tiny" and family not in models.FP16_FAMILIES:
+        rowwise = fp8 + ["--fp8-recipe=rowwise"]
+        precisions.append(("fp8", ".rowwise.fp8", [], rowwise))
+        if family in ("gpt2", "llama"):
+            precisions.append(("fp8", ".external.rowwise.fp8",
+                               ["--weights=external"], rowwise))
     # The sharded program on one rank (--tp=1: each collective NCCL's over
     # that rank, weights sliced at upload), fused only, against the host
     # backend's --tp=1 build (NAME.tp1[.bf16|.fp8]).
