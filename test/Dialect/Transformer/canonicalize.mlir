@@ -310,6 +310,20 @@ func.func @linear_of_flattened_input(%x: tensor<2x8x64xf32>, %w1: tensor<64x128x
 
 // -----
 
+// A row-scaled FP8 linear's input scale has the input's rows ([16, 1]): the
+// flattening stays where it is (moving it would leave the scale's shape
+// behind).
+// CHECK-LABEL: func @row_scaled_linear_of_flattened_input
+// CHECK: %[[FLAT:.*]] = transformer.reshape %arg0 : tensor<2x8x64xf8E4M3FN> -> tensor<16x64xf8E4M3FN>
+// CHECK: transformer.linear %[[FLAT]], %arg1 input_scale %arg2 weight_scale %arg3 layout <nk> : (tensor<16x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<16x1xf32>, tensor<32xf32>) -> tensor<16x32xbf16>
+func.func @row_scaled_linear_of_flattened_input(%x: tensor<2x8x64xf8E4M3FN>, %w: tensor<32x64xf8E4M3FN>, %xs: tensor<16x1xf32>, %ws: tensor<32xf32>) -> tensor<16x32xbf16> {
+  %0 = transformer.reshape %x : tensor<2x8x64xf8E4M3FN> -> tensor<16x64xf8E4M3FN>
+  %1 = transformer.linear %0, %w input_scale %xs weight_scale %ws layout <nk> : (tensor<16x64xf8E4M3FN>, tensor<32x64xf8E4M3FN>, tensor<16x1xf32>, tensor<32xf32>) -> tensor<16x32xbf16>
+  return %1 : tensor<16x32xbf16>
+}
+
+// -----
+
 // A reshape that changes the feature dimension is not a flattening.
 // CHECK-LABEL: func @linear_of_regrouped_input
 // CHECK: transformer.reshape %arg0 : tensor<2x8x64xf32> -> tensor<2x512xf32>
