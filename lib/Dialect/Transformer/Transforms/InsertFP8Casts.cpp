@@ -244,29 +244,17 @@ Value elementOf(OpBuilder &b, Location loc, Value values, int64_t index) {
                            slot);
 }
 
-/// Block scaling's scales of `input`, one per 1 x 128 block of its rows:
-/// 448 / amax rounded down to a power of two, and its reciprocal.
-Fp8ScaleOp blockScales(OpBuilder &b, Location loc, Value input) {
-  SmallVector<int64_t> shape = *fp8BlockScaleShape(
-      cast<RankedTensorType>(input.getType()).getShape());
-  auto type = RankedTensorType::get(shape, b.getF32Type());
-  Value amax = BlockAmaxOp::create(b, loc, type, input,
-                                   b.getI64IntegerAttr(kFp8BlockSize));
-  auto scales = Fp8ScaleOp::create(b, loc, type, type, amax, Value(),
-                                   b.getF32FloatAttr(kE4M3Max));
-  scales.setPowerOfTwo(true);
-  return scales;
-}
-
-/// Rowwise scaling's scales of `input`, one per row ([..., 1]): 448 / amax
-/// rounded down to a power of two, and its reciprocal.
-Fp8ScaleOp rowScales(OpBuilder &b, Location loc, Value input) {
+/// The scales of `input` per 1 x `blockLength` block of its rows (block
+/// scaling's 128, rowwise scaling's whole row): 448 / amax rounded down to
+/// a power of two, and its reciprocal.
+Fp8ScaleOp blockScales(OpBuilder &b, Location loc, Value input,
+                       int64_t blockLength) {
   SmallVector<int64_t> shape(
       cast<RankedTensorType>(input.getType()).getShape());
-  int64_t k = shape.back();
-  shape.back() = 1;
+  shape.back() /= blockLength;
   auto type = RankedTensorType::get(shape, b.getF32Type());
-  Value amax = BlockAmaxOp::create(b, loc, type, input, b.getI64IntegerAttr(k));
+  Value amax = BlockAmaxOp::create(b, loc, type, input,
+                                   b.getI64IntegerAttr(blockLength));
   auto scales = Fp8ScaleOp::create(b, loc, type, type, amax, Value(),
                                    b.getF32FloatAttr(kE4M3Max));
   scales.setPowerOfTwo(true);
@@ -357,9 +345,10 @@ struct InsertFP8CastsPass
       OpBuilder b(op);
       Location loc = op.getLoc();
       if (recipe == Fp8Recipe::Block || recipe == Fp8Recipe::Rowwise) {
-        Fp8ScaleOp scales = recipe == Fp8Recipe::Block
-                                ? blockScales(b, loc, op.getInput())
-                                : rowScales(b, loc, op.getInput());
+        int64_t k = op.getInput().getType().getShape().back();
+        Fp8ScaleOp scales = blockScales(
+            b, loc, op.getInput(),
+            recipe == Fp8Recipe::Block ? kFp8BlockSize : k);
         rewrite(op, candidate.weight, scales.getScale(), scales.getScaleInv());
         continue;
       }

@@ -997,11 +997,13 @@ def Transformer_AmaxOp : Transformer_Op<"amax", [Pure]> {
 }
 
 def Transformer_BlockAmaxOp : Transformer_Op<"block_amax", [Pure]> {
-  let summary = "the largest absolute value of each 1 x 128 block, as f32";
+  let summary = "the largest absolute value of each block of a row, as f32";
   let description = [{
     For an input `[..., K]` (K a multiple of `block_size`), `result[..., b]
     = max(|input[..., b * block_size : (b + 1) * block_size]|)`; NaN
-    propagates. Block scaling's scales come from it (`transformer.fp8_scale`).
+    propagates. Block scaling's scales (`block_size` 128) and rowwise
+    scaling's (`block_size` K, one per row) come from it
+    (`transformer.fp8_scale`).
   }];
   let arguments = (ins Transformer_FloatTensor:$input,
                        ConfinedAttr<I64Attr, [IntPositive]>:$block_size);
