@@ -227,11 +227,10 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
     return "--fp8-recipe=" + options.fp8Recipe + " needs --precision=fp8";
   bool vectorScales =
       options.fp8Recipe == "block" || options.fp8Recipe == "rowwise";
-  if (vectorScales && options.tensorParallel)
-    return "--fp8-recipe=" + options.fp8Recipe +
-           " does not run under --tp yet (its scales are per block or "
-           "channel of the full weight and per row of the full input); use "
-           "--fp8-recipe=current or delayed";
+  if (options.fp8Recipe == "block" && options.tensorParallel)
+    return "--fp8-recipe=block does not run under --tp yet (its 128x128 "
+           "weight blocks are not split among the ranks); use "
+           "--fp8-recipe=current, delayed or rowwise";
   // cuBLASLt's vector and block scale modes start with Hopper.
   if (vectorScales && cuda && smVersion < 90)
     return "--fp8-recipe=" + options.fp8Recipe +

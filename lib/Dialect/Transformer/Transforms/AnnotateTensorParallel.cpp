@@ -58,10 +58,12 @@ struct Block {
 };
 
 bool hasConstantParameters(LinearOp linear) {
-  // An FP8 linear's scales are scalars every rank holds: the weight's a
-  // constant of the whole weight, the input's computed from an amax that
-  // is MAX-reduced over the ranks where the input is split.
-  return constantOperand(linear.getWeight()) &&
+  // An FP8 linear's scales are every rank's: the weight's a constant of the
+  // whole weight (a scalar, or one per channel, split with the channels),
+  // the input's computed from an amax (of the tensor, or of each row) that
+  // is MAX-reduced over the ranks where the input is split. Block scales
+  // (128 x 128 weight blocks) are not split: such a linear stays whole.
+  return !linear.isBlockScaled() && constantOperand(linear.getWeight()) &&
          (!linear.getBias() || constantOperand(linear.getBias())) &&
          (!linear.getWeightScale() ||
           matchPattern(linear.getWeightScale(), m_Constant()));
@@ -175,10 +177,11 @@ std::optional<Block> findBlock(LinearOp row) {
 /// Whether every value the block computes stays in it.
 bool isClosed(const Block &block) {
   // FP8's amax of a split value reduces over the ranks (MAX): every rank
-  // gets the whole tensor's, so its scale stays one across them.
+  // gets the whole tensor's (or each whole row's), so its scales stay the
+  // same across them.
   auto staysIn = [&](Operation *op) {
     return llvm::all_of(op->getUsers(), [&](Operation *user) {
-      return block.contains(user) || isa<AmaxOp>(user);
+      return block.contains(user) || isa<AmaxOp, BlockAmaxOp>(user);
     });
   };
   return llvm::all_of(block.ops, staysIn) &&
@@ -301,8 +304,13 @@ std::optional<llvm::DenseMap<Value, int64_t>> splitDims(const Block &block) {
                                         : cast<LayerNormOp>(op).getAxis();
       if (*in < normalizeAxis(axis, rank).value_or(rank - 1))
         out = *in; // a head's features stay on its rank
-    } else if (isa<QuantizeOp>(op)) {
-      out = *in; // its scale is a scalar every rank holds
+    } else if (auto quantize = dyn_cast<QuantizeOp>(op)) {
+      // Its scale is a scalar, or one per row of rows split along their
+      // length: every rank holds it whole.
+      if (!quantize.isBlockScaled() ||
+          (*in == rank - 1 &&
+           quantize.getBlockLength() == lastDim(quantize.getInput())))
+        out = *in;
     } else if (llvm::all_of(op->getOperands(), [&](Value v) {
                  return dimOf(v) == in || isScalarConstant(v);
                })) {
@@ -540,12 +548,17 @@ struct AnnotateTensorParallelPass
   }
 
   /// Whether `op` computes each token from the same token of its operands,
-  /// so that it runs on a rank's tokens: elementwise ops and norms (whose
-  /// normalised dimensions must not hold the tokens).
+  /// so that it runs on a rank's tokens: elementwise ops, norms (whose
+  /// normalised dimensions must not hold the tokens), and rowwise FP8's
+  /// row maxima and their scales.
   static bool isTokenwise(Operation *op, int64_t dim) {
     if (isa<AddOp, SubOp, MulOp, DivOp, CastOp, QuantizeOp, GeluOp, SiluOp,
             ReluOp, TanhOp, SigmoidOp, ExpOp, NegOp>(op))
       return true;
+    if (isa<BlockAmaxOp>(op))
+      return dim < resultRankOf(op) - 1;
+    if (auto scale = dyn_cast<Fp8ScaleOp>(op))
+      return static_cast<bool>(scale.getAmax());
     int64_t axis;
     if (auto norm = dyn_cast<LayerNormOp>(op))
       axis = norm.getAxis();
@@ -609,8 +622,9 @@ struct AnnotateTensorParallelPass
       }
     // Forward, in program order within each function: an op joins when
     // one of its operands is split, every split operand along the result
-    // dimension `dim` with the result's shape, and it works token by token
-    // along `dim`.
+    // dimension `dim` with the result's rank and extent there (a row's
+    // scale [..., 1] is broadcast along the others), and it works token by
+    // token along `dim`.
     SmallVector<Value> worklist;
     for (auto &entry : dims)
       worklist.push_back(entry.first);
@@ -627,7 +641,9 @@ struct AnnotateTensorParallelPass
           if (it == dims.end())
             return true;
           auto type = cast<RankedTensorType>(operand.getType());
-          return it->second == dim && type.getShape() == resultType.getShape();
+          return it->second == dim &&
+                 type.getRank() == resultType.getRank() &&
+                 type.getDimSize(dim) == resultType.getDimSize(dim);
         });
         if (!consistent || rank != resultType.getRank())
           continue;
@@ -740,13 +756,15 @@ struct AnnotateTensorParallelPass
       }
   }
 
-  /// A column-parallel linear reads its weight and bias split along N.
+  /// A column-parallel linear reads its weight, its bias and its channels'
+  /// FP8 scales split along N.
   void annotateParameters(LinearOp column) {
     bool kn = column.getWeightLayout() == WeightLayout::KN;
     annotateOperand(column.getWeightMutable(), kn ? 1 : 0);
-    // Operands: input, weight, then the bias when there is one.
     if (column.getBias())
-      annotateOperand(column->getOpOperand(2), 0);
+      annotateOperand(column.getBiasMutable()[0], 0);
+    if (column.isRowScaled())
+      annotateOperand(column.getWeightScaleMutable()[0], 0);
   }
 
   /// Rebuilds `column` with its weight (and bias) columns taken from
@@ -791,6 +809,21 @@ struct AnnotateTensorParallelPass
                                 "loaded"),
                failure();
     }
+    // Rowwise FP8: the channels' scales follow their columns.
+    Value weightScale = column.getWeightScale();
+    if (column.isRowScaled()) {
+      ElementsAttr scales;
+      FailureOr<ElementsAttr> gathered = failure();
+      if (matchPattern(weightScale, m_Constant(&scales)))
+        gathered = gatherSlices(scales, 0, order, "tp_weight_scale");
+      if (failed(gathered))
+        return column.emitError("tensor parallelism: the weight's channel "
+                                "scales are not a constant"),
+               failure();
+      OpBuilder builder(column);
+      weightScale = arith::ConstantOp::create(builder, column.getLoc(),
+                                              cast<TypedAttr>(*gathered));
+    }
     OpBuilder builder(column);
     Location loc = column.getLoc();
     int64_t width = totalSize(order);
@@ -803,7 +836,7 @@ struct AnnotateTensorParallelPass
              : Value();
     auto linear = LinearOp::create(
         builder, loc, outType, column.getInput(), newWeight, newBias,
-        /*residual=*/nullptr, column.getInputScale(), column.getWeightScale(),
+        /*residual=*/nullptr, column.getInputScale(), weightScale,
         column.getWeightLayout(), column.getActivation());
     annotateParameters(linear);
     if (!split) {

@@ -12,9 +12,11 @@
 //    row-parallel linear: those are not linear in the partial sums);
 //  - attention and packed rotary embeddings split along heads run on their
 //    local heads;
-//  - elementwise ops (FP8 quantisation included), reshapes and splits along
-//    an unsplit axis keep their attributes and take the local types;
-//  - an amax of a split tensor is the MAX all-reduce of the local amaxes;
+//  - elementwise ops (FP8 quantisation and scales included), reshapes and
+//    splits along an unsplit axis keep their attributes and take the local
+//    types;
+//  - an amax of a split tensor is the MAX all-reduce of the local amaxes,
+//    and so is each row's maximum of rows split along their length;
 //  - a gather from a table split along its rows (a vocabulary-parallel
 //    embedding) reads the rank's rows and all-reduces.
 //
@@ -275,9 +277,17 @@ struct LinearModel
       maps.push_back(AffineMap::get(loops, 0, {n}, ctx));
     if (linear.getResidual())
       maps.push_back(AffineMap::get(loops, 0, output, ctx));
-    for (Value scale : {linear.getInputScale(), linear.getWeightScale()})
-      if (scale)
-        maps.push_back(AffineMap::get(loops, 0, {}, ctx));
+    // FP8 scales: scalars; or rowwise scaling's one per input row
+    // ([..., 1]) and one per weight channel ([N]).
+    if (linear.getInputScale()) {
+      SmallVector<AffineExpr> rows(outer);
+      rows.push_back(getAffineConstantExpr(0, ctx));
+      maps.push_back(linear.isRowScaled() ? AffineMap::get(loops, 0, rows, ctx)
+                                          : AffineMap::get(loops, 0, {}, ctx));
+    }
+    if (linear.getWeightScale())
+      maps.push_back(linear.isRowScaled() ? AffineMap::get(loops, 0, {n}, ctx)
+                                          : AffineMap::get(loops, 0, {}, ctx));
     maps.push_back(AffineMap::get(loops, 0, output, ctx));
     return maps;
   }
@@ -313,9 +323,9 @@ struct LinearModel
 
     // Row parallel: the sum of the ranks' partial products (all-reduced, or
     // reduce-scattered over the tokens), then the epilogue on the sum. An
-    // FP8 product is scaled before the sum: its per-tensor scales are the
-    // same on every rank, so the sum of the scaled parts is the scaled
-    // whole.
+    // FP8 product is scaled before the sum: its scales (per tensor, or per
+    // row and channel) are the same on every rank, so the sum of the
+    // scaled parts is the scaled whole.
     LinearOp::Adaptor local(operands, linear);
     Location loc = linear.getLoc();
     auto type = cast<RankedTensorType>(
@@ -642,6 +652,81 @@ struct AmaxModel : ShardingInterface::ExternalModel<AmaxModel, AmaxOp> {
   }
 };
 
+/// transformer.block_amax: a parallel loop per input dimension but the
+/// last, which reduces (MAX) within each block. Rows split among the ranks
+/// (sequence parallelism) stay on their rank. A split of the blocked
+/// dimension keeps whole blocks on a rank when the result is split alike
+/// (the local op is the same), and when each row is one block (rowwise
+/// scaling: block_size K) each rank takes its part's maxima and
+/// all-reduces them by MAX, as transformer.amax does.
+struct BlockAmaxModel
+    : ShardingInterface::ExternalModel<BlockAmaxModel, BlockAmaxOp> {
+  static int64_t inputRank(Operation *op) {
+    return cast<BlockAmaxOp>(op).getInput().getType().getRank();
+  }
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    SmallVector<utils::IteratorType> loops = parallelLoops(inputRank(op) - 1);
+    loops.push_back(utils::IteratorType::reduction);
+    return loops;
+  }
+  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *) const {
+    return {ReductionKind::Max};
+  }
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t rank = inputRank(op);
+    MLIRContext *ctx = op->getContext();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    if (cast<BlockAmaxOp>(op).getType().getShape().back() != 1)
+      return {identity, identity};
+    // One block per row: the row's maximum.
+    SmallVector<AffineExpr> rows(identity.getResults().drop_back());
+    rows.push_back(getAffineConstantExpr(0, ctx));
+    return {identity, AffineMap::get(rank, 0, rows, ctx)};
+  }
+  LogicalResult partition(Operation *op, ArrayRef<Value> operands,
+                          ArrayRef<Sharding> operandShardings,
+                          ArrayRef<Sharding> resultShardings, IRMapping &map,
+                          SymbolTableCollection &symbols,
+                          OpBuilder &builder) const {
+    auto amax = cast<BlockAmaxOp>(op);
+    int64_t last = inputRank(op) - 1;
+    for (int64_t d = 0; d < last; ++d)
+      if (splitAxesOf(operandShardings[0], d) !=
+          splitAxesOf(resultShardings[0], d))
+        return op->emitOpError("reads dimension ")
+               << d << " split other than it writes it";
+    ArrayRef<GridAxis> axes = splitAxesOf(operandShardings[0], last);
+    if (axes.empty() || splitAxesOf(resultShardings[0], last) == axes) {
+      if (!axes.empty() &&
+          amax.getInput().getType().getDimSize(last) %
+                  (shardCount(op, operandShardings[0], last, symbols) *
+                   amax.getBlockSize()) !=
+              0)
+        return op->emitOpError("splits its blocks among the ranks");
+      cloneLocally(op, resultShardings, map, symbols, builder);
+      return success();
+    }
+    if (amax.getType().getShape()[last] != 1 ||
+        !splitAxesOf(resultShardings[0], last).empty())
+      return op->emitOpError("splits its blocks among the ranks");
+    // One block per row: each rank's part of the row is a block, and the
+    // row's maximum is the maximum of the parts'.
+    int64_t localBlock = amax.getBlockSize() /
+                         shardCount(op, operandShardings[0], last, symbols);
+    Operation *local = cloneLocally(op, resultShardings, map, symbols, builder,
+                                    [&](Operation *clone) {
+                                      cast<BlockAmaxOp>(clone).setBlockSize(
+                                          localBlock);
+                                    });
+    Value whole = AllReduceOp::create(builder, op->getLoc(),
+                                      local->getResult(0),
+                                      operandShardings[0].getGrid(), axes,
+                                      ReductionKind::Max);
+    map.map(op->getResult(0), whole);
+    return success();
+  }
+};
+
 /// Every other op runs replicated: each rank computes it whole. (Upstream
 /// shard-partition needs a model on every op whose results are annotated,
 /// and the annotation pass marks the values a split block reads and writes.)
@@ -659,9 +744,9 @@ constexpr bool hasShardingModel =
     llvm::is_one_of<OpTy, LinearOp, AttentionOp, RotaryEmbeddingOp,
                     LayerNormOp, RMSNormOp, ReshapeOp,
                     SplitOp, TransposeOp, ConcatOp, SliceOp, AmaxOp,
-                    TransformerGatherOp, AddOp,
+                    BlockAmaxOp, TransformerGatherOp, AddOp,
                     SubOp, MulOp, DivOp, CastOp, QuantizeOp, DequantizeOp,
-                    GeluOp, SiluOp, SwigluOp, GegluOp, ReluOp, TanhOp,
+                    Fp8ScaleOp, GeluOp, SiluOp, SwigluOp, GegluOp, ReluOp, TanhOp,
                     SigmoidOp, ExpOp, NegOp>::value;
 
 template <typename... Ops>
@@ -690,9 +775,10 @@ void mte::transformer::registerShardingInterfaceExternalModels(
     LayerNormOp::attachInterface<NormModel<LayerNormOp>>(*ctx);
     RMSNormOp::attachInterface<NormModel<RMSNormOp>>(*ctx);
     AmaxOp::attachInterface<AmaxModel>(*ctx);
+    BlockAmaxOp::attachInterface<BlockAmaxModel>(*ctx);
     TransformerGatherOp::attachInterface<GatherModel>(*ctx);
     attachElementwise<AddOp, SubOp, MulOp, DivOp, CastOp, QuantizeOp,
-                      DequantizeOp, GeluOp, SiluOp, SwigluOp, GegluOp, ReluOp,
+                      DequantizeOp, Fp8ScaleOp, GeluOp, SiluOp, SwigluOp, GegluOp, ReluOp,
                       TanhOp, SigmoidOp, ExpOp, NegOp>(ctx);
     attachReplicated<
 #define GET_OP_LIST
