@@ -425,9 +425,12 @@ std::optional<LibraryEpilogue> matchEpilogue(linalg::LinalgOp matmul, Value tmp,
   default:
     return std::nullopt;
   }
-  if ((hasResidual || vectorScaled) && epilogue.code != 0)
+  // Block scales (VEC128/BLK128) take DEFAULT and BIAS only; row scales
+  // (OUTER_VEC) every epilogue the per-tensor mode does (checked on an
+  // H100 by utils/gpu/check_gemm_scales.py).
+  if ((hasResidual || blockScaled) && epilogue.code != 0)
     return std::nullopt;
-  if (vectorScaled && hasResidual)
+  if (blockScaled && hasResidual)
     return std::nullopt;
   // Row scales: both, on fp8 operands.
   if (epilogue.rowScales && (!fp8 || !hasInputScale || !hasWeightScale))

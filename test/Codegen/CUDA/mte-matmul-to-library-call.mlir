@@ -643,16 +643,18 @@ func.func @fp8_rows(%x: memref<8x64xf8E4M3FN>, %w: memref<32x64xf8E4M3FN>, %sx: 
 
 // -----
 
-// Row scales with an activation (cuBLASLt's outer-vector mode is held to the
-// DEFAULT and BIAS epilogues), or read through a map other than the row's
-// broadcast: the product runs alone (no scales, scale mode 0) and the
-// epilogue stays a loop nest.
+// Row scales with an activation: cuBLASLt's outer-vector mode takes every
+// epilogue its per-tensor mode does (RELU, code 2). Scales read through a
+// map other than the row's broadcast: the product runs alone (no scales,
+// scale mode 0) and the epilogue stays a loop nest.
 // CHECK-LABEL: func.func @fp8_rows_relu
+// CHECK-DAG: %[[RELU:.*]] = arith.constant 2 : i32
+// CHECK-DAG: %[[ROWS:.*]] = arith.constant 2 : i32
+// CHECK: call @mte_cuda_gemm({{.*}}, %[[RELU]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROWS]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @fp8_rows_transposed
 // CHECK: %[[NONE:.*]] = arith.constant 0 : i32
 // CHECK: call @mte_cuda_gemm({{.*}}, %[[NONE]], %{{.*}}, %{{.*}}, %{{.*}})
-// CHECK: linalg.generic {{.*}}mte.gemm_epilogue
-// CHECK-LABEL: func.func @fp8_rows_transposed
-// CHECK: call @mte_cuda_gemm
 // CHECK: linalg.generic {{.*}}mte.gemm_epilogue
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0, 0)>
