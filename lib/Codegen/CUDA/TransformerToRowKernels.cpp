@@ -190,24 +190,36 @@ std::pair<Value, int64_t> scaleVector(OpBuilder &b, Location loc, Value scale) {
   return {reshapeTensor(b, loc, scale, {1}), 0};
 }
 
-/// What FP8 scaling reads of a row kernel's output: its amaxes, which then
-/// start from the rows' maxima the kernel writes, and the quantize the
-/// kernel can do itself (fusibleQuantize).
+/// What FP8 scaling reads of a row kernel's output (rows of `length`): its
+/// amaxes, which then start from the rows' maxima the kernel writes; its
+/// rows' maxima themselves (rowwise scaling's block_amax over whole rows),
+/// which those are; and the quantize the kernel can do itself
+/// (fusibleQuantize).
 struct Fp8Readers {
   SmallVector<AmaxOp> amaxes;
+  SmallVector<BlockAmaxOp> rowAmaxes;
   QuantizeOp quantize;
 
-  Fp8Readers(Operation *producer, Value output) {
-    for (Operation *user : output.getUsers())
+  Fp8Readers(Operation *producer, Value output, int64_t length) {
+    for (Operation *user : output.getUsers()) {
       if (auto amax = dyn_cast<AmaxOp>(user))
         amaxes.push_back(amax);
+      if (auto amax = dyn_cast<BlockAmaxOp>(user);
+          amax && static_cast<int64_t>(amax.getBlockSize()) == length &&
+          amax.getInput().getType().getShape().back() == length)
+        rowAmaxes.push_back(amax);
+    }
     quantize = fusibleQuantize(producer, output);
+  }
+
+  bool readsRowMaxima() const {
+    return !amaxes.empty() || !rowAmaxes.empty();
   }
 
   /// Says so in the kernel's name and spec; `stored` is the type the
   /// output had, which the codes are cast from.
   void describe(std::string &name, KernelSpec &spec, Type stored) const {
-    if (!amaxes.empty()) {
+    if (readsRowMaxima()) {
       name += "_amax";
       spec.amax = true;
     }
@@ -229,11 +241,17 @@ struct Fp8Readers {
         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(at)));
   }
 
-  /// After the call: the amaxes read `rowMaxima`, the quantize's users the
-  /// kernel's `codes`.
+  /// After the call: the amaxes read `rowMaxima`, the rows' maxima are
+  /// they, the quantize's users the kernel's `codes`.
   void rewire(Value rowMaxima, Value codes) {
     for (AmaxOp amax : amaxes)
       amax.getInputMutable().assign(rowMaxima);
+    for (BlockAmaxOp amax : rowAmaxes) {
+      OpBuilder b(amax);
+      amax.replaceAllUsesWith(reshapeTensor(b, amax.getLoc(), rowMaxima,
+                                            amax.getType().getShape()));
+      amax->erase();
+    }
     if (quantize) {
       quantize.replaceAllUsesWith(codes);
       quantize.erase();
@@ -284,7 +302,7 @@ void convertNorm(NormOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     name += "_residual";
     spec.residual = true;
   }
-  Fp8Readers fp8(op, op.getOutput());
+  Fp8Readers fp8(op, op.getOutput(), length);
   fp8.describe(name, spec, outputType);
 
   Location loc = op.getLoc();
@@ -348,9 +366,9 @@ void convertGated(Operation *op, Value gate, Value up, RowKernelKind kind,
   if (!mte::canBuildRowKernel(length, element))
     return;
   // Without an amax the elementwise kernel does as well.
-  if (llvm::none_of(product.getUsers(), llvm::IsaPred<AmaxOp>))
+  Fp8Readers fp8(op, product, length);
+  if (!fp8.readsRowMaxima())
     return;
-  Fp8Readers fp8(op, product);
   MLIRContext *ctx = op->getContext();
   KernelSpec spec{kind};
   std::string name = ("mte_row_" + stringifyRowKernelKind(kind) + "_").str() +
@@ -514,12 +532,17 @@ void convertAmax(AmaxOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
     Value input = reshapeTensor(b, loc, values, {rows, length});
     auto maximaType = RankedTensorType::get({rows}, b.getF32Type());
     std::string name = "mte_row_amax_" + mangle({rows, length}, element);
-    values = callKernel(
-                 b, loc, name, KernelSpec{RowKernelKind::Amax}.get(ctx), input,
-                 maximaType,
-                 {argumentType(input), MemRefType::get({rows}, b.getF32Type())},
-                 moduleBuilder, symbols, /*writesInPlace=*/rows == 1)
-                 .front();
+    // The last pass writes where its value goes, an element of the delayed
+    // update's vector: at any offset.
+    MemRefLayoutAttrInterface layout;
+    if (rows == 1)
+      layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, {1});
+    values = callKernel(b, loc, name, KernelSpec{RowKernelKind::Amax}.get(ctx),
+                        input, maximaType,
+                        {argumentType(input),
+                         MemRefType::get({rows}, b.getF32Type(), layout)},
+                        moduleBuilder, symbols, /*writesInPlace=*/rows == 1)
+                  .front();
     // One row: its max |x| is the amax, which the kernel writes where it
     // goes (the delayed update's vector): no last level of one thread.
     if (rows == 1) {
@@ -530,6 +553,35 @@ void convertAmax(AmaxOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   }
   if (values != op.getInput())
     op.getInputMutable().assign(values);
+}
+
+/// block_amax(x) (block and rowwise scaling's maxima) is one pass of the
+/// amax row kernel over x viewed as [blocks, block_size], when a row kernel
+/// takes rows of block_size (else the reference lowering's loops, a thread
+/// per block, stay).
+void convertBlockAmax(BlockAmaxOp op, OpBuilder &moduleBuilder,
+                      SymbolTable &symbols) {
+  RankedTensorType type = op.getInput().getType();
+  Type element = type.getElementType();
+  int64_t length = op.getBlockSize();
+  if (!type.hasStaticShape() || type.getNumElements() == 0 ||
+      !isKernelFloat(element) || length < kMinAmaxRow ||
+      !mte::canBuildRowKernel(length, element))
+    return;
+  int64_t rows = type.getNumElements() / length;
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  Value input = reshapeTensor(b, loc, op.getInput(), {rows, length});
+  std::string name = "mte_row_amax_" + mangle({rows, length}, element);
+  RowKernelAttr spec = KernelSpec{RowKernelKind::Amax}.get(b.getContext());
+  Value maxima =
+      callKernel(b, loc, name, spec, input,
+                 RankedTensorType::get({rows}, b.getF32Type()),
+                 {argumentType(input), MemRefType::get({rows}, b.getF32Type())},
+                 moduleBuilder, symbols)
+          .front();
+  op.replaceAllUsesWith(reshapeTensor(b, loc, maxima, op.getType().getShape()));
+  op->erase();
 }
 
 //===----------------------------------------------------------------------===//
@@ -650,7 +702,8 @@ void convertToFlashAttention(AttentionOp op, OpBuilder &moduleBuilder,
   // Under FP8 scaling the kernel writes each row's and head's max |o| for
   // the output's amaxes and, when the output is only quantized by a scale
   // known before the run (delayed scaling), the E4M3 codes instead of it.
-  Fp8Readers fp8(op, op.getOutput());
+  // (Its maxima are per row and head: no block_amax is taken over.)
+  Fp8Readers fp8(op, op.getOutput(), /*length=*/0);
   fp8.describe(name, spec, q.getElementType());
   fp8.addScaleInputs(b, loc, inputs);
   for (Value input : ArrayRef(inputs).drop_front(arguments.size()))
@@ -812,6 +865,12 @@ struct ConvertTransformerToRowKernelsPass
     }
     for (AmaxOp op : amaxes)
       convertAmax(op, moduleBuilder, symbols);
+    // After the norms and gated units, which take over the rows' maxima of
+    // their outputs.
+    SmallVector<BlockAmaxOp> blockAmaxes;
+    module.walk([&](BlockAmaxOp op) { blockAmaxes.push_back(op); });
+    for (BlockAmaxOp op : blockAmaxes)
+      convertBlockAmax(op, moduleBuilder, symbols);
     for (RotaryEmbeddingOp op : rotaries)
       convertRotary(op, moduleBuilder, symbols);
     for (SoftmaxOp op : softmaxes)

@@ -268,9 +268,10 @@ func.func @softmax(%x: tensor<2x3x1024xbf16>, %y: tensor<4x8xf32>) -> (tensor<2x
 // ([rows, 16384]: each row's max |x|), and again over the row maxima while
 // more than 32 are left; then amax of the few left, or, when one row was
 // left, its maximum is the amax: the kernel writes it into a tensor.empty
-// (which empty-tensor elimination can give the buffer it goes to) and no
-// amax is left. A tensor of 32 elements or fewer keeps the reference
-// lowering.
+// (which empty-tensor elimination can give the buffer it goes to: the
+// kernel takes it at any offset, such as an element of the delayed
+// update's vector) and no amax is left. A tensor of 32 elements or fewer
+// keeps the reference lowering.
 // CHECK-LABEL: func.func @amax
 // CHECK: %[[R:.*]] = tensor.expand_shape %{{.*}} output_shape [6, 16384] : tensor<98304xbf16> into tensor<6x16384xbf16>
 // CHECK: %[[M:.*]] = kernel.call @mte_row_amax_6x16384xbf16(%[[R]] : tensor<6x16384xbf16>) outs(%{{.*}} : tensor<6xf32>) -> tensor<6xf32>
@@ -283,6 +284,7 @@ func.func @softmax(%x: tensor<2x3x1024xbf16>, %y: tensor<4x8xf32>) -> (tensor<2x
 // CHECK: %[[A3:.*]] = transformer.amax %arg2 : tensor<4x8xf32> -> tensor<f32>
 // CHECK: return %{{.*}}, %[[A2]], %[[A3]]
 // CHECK: func.func private @mte_row_amax_6x16384xbf16(memref<6x16384xbf16>, memref<6xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amax>}
+// CHECK: func.func private @mte_row_amax_1x1024xf32(memref<1x1024xf32>, memref<1xf32, strided<[1], offset: ?>>)
 func.func @amax(%x: tensor<64x1536xbf16>, %big: tensor<2048x8192xbf16>, %small: tensor<4x8xf32>) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
   %0 = transformer.amax %x : tensor<64x1536xbf16> -> tensor<f32>
   %1 = transformer.amax %big : tensor<2048x8192xbf16> -> tensor<f32>
@@ -435,4 +437,33 @@ func.func @geglu_erf_amax(%g: tensor<2x8x256xbf16>, %u: tensor<2x8x256xbf16>) ->
   %y = transformer.geglu %g, %u : tensor<2x8x256xbf16>
   %a = transformer.amax %y : tensor<2x8x256xbf16> -> tensor<f32>
   return %y, %a : tensor<2x8x256xbf16>, tensor<f32>
+}
+
+// -----
+
+// Rowwise FP8 scaling: block_amax over whole rows of a norm's output is
+// the rows' max |y| the `_amax` norm kernel writes ([16] f32, viewed as
+// [2, 8, 1]); the quantize by a scale computed from them stays. A
+// block_amax over another tensor is one pass of the amax row kernel over
+// it viewed as [blocks, block_size] (1 x 128 blocks of a [4, 512] tensor:
+// [16, 128]); a block of fewer than 32 keeps the reference lowering.
+// CHECK-LABEL: func.func @rowwise_amax
+// CHECK: %[[N:.*]]:2 = kernel.call @mte_row_rms_norm_16x4096xbf16_amax({{.*}}) outs(%{{.*}}, %{{.*}} : tensor<2x8x4096xbf16>, tensor<16xf32>)
+// CHECK: %[[M:.*]] = tensor.expand_shape %[[N]]#1 {{.*}} output_shape [2, 8, 1] : tensor<16xf32> into tensor<2x8x1xf32>
+// CHECK: transformer.fp8_scale %[[M]]
+// CHECK-NOT: transformer.block_amax %{{.*}} {block_size = 4096
+// CHECK: %[[V:.*]] = tensor.collapse_shape %{{.*}} : tensor<4x512xbf16> into tensor<2048xbf16>
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[V]] {{.*}} output_shape [16, 128] : tensor<2048xbf16> into tensor<16x128xbf16>
+// CHECK: %[[B:.*]] = kernel.call @mte_row_amax_16x128xbf16(%[[R]] : tensor<16x128xbf16>) outs(%{{.*}} : tensor<16xf32>) -> tensor<16xf32>
+// CHECK: tensor.expand_shape %[[B]] {{.*}} output_shape [4, 4] : tensor<16xf32> into tensor<4x4xf32>
+// CHECK: transformer.block_amax %{{.*}} {block_size = 16 : i64} : tensor<4x32xf32> -> tensor<4x2xf32>
+func.func @rowwise_amax(%x: tensor<2x8x4096xbf16>, %g: tensor<4096xbf16>, %y: tensor<4x512xbf16>, %z: tensor<4x32xf32>)
+    -> (tensor<2x8x4096xf8E4M3FN>, tensor<2x8x1xf32>, tensor<4x4xf32>, tensor<4x2xf32>) {
+  %n = transformer.rms_norm %x, %g {epsilon = 1.0e-05 : f32} : (tensor<2x8x4096xbf16>, tensor<4096xbf16>) -> tensor<2x8x4096xbf16>
+  %a = transformer.block_amax %n {block_size = 4096 : i64} : tensor<2x8x4096xbf16> -> tensor<2x8x1xf32>
+  %s, %si = transformer.fp8_scale %a {fp8_max = 4.480000e+02 : f32, power_of_two} : (tensor<2x8x1xf32>) -> (tensor<2x8x1xf32>, tensor<2x8x1xf32>)
+  %q = transformer.quantize %n, %s {multiply} : (tensor<2x8x4096xbf16>, tensor<2x8x1xf32>) -> tensor<2x8x4096xf8E4M3FN>
+  %b = transformer.block_amax %y {block_size = 128 : i64} : tensor<4x512xbf16> -> tensor<4x4xf32>
+  %c = transformer.block_amax %z {block_size = 16 : i64} : tensor<4x32xf32> -> tensor<4x2xf32>
+  return %q, %si, %b, %c : tensor<2x8x4096xf8E4M3FN>, tensor<2x8x1xf32>, tensor<4x4xf32>, tensor<4x2xf32>
 }
