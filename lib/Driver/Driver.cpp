@@ -208,10 +208,10 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
       return "--gpu-memory, --nvlink-bw, --net-bw and --gpus-per-node must "
              "be positive";
   }
-  bool pipelined = options.pipelineParallel || options.microBatches;
-  if (pipelined && cuda)
-    return "--pp and --micro-batches run host models only for now "
-           "(--target=host)";
+  if (options.pipelineParallel.value_or(1) > 1 && cuda)
+    return "--pp=" + std::to_string(*options.pipelineParallel) +
+           ": pipeline stages run host models only for now (--target=host); "
+           "a CUDA model takes --micro-batches alone";
   if (options.vocabParallel && !options.tensorParallel)
     return "--tp-vocab splits the vocabulary among the --tp ranks: it needs "
            "--tp=N";

@@ -204,6 +204,9 @@ void mte::buildHostPipeline(OpPassManager &pm,
 
 void mte::buildCudaPipeline(OpPassManager &pm,
                             const CudaPipelineOptions &options) {
+  // One program per public function: micro-batches' stage calls become
+  // straight-line code.
+  pm.addPass(createInlinePipelineStages());
   // Norms and attention's softmax become calls of row kernels, defined once
   // buffers exist; the rest goes through the reference lowering.
   pm.addPass(createConvertTransformerToRowKernels());

@@ -198,8 +198,11 @@ def check_sharded_unsharded(outputs):
         bound = (4e-2 if sharded.endswith(".fp8") else
                  2e-2 if sharded.endswith(".bf16") else 1e-5)
         return rel <= bound, f"relative RMS {rel:.2e}, bound {bound:g}"
-    pairs = [(n, n.replace(".tp1", "").replace(".sp", "").replace(".dp1", ""))
-             for n in outputs if ".tp1" in n]
+    def unsharded(name):
+        for infix in (".tp1", ".sp", ".dp1", ".mb2"):
+            name = name.replace(infix, "")
+        return name
+    pairs = [(n, unsharded(n)) for n in outputs if ".tp1" in n]
     return check_pairs(outputs, pairs, "sharded == unsharded", compare)
 
 

@@ -118,11 +118,12 @@ def prepare_fixture(args, family, exporter, size="tiny"):
             np.savez(tp1 + ".npz", host_output=host, **reference)
             if suffix == ".bf16":
                 # Sequence parallelism's program too (its reduce-scatters
-                # and all-gathers, NAME.tp1.sp.bf16), and data
-                # parallelism's on a [1, 1] grid (the replica's input
-                # slice, the outputs' all-gather: NAME.tp1.dp1.bf16), on
-                # NCCL.
-                for infix, flags in [(".sp", ["--sp"]), (".dp1", ["--dp=1"])]:
+                # and all-gathers, NAME.tp1.sp.bf16), data parallelism's on
+                # a [1, 1] grid (the replica's input slice, the outputs'
+                # all-gather: NAME.tp1.dp1.bf16), on NCCL, and the batch
+                # as two micro-batches (the stages inlined: NAME.tp1.mb2).
+                for infix, flags in [(".sp", ["--sp"]), (".dp1", ["--dp=1"]),
+                                     (".mb2", ["--micro-batches=2"])]:
                     one = f"{stem}.tp1{infix}{suffix}"
                     subprocess.run([args.compile, stem + ".onnx", "-o",
                                     one + ".host.so",

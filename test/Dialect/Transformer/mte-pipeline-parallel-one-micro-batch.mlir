@@ -2,11 +2,11 @@
 
 // One micro-batch: a graph input without a batch (a scalar) passes to the
 // stage that reads it as it is.
-// CHECK-LABEL: func.func private @scalar_input.stage1
+// CHECK-LABEL: func.func private @scalar_input_stage1
 // CHECK-SAME: (%{{.*}}: tensor<f32>, %{{.*}}: tensor<2x8x16xf32>)
 // CHECK-LABEL: func.func @scalar_input
 // CHECK-SAME: (%{{.*}}: tensor<2x8x16xf32>, %[[T:.*]]: tensor<f32>)
-// CHECK: func.call @scalar_input.stage1(%[[T]], %{{.*}})
+// CHECK: func.call @scalar_input_stage1(%[[T]], %{{.*}})
 func.func @scalar_input(%x: tensor<2x8x16xf32>, %t: tensor<f32>) -> tensor<2x8x16xf32> {
   %w1 = arith.constant dense<0.5> : tensor<16x64xf32>
   %w2 = arith.constant dense<0.25> : tensor<64x16xf32>

@@ -7,13 +7,13 @@
 // stream to stage 1, which returns the output; every rank gets it by a
 // broadcast from stage 1. The weights are constants each stage makes.
 // CHECK: shard.grid @pp(shape = 2)
-// CHECK-LABEL: func.func private @layers.stage0
+// CHECK-LABEL: func.func private @layers_stage0
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> attributes {transformer.pipeline_stage = 0 : i64}
 // CHECK: %[[H:.*]] = transformer.linear %[[X]]
 // CHECK: %[[Y:.*]] = transformer.linear %[[H]]
 // CHECK: %[[R:.*]] = transformer.add %[[Y]], %[[X]]
 // CHECK: return %[[R]]
-// CHECK-LABEL: func.func private @layers.stage1
+// CHECK-LABEL: func.func private @layers_stage1
 // CHECK-SAME: (%[[R1:.*]]: tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
 // CHECK: transformer.linear %[[R1]]
 // CHECK: return
@@ -22,11 +22,11 @@
 // CHECK: %[[STAGE:.*]] = shard.process_multi_index on @pp axes = [0] : index
 // CHECK: %[[OUT:.*]] = scf.index_switch %[[STAGE]] -> tensor<2x8x16xf32>
 // CHECK: case 0 {
-// CHECK: %[[S0:.*]] = func.call @layers.stage0(%[[IN]])
+// CHECK: %[[S0:.*]] = func.call @layers_stage0(%[[IN]])
 // CHECK: shard.send %[[S0]] on @pp grid_axes = [0] destination = [1]
 // CHECK: default {
 // CHECK: %[[GOT:.*]] = shard.recv %{{.*}} on @pp grid_axes = [0] source = [0]
-// CHECK: %[[S1:.*]] = func.call @layers.stage1(%[[GOT]])
+// CHECK: %[[S1:.*]] = func.call @layers_stage1(%[[GOT]])
 // CHECK: scf.yield %[[S1]]
 // CHECK: %[[ALL:.*]] = shard.broadcast %[[OUT]] on @pp grid_axes = [0] root = [1]
 // CHECK: return %[[ALL]]
@@ -37,17 +37,17 @@
 // MICRO-SAME: (%[[IN:.*]]: tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
 // MICRO: case 0 {
 // MICRO: %[[A:.*]] = tensor.extract_slice %[[IN]][0, 0, 0] [2, 8, 16] [1, 1, 1]
-// MICRO: %[[SA:.*]] = func.call @layers.stage0(%[[A]])
+// MICRO: %[[SA:.*]] = func.call @layers_stage0(%[[A]])
 // MICRO: shard.send %[[SA]]
 // MICRO: %[[B:.*]] = tensor.extract_slice %[[IN]][2, 0, 0] [2, 8, 16] [1, 1, 1]
-// MICRO: %[[SB:.*]] = func.call @layers.stage0(%[[B]])
+// MICRO: %[[SB:.*]] = func.call @layers_stage0(%[[B]])
 // MICRO: shard.send %[[SB]]
 // MICRO: default {
 // MICRO: shard.recv
-// MICRO: %[[OA:.*]] = func.call @layers.stage1
+// MICRO: %[[OA:.*]] = func.call @layers_stage1
 // MICRO: %[[JA:.*]] = tensor.insert_slice %[[OA]] into %{{.*}}[0, 0, 0] [2, 8, 16] [1, 1, 1]
 // MICRO: shard.recv
-// MICRO: %[[OB:.*]] = func.call @layers.stage1
+// MICRO: %[[OB:.*]] = func.call @layers_stage1
 // MICRO: %[[JB:.*]] = tensor.insert_slice %[[OB]] into %[[JA]][2, 0, 0] [2, 8, 16] [1, 1, 1]
 // MICRO: scf.yield %[[JB]]
 // MICRO: shard.broadcast %{{.*}} on @pp grid_axes = [0] root = [1] : (tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
@@ -68,10 +68,10 @@ func.func @layers(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
 // A value the first stage makes and the last reads (a gate computed from
 // the input, as a mask is) is handed over with the stream: stage 1 takes
 // both.
-// CHECK-LABEL: func.func private @forwarded.stage1
+// CHECK-LABEL: func.func private @forwarded_stage1
 // CHECK-SAME: (%{{.*}}: tensor<2x8x16xf32>, %{{.*}}: tensor<2x8x16xf32>)
 // CHECK-LABEL: func.func @forwarded
-// CHECK: %[[S0:.*]]:2 = func.call @forwarded.stage0
+// CHECK: %[[S0:.*]]:2 = func.call @forwarded_stage0
 // CHECK: shard.send %[[S0]]#0
 // CHECK: shard.send %[[S0]]#1
 // CHECK: shard.recv
@@ -97,12 +97,12 @@ func.func @forwarded(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
 // as a tensor of one element), joined by MAX over the micro-batches and
 // broadcast; the update then runs once on every rank and its results are
 // the function's.
-// MICRO-LABEL: func.func private @delayed.stage0
+// MICRO-LABEL: func.func private @delayed_stage0
 // MICRO-SAME: (%[[X:.*]]: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<1xf32>)
 // MICRO: %[[A:.*]] = transformer.amax
 // MICRO: %[[A1:.*]] = transformer.reshape %[[A]] : tensor<f32> -> tensor<1xf32>
 // MICRO: return %{{.*}}, %[[A1]]
-// MICRO-LABEL: func.func private @delayed.stage1
+// MICRO-LABEL: func.func private @delayed_stage1
 // MICRO-SAME: (%{{.*}}: tensor<2x4xf32>, %[[R:.*]]: tensor<1xf32>) -> (tensor<2x4xf32>, tensor<1xf32>)
 // MICRO: %[[R0:.*]] = transformer.reshape %[[R]] : tensor<1xf32> -> tensor<f32>
 // MICRO: %[[V:.*]] = transformer.reshape %[[R0]] : tensor<f32> -> tensor<1xf32>
@@ -110,8 +110,8 @@ func.func @forwarded(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
 // MICRO-LABEL: func.func @delayed
 // MICRO-SAME: (%[[XS:.*]]: tensor<4x4xf32>, %[[H:.*]]: tensor<4x1xf32> {transformer.state = {{.*}}}, %[[S:.*]]: tensor<1xf32> {transformer.state = {{.*}}}) -> (tensor<4x4xf32>, tensor<4x1xf32>, tensor<1xf32>)
 // MICRO: %[[SW:.*]]:4 = scf.index_switch
-// MICRO: %[[C0:.*]]:2 = func.call @delayed.stage1
-// MICRO: %[[C1:.*]]:2 = func.call @delayed.stage1
+// MICRO: %[[C0:.*]]:2 = func.call @delayed_stage1
+// MICRO: %[[C1:.*]]:2 = func.call @delayed_stage1
 // MICRO: %[[M:.*]] = transformer.max %[[C0]]#1, %[[C1]]#1
 // MICRO: scf.yield %{{.*}}, %[[H]], %[[S]], %[[M]]
 // MICRO: %[[Y:.*]] = shard.broadcast %[[SW]]#0

@@ -76,6 +76,21 @@ def ExpandFP8Conversions : Pass<"mte-expand-fp8-conversions"> {
                            "::mlir::math::MathDialect"];
 }
 
+def InlinePipelineStages
+    : Pass<"mte-inline-pipeline-stages", "::mlir::ModuleOp"> {
+  let summary = "Copy each pipeline stage's body into the calls of it";
+  let description = [{
+    `mte-pipeline-parallel` makes each stage a private function
+    (`transformer.pipeline_stage`) that the entry calls once per
+    micro-batch. A backend that plans one program per public function
+    (the CUDA pipeline: weights hoisted to its arguments, intermediates in
+    one arena, straight-line host code launching kernels) needs the stages'
+    ops in the entry: this pass clones a stage's body in place of every
+    call of it and then erases the stage functions. A stage whose body has
+    more than one block is an error.
+  }];
+}
+
 def HoistConstantsToArguments
     : Pass<"mte-hoist-constants-to-arguments", "::mlir::ModuleOp"> {
   let summary = "Turn the tensor constants of public functions into arguments";

@@ -344,9 +344,11 @@ struct PipelineParallelPass
           results.push_back(result);
           resultTypes.push_back(result.getType());
         }
+      // `_stage<s>`: the name stays an identifier of PTX (the kernels
+      // outlined from it are named after it) and of C.
       auto stageFunc = func::FuncOp::create(
           moduleBuilder, func.getLoc(),
-          (func.getSymName() + ".stage" + Twine(s)).str(),
+          (func.getSymName() + "_stage" + Twine(s)).str(),
           FunctionType::get(context, argTypes, resultTypes));
       stageFunc.setPrivate();
       Block *entry = stageFunc.addEntryBlock();

@@ -584,7 +584,7 @@ def PipelineParallel : Pass<"mte-pipeline-parallel", "::mlir::ModuleOp"> {
     whose cumulative
     cost is within an eighth of a stage of its share, where the fewest
     bytes cross it. Each stage becomes a private function
-    `@<entry>.stage<s>` taking the graph inputs it reads and what earlier
+    `@<entry>_stage<s>` taking the graph inputs it reads and what earlier
     stages made that it or a later stage reads, and returning what the
     next stage needs and the outputs it computes.
 
