@@ -42,7 +42,7 @@ extern "C" {
 /*===-- Versions ----------------------------------------------------------===*/
 
 #define MTE_RUNTIME_VERSION_MAJOR 0
-#define MTE_RUNTIME_VERSION_MINOR 15
+#define MTE_RUNTIME_VERSION_MINOR 16
 #define MTE_RUNTIME_VERSION_PATCH 0
 
 /* Returns the version of the loaded runtime library as "MAJOR.MINOR.PATCH".

@@ -77,9 +77,6 @@ static std::string checkCall(const mte_model &model,
     return "its buffers do not fit in memory";
   if (elements && (!send || !recv))
     return std::string(!send ? "the send" : "the receive") + " buffer is null";
-  if (model.cuda && (call.kind == CollectiveCall::Broadcast ||
-                     call.kind == CollectiveCall::Send))
-    return "pipeline parallelism runs on host models only for now";
   return std::string();
 }
 
@@ -222,8 +219,18 @@ static void runPointToPoint(bool receiving, uint64_t buffer, int64_t count,
             std::to_string(size);
   if (error.empty() && peer == static_cast<int64_t>(index))
     error = "a rank does not send to itself";
-  if (model.cuda) { // checkCall has refused it
-    mte::cuda::recordError(what + ": " + error);
+  if (model.cuda) {
+    if (mte::cuda::failed())
+      return; // an earlier call of this forward failed
+    NcclCommunicator *nccl = model.cuda->communicator();
+    if (error.empty() && !nccl)
+      error = "the model has no NCCL communicator";
+    if (error.empty())
+      nccl->pointToPoint(receiving, reinterpret_cast<void *>(buffer), call,
+                         static_cast<int32_t>(peer),
+                         mte::cuda::currentStream(), error);
+    if (!error.empty())
+      mte::cuda::recordError(what + ": " + error);
     return;
   }
   HostCommunicator &comm = *scope->model.comm;

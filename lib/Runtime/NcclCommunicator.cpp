@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <cstring>
 
 using namespace mte::runtime;
@@ -118,24 +119,34 @@ nccl::Comm NcclCommunicator::groupCommunicator(uint32_t gridAxes,
     }
   if (spanned == all)
     return world;
-  auto [it, added] = groups.try_emplace(spanned, nullptr);
-  if (!added)
+  if (groups.empty()) {
+    // Every group of the grid (each set of its axes of more than one rank
+    // but all of them), in the order of their axis masks, so that every
+    // rank splits the world alike whichever group it needs first.
+    for (uint32_t axes = 1; axes < all; ++axes) {
+      if (axes & ~all)
+        continue;
+      // The ranks of one group share a color, their lowest rank, and are
+      // keyed by their index in it.
+      size_t index;
+      std::vector<int32_t> members = gridGroup(grid, rank, axes, index);
+      nccl::Comm &comm = groups[axes];
+      nccl::Result result = library.ncclCommSplit(
+          world, members.front(), static_cast<int>(index), &comm, nullptr);
+      if (result == nccl::kSuccess && comm)
+        continue;
+      char mask[16];
+      std::snprintf(mask, sizeof(mask), "0x%x", axes);
+      error = std::string("cannot make the communicator of grid axes ") +
+              mask + ": " +
+              nccl::describe(library, "ncclCommSplit", result, world);
+      return nullptr;
+    }
+  }
+  auto it = groups.find(spanned);
+  if (it != groups.end())
     return it->second;
-  // The ranks of one group share a color, their lowest rank, and are keyed
-  // by their index in it.
-  size_t index;
-  std::vector<int32_t> members = gridGroup(grid, rank, spanned, index);
-  nccl::Result result = library.ncclCommSplit(
-      world, members.front(), static_cast<int>(index), &it->second, nullptr);
-  if (result == nccl::kSuccess && it->second)
-    return it->second;
-  if (it->second)
-    library.ncclCommAbort(it->second);
-  groups.erase(it);
-  char axes[16];
-  std::snprintf(axes, sizeof(axes), "0x%x", gridAxes);
-  error = std::string("cannot make the communicator of grid axes ") + axes +
-          ": " + nccl::describe(library, "ncclCommSplit", result, world);
+  error = "no communicator was made for grid axes of this group";
   return nullptr;
 }
 
@@ -159,12 +170,11 @@ static int ncclType(int32_t dtype) {
   }
 }
 
-bool NcclCommunicator::run(const void *send, void *recv,
-                           const CollectiveCall &call, void *stream,
-                           std::string &error) {
+nccl::Comm NcclCommunicator::prepare(const CollectiveCall &call,
+                                    std::string &error) {
   if (!failure.empty()) {
     error = "the NCCL communicator failed before: " + failure;
-    return false;
+    return nullptr;
   }
   // A failure NCCL found in the background (a rank gone, a network error)
   // fails every later call.
@@ -174,27 +184,38 @@ bool NcclCommunicator::run(const void *send, void *recv,
       (pending != nccl::kSuccess && pending != nccl::kInProgress)) {
     error = failure = nccl::describe(library, "the NCCL communicator",
                                      result ? result : pending, world);
-    return false;
+    return nullptr;
   }
   nccl::Comm comm = groupCommunicator(call.gridAxes, error);
-  if (!comm) {
+  if (!comm)
     failure = error;
-    return false;
-  }
+  return comm;
+}
+
+/// The NCCL type and count `call` moves its elements as: the types
+/// collectives reduce are NCCL's; any other's elements move as bytes.
+static std::pair<int, size_t> ncclElements(const CollectiveCall &call) {
   size_t count = static_cast<size_t>(call.count);
-  if (count == 0)
-    return true;
-  // The types collectives reduce are NCCL's; a gather moves any other's
-  // elements as bytes.
   int type = ncclType(call.dtype);
-  if (type < 0) {
-    type = nccl::kUint8;
-    count *= lookupDType(call.dtype)->size;
-  }
+  if (type >= 0)
+    return {type, count};
+  return {nccl::kUint8, count * lookupDType(call.dtype)->size};
+}
+
+bool NcclCommunicator::run(const void *send, void *recv,
+                           const CollectiveCall &call, void *stream,
+                           std::string &error) {
+  nccl::Comm comm = prepare(call, error);
+  if (!comm)
+    return false;
+  if (call.count == 0)
+    return true;
+  auto [type, count] = ncclElements(call);
   int op = call.op == MTE_REDUCE_MAX   ? nccl::kMax
            : call.op == MTE_REDUCE_MIN ? nccl::kMin
                                        : nccl::kSum;
   const char *what;
+  nccl::Result result;
   switch (call.kind) {
   case CollectiveCall::AllReduce:
     what = "ncclAllReduce";
@@ -204,12 +225,40 @@ bool NcclCommunicator::run(const void *send, void *recv,
     what = "ncclAllGather";
     result = library.ncclAllGather(send, recv, count, type, comm, stream);
     break;
+  case CollectiveCall::Broadcast:
+    what = "ncclBroadcast";
+    result = library.ncclBroadcast(send, recv, count, type, call.op, comm,
+                                   stream);
+    break;
   default:
     what = "ncclReduceScatter";
     result =
         library.ncclReduceScatter(send, recv, count, type, op, comm, stream);
     break;
   }
+  return finish(result, what, comm, error);
+}
+
+bool NcclCommunicator::pointToPoint(bool receiving, void *buffer,
+                                    const CollectiveCall &call, int32_t peer,
+                                    void *stream, std::string &error) {
+  nccl::Comm comm = prepare(call, error);
+  if (!comm)
+    return false;
+  if (call.count == 0)
+    return true;
+  auto [type, count] = ncclElements(call);
+  // A group's communicator numbers its ranks by their index in the group
+  // (the split's key), as the call does.
+  nccl::Result result =
+      receiving
+          ? library.ncclRecv(buffer, count, type, peer, comm, stream)
+          : library.ncclSend(buffer, count, type, call.op, comm, stream);
+  return finish(result, receiving ? "ncclRecv" : "ncclSend", comm, error);
+}
+
+bool NcclCommunicator::finish(nccl::Result result, const char *what,
+                              nccl::Comm comm, std::string &error) {
   if (result == nccl::kSuccess)
     return true;
   error = failure = nccl::describe(library, what, result, comm);

@@ -10,6 +10,12 @@
 // The collectives are enqueued on the run's stream without waiting, so a
 // CUDA graph can capture them.
 //
+// ncclCommSplit is a collective of the whole world, which every rank must
+// call in the same order; the ranks of a pipeline-parallel model run
+// different programs (a stage receives before its first tensor-parallel
+// all-reduce, the stage before it after), so the first group a rank needs
+// makes every group of the grid, in one order.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MTE_LIB_RUNTIME_NCCLCOMMUNICATOR_H
@@ -57,15 +63,32 @@ public:
   bool run(const void *send, void *recv, const CollectiveCall &call,
            void *stream, std::string &error);
 
+  /// Enqueues a send of `call` (a Send call: `call.op` the receiver's
+  /// index in the group) from `buffer`, or when `receiving`, a receive
+  /// into `buffer` from the rank of index `peer` in the group. False with
+  /// the reason in `error`, as run.
+  bool pointToPoint(bool receiving, void *buffer, const CollectiveCall &call,
+                    int32_t peer, void *stream, std::string &error);
+
 private:
   NcclCommunicator(const mte::nccl::Library &library, mte::cuda::Device &device,
                    int32_t rank, const std::vector<int64_t> &grid)
       : library(library), device(device), rank(rank), grid(grid) {}
 
   /// The communicator of this rank's group for `gridAxes`: the world's
-  /// when the group is the world, else split from it on first use (a
-  /// collective call of every rank); null with the reason in `error`.
+  /// when the group is the world, else split from it (on the first group
+  /// any call needs, every group at once); null with the reason in `error`.
   mte::nccl::Comm groupCommunicator(uint32_t gridAxes, std::string &error);
+
+  /// Checks the world for an error NCCL found in the background and finds
+  /// the communicator of `call`'s group; null with the reason in `error`
+  /// (and every later call failing).
+  mte::nccl::Comm prepare(const CollectiveCall &call, std::string &error);
+
+  /// True when NCCL's `what` on `comm` returned success; else records
+  /// its failure in `error` and fails every later call.
+  bool finish(mte::nccl::Result result, const char *what, mte::nccl::Comm comm,
+              std::string &error);
 
   const mte::nccl::Library &library;
   mte::cuda::Device &device;

@@ -20,6 +20,9 @@
 |*   max_i32     i32 [N]     all_reduce max of k                              *|
 |*   gathered_f8 f8e4m3fn [G, N]  all_gather of q                             *|
 |*   alone       f32 [N]     all_reduce sum of row 0 of x over no axis        *|
+|*   broadcast   f32 [N]     broadcast of row 0 of x from the group's index 0 *|
+|*   passed      f32 [N]     row g of x, except at an odd g: row g - 1, which *|
+|*                           index g - 1 sends it (send and recv in pairs)    *|
 |*   weight_part f32 [4, 2]  its part of the weight f32 [4, 2G] (element      *|
 |*                           (i, j) = 100 i + j), cut along its columns among *|
 |*                           the group when the runtime uploads it: columns   *|
@@ -79,6 +82,8 @@ static const mte_tensor_info outputs[] = {
     MTE_TEST_COMM_OUTPUTS,
     {"gathered_f8", MTE_DTYPE_F8E4M3FN, 2, groupRows},
     {"alone", MTE_DTYPE_F32, 1, row},
+    {"broadcast", MTE_DTYPE_F32, 1, row},
+    {"passed", MTE_DTYPE_F32, 1, row},
     {"weight_part", MTE_DTYPE_F32, 2, partShape},
 #ifdef MTE_TEST_EXTERNAL
     {"weight_fp8", MTE_DTYPE_F8E4M3FN, 2, fp8PartShape},
@@ -183,9 +188,17 @@ static int32_t run(void *const *in, void *const *out, void *const *weights,
                       MTE_TEST_AXES);
   mte_comm_all_reduce(ADDRESS(x), ADDRESS(out[11]), N, MTE_DTYPE_F32,
                       MTE_REDUCE_SUM, 0);
-  mgpuMemcpy(out[12], weights[0], 8 * sizeof(float), stream);
+  mte_comm_broadcast(ADDRESS(x), ADDRESS(out[12]), N, MTE_DTYPE_F32, 0,
+                     MTE_TEST_AXES);
+  /* A pipeline's hand-off: an even index sends its row to the next. */
+  mgpuMemcpy(out[13], (void *)ADDRESS(x + g * N), N * sizeof(float), stream);
+  if (g % 2 == 0 && g + 1 < G)
+    mte_comm_send(ADDRESS(x + g * N), N, MTE_DTYPE_F32, g + 1, MTE_TEST_AXES);
+  else if (g % 2 == 1)
+    mte_comm_recv(ADDRESS(out[13]), N, MTE_DTYPE_F32, g - 1, MTE_TEST_AXES);
+  mgpuMemcpy(out[14], weights[0], 8 * sizeof(float), stream);
 #ifdef MTE_TEST_EXTERNAL
-  mgpuMemcpy(out[13], weights[1], 8 / G, stream);
+  mgpuMemcpy(out[15], weights[1], 8 / G, stream);
 #endif
   return 0;
 }

@@ -74,10 +74,24 @@ def expected(given, group, index, rank, fake):
         "max_i32": (given["k"], None),
         "gathered_f8": (np.tile(given["q"], (group, 1)), own),
         "alone": (x[0], None),
+        "broadcast": (x[0], None),
+        "passed": (passed(x, index, fake), None),
         # The runtime uploads only the rank's columns of the weight.
         "weight_part": (100 * np.arange(4)[:, None] + 2 * index
                         + np.arange(2)[None, :], None),
     }
+
+
+def passed(x, index, fake):
+    """`passed` of index `index`: its row of x, or at an odd index the row
+    before, which NCCL receives from the index before (fake_nccl.c fills
+    the buffer with bytes 0x40 + that index)."""
+    if index % 2 == 0:
+        return x[index]
+    if fake:
+        return np.full(x.shape[1] * 4, 0x40 + index - 1, np.uint8).view(
+            np.float32)
+    return x[index - 1]
 
 
 def fp8_weight(group):

@@ -7,8 +7,10 @@
 |* collective's count, type, op, group and whether its stream is being       *|
 |* captured. The ranks do not talk: a communicator's collectives give each   *|
 |* rank its own contribution (an all-reduce copies send to recv, an          *|
-|* all-gather writes the rank's part, a reduce-scatter takes it), which for  *|
-|* a world of one rank is what NCCL computes. A communicator, its stream and *|
+|* all-gather writes the rank's part, a reduce-scatter takes it, a broadcast *|
+|* copies send to recv), which for a world of one rank is what NCCL          *|
+|* computes; a send is only printed, and a receive fills its buffer with     *|
+|* bytes 0x40 + the sender's index. A communicator, its stream and           *|
 |* its buffers must belong to the current context (fake_cuda.c).            *|
 |*                                                                            *|
 |*   FAKE_NCCL_FAIL=init|split|collective|async  fails that call (async: the  *|
@@ -202,5 +204,27 @@ int ncclReduceScatter(const void *send, void *recv, size_t count, int type,
   size_t bytes = count * typeSize(type);
   if (!result)
     memmove(recv, (const char *)send + comm->rank * bytes, bytes);
+  return result;
+}
+
+int ncclBroadcast(const void *send, void *recv, size_t count, int type,
+                  int root, Comm *comm, void *stream) {
+  int result = enter("ncclBroadcast", count, type, root, comm, stream);
+  if (!result)
+    memmove(recv, send, count * typeSize(type));
+  return result;
+}
+
+int ncclSend(const void *send, size_t count, int type, int peer, Comm *comm,
+             void *stream) {
+  (void)send;
+  return enter("ncclSend", count, type, peer, comm, stream);
+}
+
+int ncclRecv(void *recv, size_t count, int type, int peer, Comm *comm,
+             void *stream) {
+  int result = enter("ncclRecv", count, type, peer, comm, stream);
+  if (!result)
+    memset(recv, 0x40 + peer, count * typeSize(type));
   return result;
 }
