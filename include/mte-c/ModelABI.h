@@ -18,7 +18,7 @@ extern "C" {
 
 /* Bumped on every incompatible change of the structures below or of the
  * entry points in KernelABI.h. */
-#define MTE_MODEL_ABI_VERSION 18
+#define MTE_MODEL_ABI_VERSION 19
 
 /* Element types, shared with Runtime.h: MTE_DTYPE_F32 = 1, ... as
  * DTypes.def lists them, with their names and sizes. */
@@ -129,6 +129,11 @@ typedef struct mte_weight_info {
   uint64_t quantize_block_k;
   uint64_t quantize_block_rows;
   uint64_t quantize_block_cols;
+  /* Pipeline-parallel CUDA models (--pp): 0 when every rank holds the
+   * weight; s + 1 when only the ranks of stage s do (the stage of rank r is
+   * r / the product of grid_shape[1..]: the grid's first axis is the
+   * pipeline's). The other ranks upload nothing and pass NULL. */
+  uint32_t pipeline_stage;
 } mte_weight_info;
 
 /* An index check: the indices of an ONNX `op` (Gather, GatherElements,

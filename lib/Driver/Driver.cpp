@@ -208,10 +208,6 @@ std::string mte::driver::validateOptions(const CompilerOptions &options) {
       return "--gpu-memory, --nvlink-bw, --net-bw and --gpus-per-node must "
              "be positive";
   }
-  if (options.pipelineParallel.value_or(1) > 1 && cuda)
-    return "--pp=" + std::to_string(*options.pipelineParallel) +
-           ": pipeline stages run host models only for now (--target=host); "
-           "a CUDA model takes --micro-batches alone";
   if (options.vocabParallel && !options.tensorParallel)
     return "--tp-vocab splits the vocabulary among the --tp ranks: it needs "
            "--tp=N";
@@ -445,13 +441,33 @@ LogicalResult mte::driver::emitModel(ModuleOp module, StringRef outputPath,
   }
   if (failed(lower.run(module)))
     return failure();
-  if (std::optional<ActivationArena> arena =
-          getActivationArena(module, signature->entryPoint)) {
-    signature->arenaBytes = arena->bytes;
+  // A pipeline's stages are programs of their own (CUDA), which share the
+  // one arena the runtime allocates: it is the largest of their plans.
+  for (std::string &program : getStagePrograms(module, signature->entryPoint))
+    signature->stagePrograms.push_back({std::move(program), {}, false});
+  SmallVector<std::string> programs;
+  for (const StageProgram &program : signature->stagePrograms)
+    programs.push_back(program.symbol);
+  if (programs.empty())
+    programs.push_back(signature->entryPoint);
+  std::optional<ActivationArena> largest;
+  for (auto [i, program] : llvm::enumerate(programs)) {
+    std::optional<ActivationArena> arena = getActivationArena(module, program);
+    if (!arena)
+      continue;
+    if (!signature->stagePrograms.empty())
+      signature->stagePrograms[i].takesArena = arena->buffers > 0;
+    if (!largest || arena->bytes > largest->bytes)
+      largest = arena;
+  }
+  if (largest) {
+    signature->arenaBytes = largest->bytes;
     if (options.printArenaStats)
-      stats << "activation arena: " << arena->bytes << " bytes (peak of "
-            << arena->buffers << " buffers; " << arena->bytesWithoutReuse
-            << " bytes without reuse)\n";
+      stats << "activation arena: " << largest->bytes << " bytes (peak of "
+            << largest->buffers << " buffers; " << largest->bytesWithoutReuse
+            << " bytes without reuse)"
+            << (programs.size() > 1 ? ", the largest of the stages'" : "")
+            << "\n";
   }
   if (options.output == Output::PTX)
     return writeText(

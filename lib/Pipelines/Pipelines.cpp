@@ -204,8 +204,10 @@ void mte::buildHostPipeline(OpPassManager &pm,
 
 void mte::buildCudaPipeline(OpPassManager &pm,
                             const CudaPipelineOptions &options) {
-  // One program per public function: micro-batches' stage calls become
-  // straight-line code.
+  // One straight-line program per public function: a pipeline-parallel
+  // entry becomes a program per stage, and the stage calls (one per
+  // micro-batch) become copies of the stage.
+  pm.addPass(createSplitPipelineStages());
   pm.addPass(createInlinePipelineStages());
   // Norms and attention's softmax become calls of row kernels, defined once
   // buffers exist; the rest goes through the reference lowering.

@@ -4,6 +4,7 @@
 
 #include "Collectives.h"
 #include "CudaDevice.h"
+#include "DType.h"
 #include "ExternalWeights.h"
 #include "HostCommunicator.h"
 #include "IndexChecks.h"
@@ -83,8 +84,29 @@ mte_status CudaModel::open() {
                 path, abi->num_weights);
   ExternalWeights externalWeights(model.path);
   std::vector<char> external;
+  // A pipeline-parallel model's rank holds only its stage's weights (the
+  // grid's first axis is the pipeline's).
+  int64_t ranksPerStage = 1;
+  for (size_t axis = 1; axis < model.gridShape.size(); ++axis)
+    ranksPerStage *= model.gridShape[axis];
+  uint64_t stage = static_cast<uint64_t>(model.rank / ranksPerStage);
   for (uint32_t i = 0; i < abi->num_weights; ++i) {
     const mte_weight_info &weight = abi->weights[i];
+    if (weight.pipeline_stage) {
+      if (model.gridShape.empty() ||
+          weight.pipeline_stage > static_cast<uint64_t>(model.gridShape[0]))
+        return fail(MTE_ERROR_NOT_A_MODEL,
+                    "'%s' has a malformed model table: weight %u belongs to "
+                    "pipeline stage %u, which the grid %s does not have",
+                    path, i, weight.pipeline_stage - 1,
+                    formatShape(static_cast<int32_t>(model.gridShape.size()),
+                                model.gridShape.data())
+                        .c_str());
+      if (weight.pipeline_stage != stage + 1) {
+        deviceWeights.push_back(nullptr);
+        continue;
+      }
+    }
     // A sharded model's rank holds only its part of a sliced weight: cut
     // from the library's copy, or read alone from an external file.
     mte::WeightPart part;

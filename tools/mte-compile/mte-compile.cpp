@@ -116,8 +116,8 @@ cl::opt<int64_t> dataParallel(
 cl::opt<int64_t> pipelineParallel(
     "pp",
     cl::desc("Pipeline parallelism: cut the model into N stages balanced by "
-             "a cost model, each rank running its stage (host models for "
-             "now); the grid is N x --dp x --tp ranks"),
+             "a cost model, each rank running its stage; the grid is N x "
+             "--dp x --tp ranks"),
     cl::init(1), cl::cat(compilerOptions));
 cl::opt<int64_t> microBatches(
     "micro-batches",

@@ -20,7 +20,7 @@
 // CHECK-LABEL: func.func @layers
 // CHECK-SAME: (%[[IN:.*]]: tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
 // CHECK: %[[STAGE:.*]] = shard.process_multi_index on @pp axes = [0] : index
-// CHECK: %[[OUT:.*]] = scf.index_switch %[[STAGE]] -> tensor<2x8x16xf32>
+// CHECK: %[[OUT:.*]] = scf.index_switch %[[STAGE]] {transformer.pipeline_dispatch} -> tensor<2x8x16xf32>
 // CHECK: case 0 {
 // CHECK: %[[S0:.*]] = func.call @layers_stage0(%[[IN]])
 // CHECK: shard.send %[[S0]] on @pp grid_axes = [0] destination = [1]

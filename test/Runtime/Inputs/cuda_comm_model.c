@@ -55,9 +55,13 @@
 #include "comm_grid.h"
 
 /* The parts its weight is cut into (G; another count is a malformed
- * table the runtime refuses). */
+ * table the runtime refuses), and its pipeline stage + 1 (0: every rank's;
+ * a stage the grid lacks is malformed too). */
 #ifndef MTE_TEST_SLICE_PARTS
 #define MTE_TEST_SLICE_PARTS G
+#endif
+#ifndef MTE_TEST_PIPELINE_STAGE
+#define MTE_TEST_PIPELINE_STAGE 0
 #endif
 
 #include "mte-c/KernelABI.h"
@@ -142,7 +146,7 @@ static void computeCrcs(void) {
 #else
 static const mte_weight_info weightTable[] = {
     {wholeWeight, sizeof(wholeWeight), 0, 0, 1, NULL, 4, MTE_TEST_SLICE_PARTS,
-     MTE_TEST_AXES},
+     MTE_TEST_AXES, 0.0f, 0, 0, NULL, 0, 0, 0, MTE_TEST_PIPELINE_STAGE},
 };
 #endif
 enum {

@@ -9,9 +9,10 @@
 |* rank its own contribution (an all-reduce copies send to recv, an          *|
 |* all-gather writes the rank's part, a reduce-scatter takes it, a broadcast *|
 |* copies send to recv), which for a world of one rank is what NCCL          *|
-|* computes; a send is only printed, and a receive fills its buffer with     *|
-|* bytes 0x40 + the sender's index. A communicator, its stream and           *|
-|* its buffers must belong to the current context (fake_cuda.c).            *|
+|* computes; a send is only printed, and a receive zeroes its buffer (so a   *|
+|* compiled pipeline's index status says no index was out of range). A      *|
+|* communicator, its stream and its buffers must belong to the current      *|
+|* context (fake_cuda.c).                                                    *|
 |*                                                                            *|
 |*   FAKE_NCCL_FAIL=init|split|collective|async  fails that call (async: the  *|
 |*                                                communicator's async error)*|
@@ -225,6 +226,6 @@ int ncclRecv(void *recv, size_t count, int type, int peer, Comm *comm,
              void *stream) {
   int result = enter("ncclRecv", count, type, peer, comm, stream);
   if (!result)
-    memset(recv, 0x40 + peer, count * typeSize(type));
+    memset(recv, 0, count * typeSize(type));
   return result;
 }

@@ -34,6 +34,11 @@ struct ActivationArena {
 std::optional<ActivationArena> getActivationArena(mlir::ModuleOp module,
                                                   llvm::StringRef function);
 
+/// The programs mte-split-pipeline-stages made of `function`, in stage
+/// order; empty when it made none.
+llvm::SmallVector<std::string> getStagePrograms(mlir::ModuleOp module,
+                                                llvm::StringRef function);
+
 #define GEN_PASS_REGISTRATION
 #include "mte/Codegen/Common/Passes.h.inc"
 

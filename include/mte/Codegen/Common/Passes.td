@@ -91,6 +91,24 @@ def InlinePipelineStages
   }];
 }
 
+def SplitPipelineStages
+    : Pass<"mte-split-pipeline-stages", "::mlir::ModuleOp"> {
+  let summary = "Make a pipeline-parallel entry one program per stage";
+  let description = [{
+    A pipeline-parallel entry runs its rank's stage through the
+    `scf.index_switch` that `mte-pipeline-parallel` marks
+    `transformer.pipeline_dispatch`. The stage is the rank's, known only
+    when the model opens, but a backend that plans one straight-line
+    program per public function (the CUDA pipeline) cannot plan a branch
+    between stages. This pass replaces each such entry `@f` by one public
+    function per stage, `@f_pp<s>`: `@f` with the dispatch replaced by the
+    ops of stage `s`'s region. The module's `mte.stage_programs`
+    dictionary maps `f` to the programs in stage order, for the model's
+    `run` to pick one by its rank. An entry with more than one dispatch is
+    an error.
+  }];
+}
+
 def HoistConstantsToArguments
     : Pass<"mte-hoist-constants-to-arguments", "::mlir::ModuleOp"> {
   let summary = "Turn the tensor constants of public functions into arguments";

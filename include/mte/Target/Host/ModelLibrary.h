@@ -55,6 +55,9 @@ struct ModelWeight {
   uint64_t sliceOuter = 1;
   uint32_t sliceParts = 1;
   uint32_t sliceGridAxes = 0;
+  /// A stage program's weight: its stage + 1 (mte_weight_info's
+  /// pipeline_stage); 0 when every rank holds it.
+  uint32_t pipelineStage = 0;
   /// An external FP8 weight quantized as it is built: the elements rounded
   /// to `quantizeFrom`, divided by `quantizeScale` (0: not quantized),
   /// transposed from [transposeRows, ...] when transposeRows is not 0.
@@ -91,6 +94,16 @@ struct ModelState {
   std::vector<char> initial;
 };
 
+/// A pipeline stage's program (mte-split-pipeline-stages), which `run`
+/// calls on the ranks of that stage.
+struct StageProgram {
+  std::string symbol;
+  /// Where its weight arguments are in ModelSignature::weights, in order.
+  std::vector<size_t> weights;
+  /// Whether it takes the activation arena (it has buffers planned in it).
+  bool takesArena = false;
+};
+
 struct ModelSignature {
   std::string entryPoint; // symbol of the lowered forward function
   std::string target = "host";
@@ -111,6 +124,10 @@ struct ModelSignature {
   /// The device grid of a sharded model (the module's
   /// `transformer.device_grid`); empty for an unsharded one.
   llvm::SmallVector<int64_t> gridShape;
+  /// A pipeline-parallel CUDA model's programs, one per stage (the grid's
+  /// first axis): rank r runs stage r / (the product of the other axes).
+  /// Empty: `entryPoint` is the one program.
+  std::vector<StageProgram> stagePrograms;
 };
 
 /// Reads the signature of `func` (tensor arguments and results, named by
@@ -131,7 +148,7 @@ mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef cpu,
 std::string generateABISource(const ModelSignature &signature);
 
 /// For --weights=external: every weight argument of the lowered entry point
-/// whose data has a recipe (transformer::WeightProvenance) becomes an
+/// (or stage programs) whose data has a recipe (transformer::WeightProvenance) becomes an
 /// external weight of `signature`, and its global leaves `lowered`, so that
 /// neither LLVM nor model.so ever holds its bytes. Weights without a recipe
 /// (computed at compile time) stay embedded; their total size is returned.
@@ -139,7 +156,9 @@ uint64_t externalizeWeights(mlir::ModuleOp lowered, ModelSignature &signature);
 
 /// Reads the weight arguments of the lowered entry point (arguments carrying
 /// `mte.weight = @symbol`, after mte-hoist-constants-to-arguments) and the
-/// sizes of the embedded ones from the LLVM IR globals holding them.
+/// sizes of the embedded ones from the LLVM IR globals holding them. Of
+/// stage programs: each weight once, in stage order, and each program's
+/// places in the list.
 mlir::LogicalResult collectWeights(mlir::ModuleOp lowered,
                                    const llvm::Module &llvmModule,
                                    ModelSignature &signature,

@@ -510,6 +510,7 @@ struct PipelineParallelPass
         cases.push_back(s);
       auto dispatch = scf::IndexSwitchOp::create(b, loc, outputTypes, stage,
                                                  cases, cases.size());
+      dispatch->setAttr(kPipelineDispatchAttrName, b.getUnitAttr());
       for (int64_t s = 0; s < stages; ++s) {
         Region &region = s + 1 < stages ? dispatch.getCaseRegions()[s]
                                         : dispatch.getDefaultRegion();

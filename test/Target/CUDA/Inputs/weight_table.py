@@ -57,7 +57,8 @@ class Weight(ctypes.Structure):
                 ("quantize_blocks", ctypes.POINTER(ctypes.c_float)),
                 ("quantize_block_k", ctypes.c_uint64),
                 ("quantize_block_rows", ctypes.c_uint64),
-                ("quantize_block_cols", ctypes.c_uint64)]
+                ("quantize_block_cols", ctypes.c_uint64),
+                ("pipeline_stage", ctypes.c_uint32)]
 
 
 class ABI(ctypes.Structure):
@@ -81,16 +82,26 @@ def load_table(path):
 
 
 def print_slices(path):
+    """Each weight's part per rank, and the bytes a rank uploads: per
+    pipeline stage when weights belong to stages."""
     abi = load_table(path)
-    device = 0
+    device = {}  # by stage + 1; 0: every rank's
     for i in range(abi.num_weights):
         w = abi.weights[i]
         parts = max(w.slice_parts, 1)
-        device += w.num_bytes // parts
+        device[w.pipeline_stage] = (device.get(w.pipeline_stage, 0)
+                                    + w.num_bytes // parts)
         where = (f"part of {parts} over grid axes {w.slice_grid_axes:#x}, "
                  f"{w.slice_outer} chunks" if parts > 1 else "whole")
-        print(f"weight {i}: {w.num_bytes} bytes, {where}")
-    print(f"device bytes per rank: {device}")
+        stage = (f", stage {w.pipeline_stage - 1}" if w.pipeline_stage
+                 else "")
+        print(f"weight {i}: {w.num_bytes} bytes, {where}{stage}")
+    stages = sorted(s for s in device if s)
+    if not stages:
+        print(f"device bytes per rank: {device.get(0, 0)}")
+    for s in stages:
+        print(f"device bytes per rank of stage {s - 1}: "
+              f"{device[s] + device.get(0, 0)}")
     return 0
 
 

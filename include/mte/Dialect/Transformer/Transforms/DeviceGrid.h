@@ -36,6 +36,11 @@ prependGridAxis(mlir::ModuleOp module, int64_t extent, llvm::StringRef soloName)
 inline constexpr llvm::StringLiteral kPipelineStageAttrName =
     "transformer.pipeline_stage";
 
+/// On the scf.index_switch by which mte-pipeline-parallel's entry runs the
+/// stage of the rank (case s: stage s; the default region: the last).
+inline constexpr llvm::StringLiteral kPipelineDispatchAttrName =
+    "transformer.pipeline_dispatch";
+
 /// `type` for `parts` times its batch (its first dimension), as the passes
 /// that split the batch (data parallelism, micro-batches) give their entry
 /// functions; failure for a tensor without a static batch.
