@@ -32,8 +32,9 @@ extern "C" {
  * W[b] [k, n] (transB = 0) or [n, k] (transB = 1), and C = `residual` when
  * it is not 0, else `out`. x and W are of `dtype`, out and C of `outDtype`
  * (mte_dtype: f32, f16 or bf16), accumulated in f32. `epilogue` is an
- * mte_gemm_epilogue (a cublasLtEpilogue_t); with the BIAS flag, `bias` is
- * [n] of outDtype. Row-major, densely packed, device addresses.
+ * mte_gemm_epilogue (a cublasLtEpilogue_t), one of DEFAULT, RELU, GELU,
+ * BIAS, RELU | BIAS and GELU | BIAS (another value fails the run); with
+ * the BIAS flag, `bias` is [n] of outDtype. Row-major, densely packed, device addresses.
  * With `dtype` f8e4m3fn (transB = 1, k and n multiples of 16; outDtype f32,
  * f16 or bf16, and a bias of bf16 when out is f32), the product is
  * multiplied by the f32 scalars at `xScale` and `wScale` (device addresses;

@@ -380,6 +380,23 @@ extern "C" void mte_cuda_gemm(uint64_t x, uint64_t w, uint64_t out,
                                 : ""));
     return;
   }
+  // cuBLASLt takes any value of its enum (DEFAULT | BIAS, 5, among them)
+  // and computes something; mte's GEMMs ask for these.
+  switch (epilogue) {
+  case MTE_GEMM_EPILOGUE_DEFAULT:
+  case MTE_GEMM_EPILOGUE_RELU:
+  case MTE_GEMM_EPILOGUE_BIAS:
+  case MTE_GEMM_EPILOGUE_RELU | MTE_GEMM_EPILOGUE_BIAS:
+  case MTE_GEMM_EPILOGUE_GELU:
+  case MTE_GEMM_EPILOGUE_GELU | MTE_GEMM_EPILOGUE_BIAS:
+    break;
+  default:
+    mte::cuda::recordError("mte_cuda_gemm: epilogue " +
+                           std::to_string(epilogue) +
+                           " is none of DEFAULT (1), RELU (2), BIAS (4), "
+                           "RELU_BIAS (6), GELU (32) and GELU_BIAS (36)");
+    return;
+  }
   bool blocks = scaleMode == MTE_GEMM_SCALE_BLOCK128;
   if (scaleMode != MTE_GEMM_SCALE_TENSOR &&
       ((!blocks && scaleMode != MTE_GEMM_SCALE_OUTER_VEC) || !fp8 ||

@@ -5,6 +5,8 @@
 |* of it, allocates on the stream, and calls mte_cuda_gemm and (with         *|
 |* MTE_TEST_ATTENTION, when the runtime has the kernels) mte_cuda_attention. *|
 |* Each of them fails when it reaches the driver in another device's context.*|
+|* MTE_TEST_EPILOGUE and MTE_TEST_SCALE_MODE give its GEMM call another     *|
+|* epilogue or scale mode.                                                   *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -25,6 +27,13 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 void *mgpuStreamCreate(void);
 void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared);
 void mgpuMemFree(void *pointer, void *stream);
+
+#ifndef MTE_TEST_EPILOGUE
+#define MTE_TEST_EPILOGUE MTE_GEMM_EPILOGUE_DEFAULT
+#endif
+#ifndef MTE_TEST_SCALE_MODE
+#define MTE_TEST_SCALE_MODE MTE_GEMM_SCALE_TENSOR
+#endif
 
 static char image[16];
 static void *module;
@@ -56,8 +65,8 @@ static int32_t run(void *const *in, void *const *out, void *const *w,
                    0, stream, params, NULL, 0);
   mgpuMemFree(mgpuMemAlloc(256, stream, false), stream);
   mte_cuda_gemm(x, (uint64_t)(uintptr_t)w[0], y, 1, 4, 4, 4, 1, 1.0f, 0.0f,
-                MTE_DTYPE_BF16, MTE_DTYPE_BF16, MTE_GEMM_EPILOGUE_DEFAULT, 0,
-                0, 0, 0, MTE_GEMM_SCALE_TENSOR, MTE_DTYPE_BF16, 0, 0);
+                MTE_DTYPE_BF16, MTE_DTYPE_BF16, MTE_TEST_EPILOGUE, 0, 0, 0, 0,
+                MTE_TEST_SCALE_MODE, MTE_DTYPE_BF16, 0, 0);
 #ifdef MTE_TEST_ATTENTION
   mte_cuda_attention(x, x, x, y, 1, 2, 2, 8, 8, 64, 1024, 128, 1024, 128, 1024,
                      128, 1024, 128, 0.125f, 1, MTE_DTYPE_BF16, 0, 0, 0, 0);
