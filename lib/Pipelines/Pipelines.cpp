@@ -238,6 +238,9 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   // Elementwise ops: a thread a 16-byte vector, not an element.
   pm.addNestedPass<func::FuncOp>(createVectorizeElementwise());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // A reduction's sequential steps accumulate in registers, not through a
+  // store and load of its output element each step.
+  pm.addNestedPass<func::FuncOp>(createPromoteLoopAccumulators());
   ParallelLoopsToGPUOptions launch;
   launch.blockSize = options.blockSize;
   pm.addPass(createParallelLoopsToGPU(launch));

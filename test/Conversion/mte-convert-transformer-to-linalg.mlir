@@ -284,6 +284,24 @@ func.func @fp8_scale_update(%h: tensor<4x3xf32>, %a: tensor<3xf32>, %s: tensor<3
 
 // -----
 
+// A long history reduces in two levels: TransformerEngine's 1024 rows as
+// [32, 32 * T] to [32 * T], then [32, T] to [T], so that no loop reads a
+// whole column.
+// CHECK-LABEL: func @fp8_scale_update_long_history
+// CHECK: %[[CUR:.*]] = tensor.insert_slice {{.*}} : tensor<1x3xf32> into tensor<1024x3xf32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[CUR]] {{.*}} : tensor<1024x3xf32> into tensor<3072xf32>
+// CHECK: %[[WIDE:.*]] = tensor.expand_shape %[[FLAT]] {{.*}} : tensor<3072xf32> into tensor<32x96xf32>
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[WIDE]] : tensor<32x96xf32>) outs(%{{.*}} : tensor<96xf32>)
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[PARTIAL]] {{.*}} : tensor<96xf32> into tensor<32x3xf32>
+// CHECK: %[[WINDOW:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[ROWS]] : tensor<32x3xf32>) outs(%{{.*}} : tensor<3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[WINDOW]], %{{.*}} : tensor<3xf32>, tensor<3xf32>)
+func.func @fp8_scale_update_long_history(%h: tensor<1024x3xf32>, %a: tensor<3xf32>, %s: tensor<3xf32>) -> (tensor<1024x3xf32>, tensor<3xf32>) {
+  %nh, %ns = transformer.fp8_scale_update %h, %a, %s {algorithm = #transformer.amax_algorithm<max>, fp8_max = 4.480000e+02 : f32, margin = 0 : i64} : (tensor<1024x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1024x3xf32>, tensor<3xf32>)
+  return %nh, %ns : tensor<1024x3xf32>, tensor<3xf32>
+}
+
+// -----
+
 // most_recent: the scale comes from this run's amaxes, no reduction; a
 // history of one row is all zeros next.
 // CHECK-LABEL: func @fp8_scale_update_most_recent

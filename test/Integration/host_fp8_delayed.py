@@ -215,6 +215,22 @@ def main():
            np.array_equal(model.get_state("fp8.amax_history"), kept[1]),
            "refused values leave the state as the last run left it")
 
+    # Long histories reduce in two levels (32 x 32 rows for
+    # TransformerEngine's 1024, 8 x 12 for 96): a history set with its
+    # maxima in scattered rows gives the scales of the whole window.
+    for length in (1024, 96):
+        model, emulation = build(compile_tool, workdir, f"mlp_long{length}",
+                                 length, 1, "max")
+        history = rng.uniform(0, 4, (length, 2)).astype(np.float32)
+        history[rng.integers(1, length), 0] = 300
+        history[length - 1, 1] = 70
+        history[rng.integers(1, length - 1), 1] = 90
+        model.set_state("fp8.amax_history", history)
+        for step, magnitude in enumerate([1.0, 200.0]):
+            x = (rng.standard_normal((M, K)) * magnitude).astype(np.float32)
+            check_run(model, emulation, x,
+                      f"max L={length} run {step} (|x| ~{magnitude})")
+
     model, emulation = build(compile_tool, workdir, "mlp_recent", 1, 2,
                              "most_recent")
     for step, magnitude in enumerate([2.0, 0.1, 30.0, 0.0, 5.0]):

@@ -303,13 +303,14 @@ def prepare_one_op_models(args):
         print(f"prepared {name}", flush=True)
 
 
-DELAYED_FLAGS = ["--precision=fp8", "--fp8-min-macs=0", "--fp8-recipe=delayed",
-                 "--amax-history=4"]
+DELAYED_FLAGS = ["--precision=fp8", "--fp8-min-macs=0", "--fp8-recipe=delayed"]
 
 
 def prepare_delayed_models(args):
     """Delayed FP8 scaling (--fp8-recipe=delayed, a history of 4): the
-    two-layer MLP of host_fp8_delayed.py and the GPT-2 and Llama fixtures as
+    two-layer MLP of host_fp8_delayed.py (also with TransformerEngine's
+    1024-row history, whose maxima reduce in two levels) and the GPT-2 and
+    Llama fixtures as
     NAME.delayed.so (not .cuda.so: each run changes the next, so check.py
     runs them as a sequence), with the steps' inputs and the host backend's
     outputs and states after each step in NAME.delayed.npz; and the Llama
@@ -319,9 +320,10 @@ def prepare_delayed_models(args):
     mlp = os.path.join(args.outdir, "mlp_delayed.onnx")
     host_fp8_delayed.write_onnx(mlp)
     shape = host_fp8_delayed.M, host_fp8_delayed.K
-    cases = [("mlp_delayed", mlp,
-              [{"x": (rng.standard_normal(shape) * m).astype(np.float32)}
-               for m in [1.0, 40.0, 0.02, 0.0, 600.0, 3.0]], [])]
+    mlp_steps = [{"x": (rng.standard_normal(shape) * m).astype(np.float32)}
+                 for m in [1.0, 40.0, 0.02, 0.0, 600.0, 3.0]]
+    cases = [("mlp_delayed", mlp, mlp_steps, ["--amax-history=4"]),
+             ("mlp_delayed_long", mlp, mlp_steps, ["--amax-history=1024"])]
     for fixture in ["gpt2_dynamo", "llama_dynamo"]:
         stem = os.path.join(args.outdir, fixture)
         ids = np.load(stem + ".npz")["input_ids"]
@@ -329,7 +331,8 @@ def prepare_delayed_models(args):
             {"input_ids": rng.permutation(ids.ravel()).reshape(ids.shape)}
             for _ in range(4)]
         cases.append((fixture, stem + ".onnx", steps,
-                      [f"--input-shape=input_ids={'x'.join(map(str, ids.shape))}"]))
+                      [f"--input-shape=input_ids={'x'.join(map(str, ids.shape))}",
+                       "--amax-history=4"]))
     # Calibrated at compile time (--calibration, three samples): the state
     # the host's calibration leaves is the CUDA model's initial state too.
     stem = os.path.join(args.outdir, "llama_dynamo")
@@ -339,7 +342,7 @@ def prepare_delayed_models(args):
         [rng.permutation(ids.ravel()).reshape(ids.shape) for _ in range(3)]))
     cases.append(("llama_calibrated", stem + ".onnx", cases[-1][2],
                   [f"--input-shape=input_ids={'x'.join(map(str, ids.shape))}",
-                   f"--calibration={calibration}"]))
+                   "--amax-history=4", f"--calibration={calibration}"]))
     for name, onnx_path, steps, shapes in cases:
         stem = os.path.join(args.outdir, name + ".delayed")
         subprocess.run([args.compile, onnx_path, "-o", stem + ".host.so"]

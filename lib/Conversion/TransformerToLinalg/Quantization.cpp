@@ -281,6 +281,30 @@ Value insertRows(OpBuilder &b, Location loc, Value rows, int64_t offset,
       strides);
 }
 
+/// The column maxima of an amax history [L, T] in two levels when L is
+/// long: the history viewed as [L1, L2 * T] (L = L1 * L2, L1 the largest
+/// divisor up to sqrt(L)) reduced to [L2, T] by L2 * T parallel
+/// iterations, then to [T]. A CUDA thread of one level reads L1 or L2
+/// values, not all L of its column (TransformerEngine's default history,
+/// 1024, is 32 x 32); max is exact in any order.
+Value historyMax(OpBuilder &b, Location loc, Value history) {
+  auto type = cast<RankedTensorType>(history.getType());
+  int64_t length = type.getDimSize(0), tensors = type.getDimSize(1);
+  Type f32 = b.getF32Type();
+  int64_t outer = 1;
+  for (int64_t d = 2; d * d <= length; ++d)
+    if (length % d == 0)
+      outer = d;
+  if (length < 64 || outer < 8)
+    return columnMax(b, loc, history, f32, /*abs=*/false);
+  int64_t inner = length / outer;
+  Value partial = columnMax(
+      b, loc, reshapeTensor(b, loc, history, {outer, inner * tensors}), f32,
+      /*abs=*/false);
+  return columnMax(b, loc, reshapeTensor(b, loc, partial, {inner, tensors}),
+                   f32, /*abs=*/false);
+}
+
 /// fp8_scale_update as the op defines it: the history with this run's
 /// amaxes in row 0, its column maxima (or that row), the next scales from
 /// them, and the history rolled into a fresh tensor (never in place: the
@@ -298,7 +322,7 @@ struct Fp8ScaleUpdatePattern : OpRewritePattern<Fp8ScaleUpdateOp> {
     Value history = insertRows(rewriter, loc, current, 0, 1, op.getHistory(),
                                /*at=*/0);
     Value window = op.getAlgorithm() == AmaxAlgorithm::Max
-                       ? columnMax(rewriter, loc, history, f32, /*abs=*/false)
+                       ? historyMax(rewriter, loc, history)
                        : op.getAmax();
 
     Value next = filledTensor(rewriter, loc, {length, tensors}, f32, 0);

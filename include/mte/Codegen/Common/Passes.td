@@ -235,4 +235,38 @@ def FuseElementwise : Pass<"mte-fuse-elementwise"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PromoteLoopAccumulators
+    : Pass<"mte-promote-loop-accumulators", "::mlir::func::FuncOp"> {
+  let summary = "Keep a loop's read-modify-write accumulators in registers";
+  let description = [{
+    Upstream's lowering of a linalg reduction to loops reads and writes its
+    output element in every step of the reduction loop:
+
+        scf.for %r = ... {
+          %acc = memref.load %out[%c]
+          %x = memref.load %in[%r, %c]
+          memref.store (max %acc, %x), %out[%c]
+        }
+
+    LLVM keeps the element in memory (it cannot prove `%out` and `%in`
+    disjoint), so on a GPU each step waits for the last one's store to come
+    back from L2: a column maximum over FP8 delayed scaling's 1024-entry
+    amax history is a chain of 1024 such round trips in every thread. This
+    pass makes such an element an `iter_args` value of the `scf.for`: one
+    load before the loop, one store after it, loads in the loop free to
+    overlap.
+
+    An element qualifies when the loop body reads it once, then writes it
+    once, at the same loop-invariant indices of the same memref, and no
+    other access in the loop may touch it. Accesses are told apart by their
+    origin: distinct arguments of a public function or distinct
+    allocations are disjoint buffers, `memref.view`s of one buffer at
+    constant offsets are disjoint where their bytes are, and constant
+    indices into one memref name distinct elements. A loop holding any op
+    with other memory effects (a call, a nested kernel) is left alone.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // MTE_CODEGEN_COMMON_PASSES_TD
