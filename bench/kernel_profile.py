@@ -8,15 +8,26 @@ move (each input read once, each output written once; a causal softmax
 reads only the visible half of its scores) as a fraction of the H200's
 measured device-copy bandwidth (~4.3 TB/s, counting bytes read + written).
 
+With --launches, also every launch of the last replay in order: its start
+(from the replay's first kernel), duration, grid and block, then each
+replay's span (first start to last end) against its busy time (the sum of
+its kernels' durations; the rest is the GPU idle between graph nodes), and
+the forward's latency between CUDA events (median of --runs), so that the
+time no kernel accounts for is measured, not guessed.
+
 Usage (on the GPU machine, in the folder bench/prepare.sh builds, after
 run.py --keep-data has left NAME.data beside NAME.so):
     LD_LIBRARY_PATH=. python3 kernel_profile.py NAME [--runs 5] [--top 25]
+                                                [--launches]
 """
 import argparse
 import collections
+import json
 import os
 import re
+import statistics
 import sys
+import tempfile
 
 COPY_BANDWIDTH = 4.3e12  # bytes/s, read + written, measured on the H200
 SIZES = {"f32": 4, "bf16": 2, "f16": 2}
@@ -65,6 +76,9 @@ def main():
     ap.add_argument("name")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--launches", action="store_true",
+                    help="list the last replay's launches, its idle time and "
+                         "the forward's latency between CUDA events")
     args = ap.parse_args()
     os.environ.setdefault("MTE_RUNTIME_LIBRARY",
                           os.path.join(HERE, "libmte_runtime.so"))
@@ -103,6 +117,54 @@ def main():
             line += (f"  [{moved / 1e6:.0f} MB, {rate / 1e12:.2f} TB/s, "
                      f"{100 * rate / COPY_BANDWIDTH:.0f}% of copy]")
         print(line)
+    if args.launches:
+        print_launches(prof, args.runs)
+        print_latency(torch, model, ids, result, stream, args.runs)
+
+
+def print_launches(prof, runs):
+    """The last replay's launches from the profiler's trace, in order."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as trace:
+        prof.export_chrome_trace(trace.name)
+        with open(trace.name) as f:
+            events = json.load(f)
+    events = events.get("traceEvents", events) if isinstance(events, dict) else events
+    gpu = sorted((e for e in events
+                  if e.get("ph") == "X" and e.get("cat") in
+                  ("kernel", "gpu_memset", "gpu_memcpy")),
+                 key=lambda e: e["ts"])
+    if not gpu or len(gpu) % runs:
+        print(f"launches: {len(gpu)} GPU events for {runs} replays; not split")
+        return
+    per_run = len(gpu) // runs
+    for r in range(runs):
+        replay = gpu[r * per_run:(r + 1) * per_run]
+        span = max(e["ts"] + e["dur"] for e in replay) - replay[0]["ts"]
+        busy = sum(e["dur"] for e in replay)
+        print(f"replay {r}: {per_run} launches, span {span / 1000:.3f} ms, "
+              f"busy {busy / 1000:.3f} ms, idle {(span - busy) / 1000:.3f} ms")
+    first = replay[0]["ts"]
+    print("last replay (start us, duration us, grid, block, name):")
+    for e in replay:
+        a = e.get("args", {})
+        print(f"  {e['ts'] - first:9.1f} {e['dur']:8.1f}  "
+              f"{str(a.get('grid', '')):>16} {str(a.get('block', '')):>14}  "
+              f"{e['name'][:80]}")
+
+
+def print_latency(torch, model, ids, result, stream, runs):
+    """The forward between two CUDA events, median of `runs` (at least 20)."""
+    times = []
+    for _ in range(max(runs, 20)):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        model.run_device([ids.data_ptr()], [result.data_ptr()], stream.cuda_stream)
+        end.record(stream)
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    print(f"latency between CUDA events: median {statistics.median(times):.3f} ms "
+          f"of {len(times)}")
 
 
 if __name__ == "__main__":
