@@ -3,7 +3,9 @@
 // convert-linalg-to-parallel-loops gives every element of an elementwise op
 // its own iteration, which the CUDA backend runs as one thread with scalar
 // 2- or 4-byte accesses. Here such ops become loops over 16-byte vectors
-// instead: one thread then moves a vector of each operand.
+// instead: one thread then moves a vector of each operand. Gathers of rows
+// (an embedding lookup: a table row picked by a token id) take the same
+// path, the row's index computed once as a scalar.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +67,74 @@ bool hasAlignedVectors(MemRefType type, int64_t lanes) {
   });
 }
 
+/// Sorts the body's values of `op` into those that vary along the innermost
+/// loop and those that do not, or fails where the body holds an op a vector
+/// loop cannot run: anything but elementwise-mappable ops, `linalg.index`,
+/// and `memref.load`s from buffers the op does not write whose last index
+/// is the innermost loop's (one contiguous vector: a gather of rows, as an
+/// embedding lookup is) or that do not vary (one element, broadcast). The
+/// innermost loop's index may only be such a load's last index.
+FailureOr<llvm::DenseSet<Value>> classifyBody(linalg::GenericOp op,
+                                              int64_t lanes) {
+  unsigned last = op.getNumLoops() - 1;
+  llvm::DenseSet<Value> varying;
+  Block *block = op.getBody();
+  for (OpOperand &operand : op->getOpOperands())
+    if (*variesAlongLast(op.getMatchingIndexingMap(&operand), last))
+      varying.insert(block->getArgument(operand.getOperandNumber()));
+  auto isLaneIndex = [&](Value v) {
+    auto index = v.getDefiningOp<linalg::IndexOp>();
+    return index && index.getDim() == last;
+  };
+  for (Operation &inner : block->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      if (index.getDim() == last &&
+          !llvm::all_of(index->getUses(), [](OpOperand &use) {
+            auto load = dyn_cast<memref::LoadOp>(use.getOwner());
+            return load && use.getOperandNumber() ==
+                               load->getNumOperands() - 1;
+          }))
+        return failure();
+      if (index.getDim() == last)
+        varying.insert(index);
+      continue;
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      ValueRange indices = load.getIndices();
+      MemRefType type = load.getMemRefType();
+      if (llvm::is_contained(op.getDpsInits(), load.getMemRef()) ||
+          llvm::any_of(indices.drop_back(),
+                       [&](Value v) { return varying.contains(v); }) ||
+          (!indices.empty() && varying.contains(indices.back()) &&
+           !isLaneIndex(indices.back())))
+        return failure();
+      if (!indices.empty() && isLaneIndex(indices.back())) {
+        Type element = type.getElementType();
+        if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
+            !hasAlignedVectors(type, lanes) ||
+            ShapedType::isDynamic(type.getShape().back()) ||
+            type.getShape().back() % lanes != 0)
+          return failure();
+        varying.insert(load.getResult());
+      }
+      continue;
+    }
+    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
+        inner.getNumRegions() != 0 || !isMemoryEffectFree(&inner))
+      return failure();
+    if (llvm::any_of(inner.getOperands(),
+                     [&](Value v) { return varying.contains(v); })) {
+      // An index computed from the lanes' index would be a vector of
+      // addresses: not a contiguous access.
+      if (llvm::any_of(inner.getResultTypes(),
+                       [](Type t) { return t.isIndex(); }))
+        return failure();
+      varying.insert(inner.getResults().begin(), inner.getResults().end());
+    }
+  }
+  return varying;
+}
+
 /// The vector width (elements) for `op`, or nothing when it does not apply.
 std::optional<int64_t> vectorLanes(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
@@ -98,10 +168,8 @@ std::optional<int64_t> vectorLanes(linalg::GenericOp op) {
         !hasAlignedVectors(cast<MemRefType>(operand.get().getType()), lanes))
       return std::nullopt;
   }
-  for (Operation &inner : op.getBody()->without_terminator())
-    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
-        inner.getNumRegions() != 0 || !isMemoryEffectFree(&inner))
-      return std::nullopt;
+  if (failed(classifyBody(op, lanes)))
+    return std::nullopt;
   return lanes;
 }
 
@@ -142,36 +210,58 @@ void vectorize(linalg::GenericOp op, int64_t lanes) {
     return *variesAlongLast(op.getMatchingIndexingMap(&operand), last);
   };
 
-  // The block arguments, as vectors: loaded once each, broadcast when the
-  // operand does not vary along the vector.
+  // Values that vary along the vector become vectors; the others (an
+  // embedding row's index, broadcast operands) stay scalars, broadcast
+  // where a vector op reads them.
+  llvm::DenseSet<Value> varying = *classifyBody(op, lanes);
   IRMapping mapping;
+  auto asVector = [&](Value v) -> Value {
+    Value mapped = mapping.contains(v) ? mapping.lookup(v) : v;
+    return isa<VectorType>(mapped.getType())
+               ? mapped
+               : broadcast(body, loc, mapped, lanes);
+  };
   Block *block = op.getBody();
   for (OpOperand &operand : op->getOpOperands()) {
     BlockArgument arg = block->getArgument(operand.getOperandNumber());
     if (arg.use_empty())
       continue;
-    Value value;
     if (varies(operand)) {
       auto load = vector::LoadOp::create(
           body, loc, VectorType::get({lanes}, arg.getType()), operand.get(),
           indices(operand));
       load.setAlignmentAttr(alignment);
-      value = load;
+      mapping.map(arg, load.getResult());
     } else {
-      value = broadcast(
-          body, loc,
-          memref::LoadOp::create(body, loc, operand.get(), indices(operand)),
-          lanes);
+      mapping.map(arg, memref::LoadOp::create(body, loc, operand.get(),
+                                              indices(operand))
+                           .getResult());
     }
-    mapping.map(arg, value);
   }
 
-  // The body's ops on vectors; values from outside are broadcast.
   for (Operation &inner : block->without_terminator()) {
-    SmallVector<Value> operands;
-    for (Value v : inner.getOperands())
-      operands.push_back(mapping.contains(v) ? mapping.lookup(v)
-                                             : broadcast(body, loc, v, lanes));
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(inner);
+        load && varying.contains(load.getResult())) {
+      SmallVector<Value> at = llvm::map_to_vector(
+          load.getIndices(), [&](Value v) { return mapping.lookup(v); });
+      auto vectorLoad = vector::LoadOp::create(
+          body, loc, VectorType::get({lanes}, load.getType()),
+          load.getMemRef(), at);
+      vectorLoad.setAlignmentAttr(alignment);
+      mapping.map(load.getResult(), vectorLoad.getResult());
+      continue;
+    }
+    if (!llvm::any_of(inner.getResults(),
+                      [&](Value v) { return varying.contains(v); })) {
+      body.clone(inner, mapping);
+      continue;
+    }
+    SmallVector<Value> operands =
+        llvm::map_to_vector(inner.getOperands(), asVector);
     SmallVector<Type> types;
     for (Type t : inner.getResultTypes())
       types.push_back(VectorType::get({lanes}, t));
@@ -184,8 +274,7 @@ void vectorize(linalg::GenericOp op, int64_t lanes) {
   auto yield = cast<linalg::YieldOp>(block->getTerminator());
   for (auto [value, init] :
        llvm::zip(yield.getValues(), op.getDpsInitsMutable())) {
-    Value stored = mapping.contains(value) ? mapping.lookup(value)
-                                           : broadcast(body, loc, value, lanes);
+    Value stored = asVector(value);
     auto store =
         vector::StoreOp::create(body, loc, stored, init.get(), indices(init));
     store.setAlignmentAttr(alignment);

@@ -91,8 +91,9 @@ func.func @not_vectorized(%a: memref<4x6xbf16>, %t: memref<8x16xf32>, %u: memref
   ^bb0(%id: i64, %o: bf16):
     %0 = arith.index_cast %id : i64 to index
     %1 = linalg.index 1 : index
-    %2 = memref.load %table[%0, %1] : memref<10x16xbf16>
-    linalg.yield %2 : bf16
+    %2 = arith.addi %1, %0 : index
+    %3 = memref.load %table[%0, %2] : memref<10x16xbf16>
+    linalg.yield %3 : bf16
   }
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%t : memref<8x16xf32>) outs(%r : memref<8xf32>) {
   ^bb0(%in: f32, %o: f32):
@@ -142,6 +143,76 @@ func.func @relu_like(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
     %s = arith.select %c, %in, %z : f32
     %f = arith.addf %s, %in fastmath<fast> : f32
     linalg.yield %f : f32
+  }
+  return
+}
+
+// -----
+
+// An embedding lookup plus a position table, as GPT-2's exports spell it:
+// the row's index (a token id, clamped) does not vary along the vector and
+// stays a scalar; each table row is read with 16-byte vector loads at the
+// lanes' column, the sum stored as one vector.
+// ABSENT-LABEL: func.func @embedding
+// ABSENT-NOT: linalg.generic
+// ABSENT: {{^}}}
+// CHECK-LABEL: func.func @embedding(
+// CHECK-SAME: %[[IDS:.*]]: memref<2x4xi64>, %[[POS:.*]]: memref<1x4xi64>, %[[WTE:.*]]: memref<50x16xbf16>, %[[WPE:.*]]: memref<8x16xbf16>, %[[OUT:.*]]: memref<2x4x16xbf16>)
+// CHECK: scf.parallel (%[[B:.*]], %[[S:.*]], %[[D:.*]]) = ({{.*}}) to ({{.*}}) step (%{{.*}}, %{{.*}}, %[[C8:.*]])
+// CHECK: %[[ID:.*]] = memref.load %[[IDS]][%[[B]], %[[S]]] : memref<2x4xi64>
+// CHECK: %[[P:.*]] = memref.load %[[POS]][%{{.*}}, %[[S]]] : memref<1x4xi64>
+// CHECK: %[[ROW:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[PV:.*]] = vector.load %[[WPE]][%{{.*}}, %[[D]]] {alignment = 16 : i64} : memref<8x16xbf16>, vector<8xbf16>
+// CHECK: %[[TV:.*]] = vector.load %[[WTE]][%{{.*}}, %[[D]]] {alignment = 16 : i64} : memref<50x16xbf16>, vector<8xbf16>
+// CHECK: %[[SUM:.*]] = arith.addf %[[TV]], %[[PV]] : vector<8xbf16>
+// CHECK: vector.store %[[SUM]], %[[OUT]][%[[B]], %[[S]], %[[D]]] {alignment = 16 : i64} : memref<2x4x16xbf16>, vector<8xbf16>
+func.func @embedding(%ids: memref<2x4xi64>, %pos: memref<1x4xi64>, %wte: memref<50x16xbf16>, %wpe: memref<8x16xbf16>, %out: memref<2x4x16xbf16>) {
+  %lo = arith.constant -50 : i64
+  %hi = arith.constant 49 : i64
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c50 = arith.constant 50 : index
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids, %pos : memref<2x4xi64>, memref<1x4xi64>) outs(%out : memref<2x4x16xbf16>) {
+  ^bb0(%id: i64, %p: i64, %o: bf16):
+    %0 = arith.maxsi %id, %lo : i64
+    %1 = arith.minsi %0, %hi : i64
+    %2 = arith.index_cast %p : i64 to index
+    %3 = linalg.index 2 : index
+    %4 = memref.load %wpe[%2, %3] : memref<8x16xbf16>
+    %5 = arith.index_cast %1 : i64 to index
+    %6 = arith.cmpi slt, %5, %c0 : index
+    %7 = arith.addi %5, %c50 : index
+    %8 = arith.select %6, %7, %5 : index
+    %9 = memref.load %wte[%8, %3] : memref<50x16xbf16>
+    %10 = arith.addf %9, %4 : bf16
+    linalg.yield %10 : bf16
+  }
+  return
+}
+
+// -----
+
+// A row of a table whose rows are not 16-byte aligned (12 bf16), and a
+// gather that reads the output it writes, stay scalar.
+// ABSENT-LABEL: func.func @gather_not_vectorized
+// ABSENT-NOT: vector.
+// ABSENT: {{^}}}
+// CHECK-LABEL: func.func @gather_not_vectorized
+// CHECK-COUNT-2: linalg.generic
+func.func @gather_not_vectorized(%ids: memref<4xi64>, %narrow: memref<10x12xbf16>, %x: memref<4x16xbf16>, %y: memref<4x8xbf16>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<4xi64>) outs(%y : memref<4x8xbf16>) {
+  ^bb0(%id: i64, %o: bf16):
+    %0 = arith.index_cast %id : i64 to index
+    %1 = linalg.index 1 : index
+    %2 = memref.load %narrow[%0, %1] : memref<10x12xbf16>
+    linalg.yield %2 : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<4xi64>) outs(%x : memref<4x16xbf16>) {
+  ^bb0(%id: i64, %o: bf16):
+    %0 = arith.index_cast %id : i64 to index
+    %1 = linalg.index 1 : index
+    %2 = memref.load %x[%0, %1] : memref<4x16xbf16>
+    linalg.yield %2 : bf16
   }
   return
 }

@@ -2,14 +2,18 @@
 
 // A column maximum as upstream lowers a linalg reduction: the output
 // element goes into iter_args, read once before the loop and written once
-// after it; the input stays a load in the loop.
+// after it; the input stays a load in the loop, unrolled by 8 with the
+// maxima one chain in the original order.
 // CHECK-LABEL: func @column_max
 // CHECK: scf.parallel (%[[C:.*]]) =
 // CHECK: %[[INIT:.*]] = memref.load %[[OUT:.*]][%[[C]]]
-// CHECK: %[[MAX:.*]] = scf.for %[[R:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
+// CHECK-NEXT: %[[EIGHT:.*]] = arith.constant 8 : index
+// CHECK-NEXT: %[[MAX:.*]] = scf.for %[[R:.*]] = {{.*}} step %[[EIGHT]] iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
 // CHECK-NEXT: %[[X:.*]] = memref.load %{{.*}}[%[[R]], %[[C]]]
 // CHECK-NEXT: %[[NEXT:.*]] = arith.maximumf %[[ACC]], %[[X]]
-// CHECK-NEXT: scf.yield %[[NEXT]]
+// CHECK-COUNT-7: memref.load
+// CHECK: %[[LAST:.*]] = arith.maximumf
+// CHECK-NEXT: scf.yield %[[LAST]]
 // CHECK: memref.store %[[MAX]], %[[OUT]][%[[C]]]
 func.func @column_max(%in: memref<1024x8xf32>, %out: memref<8xf32>) {
   %c0 = arith.constant 0 : index

@@ -168,8 +168,13 @@ def VectorizeElementwise
     static layout with unit innermost stride and offset and other strides
     multiples of `V` (so every vector is 16-byte aligned, buffers being),
     no operand is `i1`, and the body holds only elementwise-mappable ops
-    without regions (no `linalg.index`, no loads). Others are left to
-    convert-linalg-to-parallel-loops.
+    without regions, and gathers of rows: a `memref.load` from a buffer
+    the op does not write, whose last index is the innermost loop's
+    (`linalg.index`, used nowhere else) and whose other indices do not
+    vary along it, reads one vector of a row (16-byte aligned rows, as for
+    operands); one whose indices do not vary reads a scalar. Values that
+    do not vary along the vector (an embedding row's index from a token
+    id) stay scalars. Others are left to convert-linalg-to-parallel-loops.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::scf::SCFDialect",

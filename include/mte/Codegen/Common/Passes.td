@@ -254,7 +254,9 @@ def PromoteLoopAccumulators
     amax history is a chain of 1024 such round trips in every thread. This
     pass makes such an element an `iter_args` value of the `scf.for`: one
     load before the loop, one store after it, loads in the loop free to
-    overlap.
+    overlap; a loop of 8 steps or more is then unrolled by 8 (the
+    accumulation one chain in the same order, so the same result), so that
+    eight steps' loads are in flight together.
 
     An element qualifies when the loop body reads it once, then writes it
     once, at the same loop-invariant indices of the same memref, and no
