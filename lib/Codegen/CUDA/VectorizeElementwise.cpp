@@ -109,11 +109,8 @@ FailureOr<llvm::DenseSet<Value>> classifyBody(linalg::GenericOp op,
            !isLaneIndex(indices.back())))
         return failure();
       if (!indices.empty() && isLaneIndex(indices.back())) {
-        Type element = type.getElementType();
-        if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
-            !hasAlignedVectors(type, lanes) ||
-            ShapedType::isDynamic(type.getShape().back()) ||
-            type.getShape().back() % lanes != 0)
+        // vectorLanes counted the element's width in `lanes`.
+        if (!hasAlignedVectors(type, lanes))
           return failure();
         varying.insert(load.getResult());
       }
@@ -152,8 +149,23 @@ std::optional<int64_t> vectorLanes(linalg::GenericOp op) {
     narrowest =
         std::min<int64_t>(narrowest, element.getIntOrFloatBitWidth() / 8);
   }
-  int64_t lanes = kVectorBytes / narrowest;
+  // A row gathered as vectors counts too: its vectors must be 16 bytes.
   unsigned last = op.getNumLoops() - 1;
+  for (auto load : op.getBody()->getOps<memref::LoadOp>()) {
+    ValueRange indices = load.getIndices();
+    auto index = indices.empty()
+                     ? linalg::IndexOp()
+                     : indices.back().getDefiningOp<linalg::IndexOp>();
+    Type element = load.getType();
+    if (!index || index.getDim() != last)
+      continue;
+    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
+        element.getIntOrFloatBitWidth() % 8 != 0)
+      return std::nullopt;
+    narrowest =
+        std::min<int64_t>(narrowest, element.getIntOrFloatBitWidth() / 8);
+  }
+  int64_t lanes = kVectorBytes / narrowest;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ShapedType::isDynamic(ranges[last]) || ranges[last] % lanes != 0)
     return std::nullopt;
@@ -247,7 +259,8 @@ void vectorize(linalg::GenericOp op, int64_t lanes) {
     if (auto load = dyn_cast<memref::LoadOp>(inner);
         load && varying.contains(load.getResult())) {
       SmallVector<Value> at = llvm::map_to_vector(
-          load.getIndices(), [&](Value v) { return mapping.lookup(v); });
+          load.getIndices(),
+          [&](Value v) { return mapping.lookupOrDefault(v); });
       auto vectorLoad = vector::LoadOp::create(
           body, loc, VectorType::get({lanes}, load.getType()),
           load.getMemRef(), at);

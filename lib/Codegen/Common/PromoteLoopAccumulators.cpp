@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mte {
@@ -47,10 +48,20 @@ std::optional<int64_t> staticBytes(MemRefType type) {
   return elements * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
+/// Whether `op` gives a view inside its source's elements (never before
+/// or past them), as a subview or a reshape does; a reinterpret_cast or a
+/// buffer's metadata may reach anywhere in the allocation.
+bool staysInside(Operation *op) {
+  return isa<memref::SubViewOp, memref::CastOp, memref::ExpandShapeOp,
+             memref::CollapseShapeOp, memref::TransposeOp,
+             memref::MemorySpaceCastOp, memref::AssumeAlignmentOp>(op);
+}
+
 Origin originOf(Value memref) {
   Origin origin;
   // Views between the access and the first memref.view stay inside that
-  // view's bytes; a view further up shifts them by an amount not tracked.
+  // view's bytes if each stays inside its source; any other view on the
+  // way, or a view further up, shifts them by an amount not tracked.
   bool shifted = false;
   while (true) {
     Operation *op = memref.getDefiningOp();
@@ -68,7 +79,7 @@ Origin originOf(Value memref) {
         origin.bytes = {shift.getSExtValue(), shift.getSExtValue() + *size};
       else
         shifted = true;
-    } else if (origin.bytes) {
+    } else if (origin.bytes || !staysInside(op)) {
       shifted = true;
     }
     memref = viewLike.getViewSource();
@@ -76,13 +87,17 @@ Origin originOf(Value memref) {
 }
 
 /// Whether `buffer` is a buffer of its own: a fresh allocation, or an
-/// argument of a public function (the runtime never passes overlapping
-/// buffers to a model's entry points; a private function's arguments may
-/// be views of one caller buffer).
+/// argument of a public function nothing in the module calls (an entry
+/// point: the runtime never passes a model overlapping buffers; a called
+/// function's arguments may be views of one caller buffer).
 bool isDistinctBuffer(Value buffer) {
   if (auto arg = dyn_cast<BlockArgument>(buffer)) {
     auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    return func && func.isPublic() && arg.getOwner()->isEntryBlock();
+    Operation *module = func ? SymbolTable::getNearestSymbolTable(
+                                   func->getParentOp())
+                             : nullptr;
+    return func && func.isPublic() && arg.getOwner()->isEntryBlock() &&
+           module && SymbolTable::symbolKnownUseEmpty(func, module);
   }
   return isa_and_present<memref::AllocOp, memref::AllocaOp>(
       buffer.getDefiningOp());
@@ -108,6 +123,17 @@ std::optional<Access> accessOf(Operation *op) {
   return std::nullopt;
 }
 
+/// Whether distinct indices of `type` are distinct elements: every stride
+/// static and non-zero.
+bool hasDistinctElements(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         llvm::all_of(strides, [](int64_t stride) {
+           return ShapedType::isStatic(stride) && stride != 0;
+         });
+}
+
 /// Whether two constant index lists differ somewhere.
 bool differentConstants(ValueRange a, ValueRange b) {
   for (auto [x, y] : llvm::zip(a, b)) {
@@ -123,6 +149,8 @@ bool differentConstants(ValueRange a, ValueRange b) {
 bool mayTouch(const Access &element, const Access &other) {
   if (element.memref == other.memref)
     return !(other.scalar &&
+             hasDistinctElements(
+                 cast<MemRefType>(element.memref.getType())) &&
              differentConstants(element.indices, other.indices));
   Origin a = originOf(element.memref), b = originOf(other.memref);
   if (a.buffer != b.buffer)
@@ -146,6 +174,11 @@ struct Accumulator {
 /// The elements of `loop` that can be carried in registers, or none if
 /// the loop has an access the pass cannot reason about.
 SmallVector<Accumulator> findAccumulators(scf::ForOp loop) {
+  // The element is read before the loop and written after it: only where
+  // the loop certainly runs (a loop that does not may guard the element).
+  std::optional<APInt> trips = loop.getStaticTripCount();
+  if (!trips || trips->isZero())
+    return {};
   SmallVector<Operation *> accesses;
   bool opaque = false;
   loop.getBody()->walk([&](Operation *op) {
@@ -226,8 +259,15 @@ void promote(scf::ForOp loop, MutableArrayRef<Accumulator> accumulators) {
   }
   // The accumulation stays one chain in the original order (the same
   // result bit for bit); only the loads move ahead of it.
+  // Innermost loops only: an outer loop's copies would copy its inner
+  // loops too.
   std::optional<APInt> trips = promoted.getStaticTripCount();
-  if (trips && trips->getSExtValue() >= int64_t(kUnrollFactor))
+  bool innermost = !promoted.getBody()
+                        ->walk([](LoopLikeOpInterface) {
+                          return WalkResult::interrupt();
+                        })
+                        .wasInterrupted();
+  if (innermost && trips && trips->getSExtValue() >= int64_t(kUnrollFactor))
     (void)loopUnrollByFactor(promoted, kUnrollFactor);
 }
 

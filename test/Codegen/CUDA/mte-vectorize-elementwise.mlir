@@ -216,3 +216,41 @@ func.func @gather_not_vectorized(%ids: memref<4xi64>, %narrow: memref<10x12xbf16
   }
   return
 }
+
+// -----
+
+// A gather from a table with a leading unit dimension (its constant index
+// defined outside the body, where canonicalization puts it), and an FP8
+// table read into a bf16 output: the narrowest element (1 byte) sets 16
+// lanes, so the table's vectors are 16 bytes and the output's 32.
+// ABSENT-LABEL: func.func @gather_constant_index_fp8_table
+// ABSENT-NOT: linalg.generic
+// ABSENT: {{^}}}
+// CHECK-LABEL: func.func @gather_constant_index_fp8_table(
+// CHECK-SAME: %[[IDS:.*]]: memref<4xi64>, %[[T:.*]]: memref<1x10x32xbf16>, %[[Q:.*]]: memref<10x32xf8E4M3FN>, %[[X:.*]]: memref<4x32xbf16>, %[[Y:.*]]: memref<4x32xbf16>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = {{.*}} step (%{{.*}}, %[[C8:.*]])
+// CHECK: vector.load %[[T]][%[[C0]], %{{.*}}, %[[J]]] {alignment = 16 : i64} : memref<1x10x32xbf16>, vector<8xbf16>
+// CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = {{.*}} step (%{{.*}}, %[[C16:.*]])
+// CHECK: %[[CODES:.*]] = vector.load %[[Q]][%{{.*}}, %[[J2]]] {alignment = 16 : i64} : memref<10x32xf8E4M3FN>, vector<16xf8E4M3FN>
+// CHECK: arith.extf %[[CODES]] : vector<16xf8E4M3FN> to vector<16xbf16>
+// CHECK: vector.store %{{.*}}, %[[Y]][%[[I2]], %[[J2]]] {alignment = 16 : i64} : memref<4x32xbf16>, vector<16xbf16>
+func.func @gather_constant_index_fp8_table(%ids: memref<4xi64>, %t: memref<1x10x32xbf16>, %q: memref<10x32xf8E4M3FN>, %x: memref<4x32xbf16>, %y: memref<4x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<4xi64>) outs(%x : memref<4x32xbf16>) {
+  ^bb0(%id: i64, %o: bf16):
+    %0 = arith.index_cast %id : i64 to index
+    %1 = linalg.index 1 : index
+    %2 = memref.load %t[%c0, %0, %1] : memref<1x10x32xbf16>
+    linalg.yield %2 : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<4xi64>) outs(%y : memref<4x32xbf16>) {
+  ^bb0(%id: i64, %o: bf16):
+    %0 = arith.index_cast %id : i64 to index
+    %1 = linalg.index 1 : index
+    %2 = memref.load %q[%0, %1] : memref<10x32xf8E4M3FN>
+    %3 = arith.extf %2 : f8E4M3FN to bf16
+    linalg.yield %3 : bf16
+  }
+  return
+}

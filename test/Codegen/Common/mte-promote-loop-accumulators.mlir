@@ -169,3 +169,119 @@ func.func @nested(%in: memref<16x16xf32>, %out: memref<f32>) {
   }
   return
 }
+
+// -----
+
+// A reinterpret_cast may reach anywhere in its buffer: under a view it
+// says nothing of the view's bytes, so %r[0] (byte 16 of the arena) may be
+// %b[0], and nothing moves.
+// CHECK-LABEL: func @reinterpret_cast_under_view
+// CHECK-NOT: iter_args
+// CHECK: return
+func.func @reinterpret_cast_under_view(%arena: memref<4096xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %one = arith.constant 1.0 : f32
+  %a = memref.view %arena[%c0][] : memref<4096xi8> to memref<4xf32>
+  %b = memref.view %arena[%c16][] : memref<4096xi8> to memref<4xf32>
+  %r = memref.reinterpret_cast %a to offset: [4], sizes: [4], strides: [1] : memref<4xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.for %i = %c0 to %c16 step %c1 {
+    %acc = memref.load %b[%c0] : memref<4xf32>
+    %s = arith.addf %acc, %one : f32
+    memref.store %s, %b[%c0] : memref<4xf32>
+    %y = memref.load %r[%c0] : memref<4xf32, strided<[1], offset: 4>>
+    memref.store %y, %r[%c1] : memref<4xf32, strided<[1], offset: 4>>
+  }
+  return
+}
+
+// -----
+
+// A zero stride makes distinct indices one element; a loop that may not
+// run (its trip count unknown) must not gain a load and a store; and an
+// entry point called inside the module may be given overlapping buffers.
+// CHECK-LABEL: func @zero_stride
+// CHECK-NOT: iter_args
+// CHECK-LABEL: func @unknown_trips
+// CHECK-NOT: iter_args
+// CHECK-LABEL: func @called
+// CHECK-NOT: iter_args
+// CHECK: return
+func.func @zero_stride(%z: memref<4xf32, strided<[0]>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  scf.for %i = %c0 to %c16 step %c1 {
+    %acc = memref.load %z[%c0] : memref<4xf32, strided<[0]>>
+    %x = memref.load %z[%c1] : memref<4xf32, strided<[0]>>
+    %s = arith.addf %acc, %x : f32
+    memref.store %s, %z[%c0] : memref<4xf32, strided<[0]>>
+  }
+  return
+}
+func.func @unknown_trips(%in: memref<16xf32>, %out: memref<f32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %in[%i] : memref<16xf32>
+    %a = memref.load %out[] : memref<f32>
+    %s = arith.addf %a, %x : f32
+    memref.store %s, %out[] : memref<f32>
+  }
+  return
+}
+func.func @called(%in: memref<16xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  scf.for %i = %c0 to %c16 step %c1 {
+    %x = memref.load %in[%i] : memref<16xf32>
+    %a = memref.load %out[] : memref<f32>
+    %s = arith.addf %a, %x : f32
+    memref.store %s, %out[] : memref<f32>
+  }
+  return
+}
+func.func @caller(%buf: memref<16xf32>, %out: memref<f32>) {
+  func.call @called(%buf, %out) : (memref<16xf32>, memref<f32>) -> ()
+  return
+}
+
+// -----
+
+// A loop of fewer than 8 steps is promoted but not unrolled; of an outer
+// and an inner loop only the inner one is unrolled.
+// CHECK-LABEL: func @short_and_nested
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: scf.for {{.*}} step %[[ONE]] iter_args
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: scf.yield
+// CHECK: scf.for {{.*}} step %[[ONE]] iter_args
+// CHECK: scf.for {{.*}} step %[[EIGHT:.*]] iter_args
+// CHECK-COUNT-8: arith.addf
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield
+func.func @short_and_nested(%in: memref<16x16xf32>, %out: memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %in[%c0, %i] : memref<16x16xf32>
+    %a = memref.load %out[%c0] : memref<2xf32>
+    %s = arith.addf %a, %x : f32
+    memref.store %s, %out[%c0] : memref<2xf32>
+  }
+  scf.for %i = %c0 to %c16 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %x = memref.load %in[%i, %j] : memref<16x16xf32>
+      %a = memref.load %out[%c1] : memref<2xf32>
+      %s = arith.addf %a, %x : f32
+      memref.store %s, %out[%c1] : memref<2xf32>
+    }
+  }
+  return
+}
