@@ -97,6 +97,7 @@ check-gpu:
 	  --fixtures $(BUILD_DIR)/gpu-check
 	python3 utils/gpu/check_attention.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
 	python3 utils/gpu/check_gemm_scales.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
+	python3 utils/gpu/check_amaxes.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
 	utils/gpu/sanitize.sh $(BUILD_DIR)/gpu-check
 
 bench-artifacts: build

@@ -91,6 +91,16 @@ mte_cuda_attention(uint64_t q, uint64_t k, uint64_t v, uint64_t out,
                    int64_t keyBiasBatchStride, uint64_t outScale,
                    uint64_t rowMax);
 
+/* The amaxes of delayed FP8 scaling (Amaxes.cu), all in one launch:
+ * out[i] = max |x| over the elements of input i, for the `count` inputs
+ * that `table` describes (the host address of int64_t [count][3]: each
+ * input's device address, element count and mte_dtype, f32, bf16 or f16;
+ * dense). `out` is the device address of f32 [count]; an input holding NaN
+ * gives NaN, an empty one 0. Stream-ordered: the table is read before the
+ * call returns. */
+MTE_KERNEL_API void mte_cuda_amaxes(uint64_t table, int64_t count,
+                                    uint64_t out);
+
 /* Collectives of sharded models (mte-compile --tp). A sharded model runs
  * as one rank of the device grid it was compiled for (mte_model_abi's
  * grid_shape); each collective runs over the ranks that share every grid

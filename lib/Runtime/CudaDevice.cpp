@@ -245,6 +245,13 @@ bool mte::cuda::copyOnDevice(void *to, const void *from, size_t bytes,
                "cuMemcpyAsync", error);
 }
 
+bool mte::cuda::fillOnDevice32(void *to, uint32_t value, size_t count,
+                               void *stream, std::string &error) {
+  return check(driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(to),
+                                         value, count, stream),
+               "cuMemsetD32Async", error);
+}
+
 bool mte::cuda::orderStreams(void *producer, void *waiting,
                              std::string &error) {
   const Driver &d = driver();

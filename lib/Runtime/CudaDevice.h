@@ -126,6 +126,10 @@ void destroyEvent(void *event);
 bool copyOnDevice(void *to, const void *from, size_t bytes, void *stream,
                   std::string &error);
 
+/// `count` 32-bit words at `to` set to `value`, enqueued on `stream`.
+bool fillOnDevice32(void *to, uint32_t value, size_t count, void *stream,
+                    std::string &error);
+
 /// Makes work enqueued on `waiting` from now on wait for what is enqueued on
 /// `producer` so far (an event recorded on one, waited on by the other),
 /// without blocking the host.

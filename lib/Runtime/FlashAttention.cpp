@@ -22,13 +22,13 @@
 #include <cstring>
 #include <string>
 
-#ifdef MTE_HAVE_ATTENTION_KERNELS
+#ifdef MTE_HAVE_RUNTIME_KERNELS
 extern "C" const unsigned char mteFlashAttentionFatbin[];
 #endif
 
 namespace {
 /// The kernels' fatbin, or null in a runtime built without nvcc.
-#ifdef MTE_HAVE_ATTENTION_KERNELS
+#ifdef MTE_HAVE_RUNTIME_KERNELS
 const void *const kKernelImage = mteFlashAttentionFatbin;
 constexpr bool kHaveKernels = true;
 #else

@@ -5,11 +5,14 @@
 // here, after bufferization, on the buffers of their declarations: each
 // kind's body is built with RowKernelBuilder (NormKernel.cpp,
 // AttentionSoftmaxKernel.cpp, RotaryKernel.cpp); fused attention becomes a
-// runtime call (FlashAttentionCall.cpp).
+// runtime call (FlashAttentionCall.cpp), and so do the delayed update's
+// amaxes (AmaxesCall.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "RowKernelBuilder.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "mte/Codegen/CUDA/Passes.h"
 #include "mte/Codegen/CUDA/RowKernels.h"
@@ -47,7 +50,8 @@ LogicalResult defineRowKernel(func::FuncOp func, RowKernelAttr spec) {
   case RowKernelKind::GegluTanh:
     return defineGatedKernel(func, spec);
   case RowKernelKind::FlashAttention:
-    break; // a call, not a kernel: see lowerFlashAttentionCalls
+  case RowKernelKind::Amaxes:
+    break; // calls, not kernels: see lower*Calls
   }
   return invalidKernel(func, "row", "unknown kind");
 }
@@ -144,6 +148,11 @@ struct BuildRowKernelsPass
         continue;
       if (spec.getKind() == RowKernelKind::FlashAttention) {
         if (failed(lowerFlashAttentionCalls(func, spec)))
+          return signalPassFailure();
+        continue;
+      }
+      if (spec.getKind() == RowKernelKind::Amaxes) {
+        if (failed(lowerAmaxesCalls(func)))
           return signalPassFailure();
         continue;
       }

@@ -406,6 +406,11 @@ LogicalResult defineGatedKernel(func::FuncOp func, kernel::RowKernelAttr spec);
 LogicalResult lowerFlashAttentionCalls(func::FuncOp func,
                                        kernel::RowKernelAttr spec);
 
+/// Replaces every call of the amaxes declaration `func` (inputs of any
+/// shape, then the f32 [T] output) by a call of the runtime's
+/// mte_cuda_amaxes with a table of the inputs, then erases the declaration.
+LogicalResult lowerAmaxesCalls(func::FuncOp func);
+
 } // namespace mte::cuda
 
 #endif // MTE_LIB_CODEGEN_CUDA_ROWKERNELBUILDER_H

@@ -27,6 +27,9 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
+
 #include <limits>
 
 namespace mte {
@@ -504,6 +507,40 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
 /// Rows the amax kernel gives a tensor: the longest power-of-two row of at
 /// most 16384 elements that divides it (one read, few row maxima left).
 constexpr int64_t kMaxAmaxRow = 16384, kMinAmaxRow = 32;
+/// The largest input (elements) the vector of amaxes reads in place of
+/// its amax, which then waits until the end of the forward to read it.
+constexpr int64_t kMaxDeferredAmax = int64_t(1) << 18;
+
+/// One pass of the amax row kernel over `values` viewed as [rows, length]
+/// (the longest row of at most kMaxAmaxRow that a row kernel takes):
+/// the rows' maxima, f32 [rows]; null when no row of at least kMinAmaxRow
+/// divides it. A pass of one row writes where its value goes (an element
+/// of the delayed update's vector: at any offset).
+Value amaxRowPass(OpBuilder &b, Location loc, Value values,
+                  OpBuilder &moduleBuilder, SymbolTable &symbols) {
+  auto valuesType = cast<RankedTensorType>(values.getType());
+  Type element = valuesType.getElementType();
+  int64_t count = valuesType.getNumElements(), length = kMaxAmaxRow;
+  while (length >= kMinAmaxRow &&
+         (count % length != 0 || !mte::canBuildRowKernel(length, element)))
+    length /= 2;
+  if (length < kMinAmaxRow)
+    return {};
+  int64_t rows = count / length;
+  Value input = reshapeTensor(b, loc, values, {rows, length});
+  auto maximaType = RankedTensorType::get({rows}, b.getF32Type());
+  std::string name = "mte_row_amax_" + mangle({rows, length}, element);
+  MemRefLayoutAttrInterface layout;
+  if (rows == 1)
+    layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1});
+  return callKernel(b, loc, name,
+                    KernelSpec{RowKernelKind::Amax}.get(b.getContext()), input,
+                    maximaType,
+                    {argumentType(input),
+                     MemRefType::get({rows}, b.getF32Type(), layout)},
+                    moduleBuilder, symbols, /*writesInPlace=*/rows == 1)
+      .front();
+}
 
 /// amax(x) becomes amax of row maxima of row maxima ... of x: each pass
 /// one read by the amax row kernel, until one value is left, which is the
@@ -513,39 +550,18 @@ void convertAmax(AmaxOp op, OpBuilder &moduleBuilder, SymbolTable &symbols) {
   RankedTensorType type = op.getInput().getType();
   if (!type.hasStaticShape() || !isKernelFloat(type.getElementType()))
     return;
-  MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   OpBuilder b(op);
   Value values = op.getInput();
-  for (;;) {
-    auto valuesType = cast<RankedTensorType>(values.getType());
-    Type element = valuesType.getElementType();
-    int64_t count = valuesType.getNumElements(), length = kMaxAmaxRow;
-    if (count <= kMinAmaxRow)
+  while (cast<RankedTensorType>(values.getType()).getNumElements() >
+         kMinAmaxRow) {
+    Value maxima = amaxRowPass(b, loc, values, moduleBuilder, symbols);
+    if (!maxima)
       break;
-    while (length >= kMinAmaxRow &&
-           (count % length != 0 || !mte::canBuildRowKernel(length, element)))
-      length /= 2;
-    if (length < kMinAmaxRow)
-      break;
-    int64_t rows = count / length;
-    Value input = reshapeTensor(b, loc, values, {rows, length});
-    auto maximaType = RankedTensorType::get({rows}, b.getF32Type());
-    std::string name = "mte_row_amax_" + mangle({rows, length}, element);
-    // The last pass writes where its value goes, an element of the delayed
-    // update's vector: at any offset.
-    MemRefLayoutAttrInterface layout;
-    if (rows == 1)
-      layout = StridedLayoutAttr::get(ctx, ShapedType::kDynamic, {1});
-    values = callKernel(b, loc, name, KernelSpec{RowKernelKind::Amax}.get(ctx),
-                        input, maximaType,
-                        {argumentType(input),
-                         MemRefType::get({rows}, b.getF32Type(), layout)},
-                        moduleBuilder, symbols, /*writesInPlace=*/rows == 1)
-                  .front();
+    values = maxima;
     // One row: its max |x| is the amax, which the kernel writes where it
     // goes (the delayed update's vector): no last level of one thread.
-    if (rows == 1) {
+    if (cast<RankedTensorType>(values.getType()).getNumElements() == 1) {
       op.replaceAllUsesWith(reshapeTensor(b, loc, values, {}));
       op->erase();
       return;
@@ -582,6 +598,81 @@ void convertBlockAmax(BlockAmaxOp op, OpBuilder &moduleBuilder,
           .front();
   op.replaceAllUsesWith(reshapeTensor(b, loc, maxima, op.getType().getShape()));
   op->erase();
+}
+
+/// A vector of amaxes -- a concat of f32 scalars each reshaped to [1]:
+/// delayed scaling's input to its update -- becomes one call of the
+/// runtime's amaxes kernel, which writes every element in one launch: the
+/// max |x| of an amax's input (the tensor, or the rows' maxima its producer
+/// wrote) or of a scalar itself (an amax cuBLASLt wrote). That replaces a
+/// row kernel (and a one-thread tail) per amax and a copy per scalar with
+/// one launch. The amaxes taken over are erased and added to `merged`.
+void convertAmaxVector(ConcatOp op, DenseSet<Operation *> &merged,
+                       OpBuilder &moduleBuilder, SymbolTable &symbols) {
+  auto type = cast<RankedTensorType>(op.getType());
+  if (op.getAxis() != 0 || type.getRank() != 1 || !type.hasStaticShape() ||
+      !type.getElementType().isF32() || op.getInputs().size() < 2)
+    return;
+  SmallVector<ReshapeOp> reshapes;
+  for (Value element : op.getInputs()) {
+    auto reshape = element.getDefiningOp<ReshapeOp>();
+    auto scalar = reshape ? dyn_cast<RankedTensorType>(
+                                reshape.getInput().getType())
+                          : nullptr;
+    if (!scalar || scalar.getRank() != 0 || !scalar.getElementType().isF32() ||
+        cast<RankedTensorType>(element.getType()).getNumElements() != 1)
+      return;
+    reshapes.push_back(reshape);
+  }
+  SmallVector<Value> inputs;
+  SmallVector<AmaxOp> amaxes;
+  for (ReshapeOp reshape : reshapes) {
+    Value value = reshape.getInput();
+    // An amax whose only use is this vector: the kernel reads its input,
+    // or, should that be large, the rows' maxima of one pass where the
+    // amax was (the input's buffer need not live until the vector).
+    if (auto amax = value.getDefiningOp<AmaxOp>();
+        amax && amax->hasOneUse() && reshape->hasOneUse() &&
+        amax.getInput().getType().hasStaticShape() &&
+        isKernelFloat(amax.getInput().getType().getElementType())) {
+      Value input = amax.getInput();
+      if (amax.getInput().getType().getNumElements() > kMaxDeferredAmax) {
+        OpBuilder b(amax);
+        input = amaxRowPass(b, amax.getLoc(), input, moduleBuilder, symbols);
+      }
+      if (input) {
+        amaxes.push_back(amax);
+        value = input;
+      }
+    }
+    inputs.push_back(value);
+  }
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Type> arguments;
+  std::string signature;
+  llvm::raw_string_ostream os(signature);
+  for (Value input : inputs) {
+    arguments.push_back(argumentType(input));
+    os << arguments.back() << ";";
+  }
+  arguments.push_back(MemRefType::get(type.getShape(), type.getElementType()));
+  // One declaration per list of input types.
+  std::string name = "mte_amaxes_" + std::to_string(inputs.size()) + "_" +
+                     llvm::utohexstr(llvm::xxh3_64bits(signature));
+  Value vector = callKernel(b, loc, name,
+                            KernelSpec{RowKernelKind::Amaxes}.get(
+                                b.getContext()),
+                            inputs, type, arguments, moduleBuilder, symbols)
+                     .front();
+  op.replaceAllUsesWith(vector);
+  op->erase();
+  for (AmaxOp amax : amaxes) {
+    Operation *reshape = *amax->user_begin();
+    reshape->erase();
+    merged.insert(amax);
+    amax->erase();
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -863,8 +954,15 @@ struct ConvertTransformerToRowKernelsPass
                        : RowKernelKind::Geglu,
                    moduleBuilder, symbols);
     }
+    // The amax vectors of delayed scaling first: one kernel each.
+    DenseSet<Operation *> merged;
+    SmallVector<ConcatOp> vectors;
+    module.walk([&](ConcatOp op) { vectors.push_back(op); });
+    for (ConcatOp op : vectors)
+      convertAmaxVector(op, merged, moduleBuilder, symbols);
     for (AmaxOp op : amaxes)
-      convertAmax(op, moduleBuilder, symbols);
+      if (!merged.contains(op))
+        convertAmax(op, moduleBuilder, symbols);
     // After the norms and gated units, which take over the rows' maxima of
     // their outputs.
     SmallVector<BlockAmaxOp> blockAmaxes;

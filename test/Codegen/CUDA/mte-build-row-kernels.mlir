@@ -182,7 +182,7 @@ func.func private @other(memref<4x4xf32>)
 // -----
 
 // An unknown kind, or parameters the kind does not take, do not parse.
-// expected-error @+2 {{expected ::mte::kernel::RowKernelKind to be one of: layer_norm, rms_norm, rotary, attention_softmax, flash_attention, amax, swiglu, geglu, geglu_tanh}}
+// expected-error @+2 {{expected ::mte::kernel::RowKernelKind to be one of: layer_norm, rms_norm, rotary, attention_softmax, flash_attention, amax, swiglu, geglu, geglu_tanh, amaxes}}
 // expected-error @+1 {{failed to parse Kernel_RowKernelAttr parameter 'kind'}}
 func.func private @bad(memref<4x4xf32>, f32, memref<4x4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = group_norm>}
 
@@ -553,3 +553,58 @@ func.func private @mte_row_amax_6x16384xbf16(memref<6x16384xbf16>, memref<6xf32>
 
 // expected-error @below {{is not a valid amax kernel: needs (input [rows, length], f32 output [rows])}}
 func.func private @mte_row_amax_bad(memref<6x16384xbf16>, memref<6xbf16>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amax>}
+
+// -----
+
+// An amaxes declaration is not given a body either: each call becomes a
+// call of the runtime's mte_cuda_amaxes with a table on the host stack
+// (an llvm.alloca of [3 x count] i64 at the caller's entry: a
+// memref.alloca would become device memory): per input its address, its
+// element count and its mte_dtype (1: f32, 3: bf16), then the count and
+// the output's address.
+// CHECK-LABEL: func.func @forward_amaxes(
+// CHECK-SAME: %[[R:.*]]: memref<16xf32>, %[[X:.*]]: memref<4x8xbf16>, %[[D:.*]]: memref<f32>, %[[V:.*]]: memref<3xf32>)
+// CHECK: %[[N:.*]] = llvm.mlir.constant(9 : i64) : i64
+// CHECK: %[[T:.*]] = llvm.alloca %[[N]] x i64 {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK: memref.extract_strided_metadata %[[R]]
+// CHECK: %[[RA:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[S0:.*]] = llvm.getelementptr %[[T]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK: llvm.store %[[RA]], %[[S0]] : i64, !llvm.ptr
+// CHECK: %[[S1:.*]] = llvm.getelementptr %[[T]][1]
+// CHECK: llvm.store %c16_i64{{.*}}, %[[S1]]
+// CHECK: %[[S2:.*]] = llvm.getelementptr %[[T]][2]
+// CHECK: llvm.store %c1_i64{{.*}}, %[[S2]]
+// CHECK: memref.extract_strided_metadata %[[X]]
+// CHECK: llvm.getelementptr %[[T]][4]
+// CHECK: llvm.store %c32_i64
+// CHECK: llvm.getelementptr %[[T]][5]
+// CHECK: llvm.store %c3_i64
+// CHECK: memref.extract_strided_metadata %[[D]]
+// CHECK: llvm.getelementptr %[[T]][7]
+// CHECK: llvm.store %c1_i64
+// CHECK: %[[TA:.*]] = llvm.ptrtoint %[[T]] : !llvm.ptr to i64
+// CHECK: memref.extract_strided_metadata %[[V]]
+// CHECK: %[[VA:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: call @mte_cuda_amaxes(%[[TA]], %c3_i64{{.*}}, %[[VA]]) : (i64, i64, i64) -> ()
+// CHECK-NOT: mte_amaxes_3
+// CHECK: func.func private @mte_cuda_amaxes(i64, i64, i64)
+func.func private @mte_amaxes_3(memref<16xf32>, memref<4x8xbf16>, memref<f32>, memref<3xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amaxes>}
+func.func @forward_amaxes(%r: memref<16xf32>, %x: memref<4x8xbf16>, %d: memref<f32>, %v: memref<3xf32>) {
+  call @mte_amaxes_3(%r, %x, %d, %v) : (memref<16xf32>, memref<4x8xbf16>, memref<f32>, memref<3xf32>) -> ()
+  return
+}
+
+// -----
+
+// expected-error @+1 {{cannot lower the amaxes 'mte_amaxes_i32': an input of type memref<4xi32> is not a contiguous f32, bf16 or f16 buffer}}
+func.func private @mte_amaxes_i32(memref<16xf32>, memref<4xi32>, memref<2xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amaxes>}
+
+// -----
+
+// expected-error @+1 {{cannot lower the amaxes 'mte_amaxes_short': needs inputs, then a contiguous f32 output of one element per input}}
+func.func private @mte_amaxes_short(memref<16xf32>, memref<4xf32>, memref<1xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amaxes>}
+
+// -----
+
+// expected-error @+1 {{a amaxes kernel takes no 'heads'}}
+func.func private @mte_amaxes_heads(memref<16xf32>, memref<1xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amaxes, heads = 2>}

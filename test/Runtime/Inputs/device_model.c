@@ -3,10 +3,11 @@
 |* A CUDA model that does on fake_cuda.c what compiled models do on a GPU:   *|
 |* it loads a module when its library loads, and its run launches a kernel  *|
 |* of it, allocates on the stream, and calls mte_cuda_gemm and (with         *|
-|* MTE_TEST_ATTENTION, when the runtime has the kernels) mte_cuda_attention. *|
-|* Each of them fails when it reaches the driver in another device's context.*|
-|* MTE_TEST_EPILOGUE and MTE_TEST_SCALE_MODE give its GEMM call another     *|
-|* epilogue or scale mode.                                                   *|
+|* MTE_TEST_ATTENTION, when the runtime has the kernels) mte_cuda_attention  *|
+|* and mte_cuda_amaxes. Each of them fails when it reaches the driver in     *|
+|* another device's context. MTE_TEST_EPILOGUE and MTE_TEST_SCALE_MODE give  *|
+|* its GEMM call another epilogue or scale mode; MTE_TEST_AMAX_DTYPE calls   *|
+|* mte_cuda_amaxes with that type for its second input.                      *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -70,6 +71,17 @@ static int32_t run(void *const *in, void *const *out, void *const *w,
 #ifdef MTE_TEST_ATTENTION
   mte_cuda_attention(x, x, x, y, 1, 2, 2, 8, 8, 64, 1024, 128, 1024, 128, 1024,
                      128, 1024, 128, 0.125f, 1, MTE_DTYPE_BF16, 0, 0, 0, 0);
+#ifndef MTE_TEST_AMAX_DTYPE
+#define MTE_TEST_AMAX_DTYPE MTE_DTYPE_BF16
+#endif
+#endif
+#ifdef MTE_TEST_AMAX_DTYPE
+  {
+    /* Two inputs' amaxes into the output's last two elements. */
+    const int64_t table[2][3] = {{(int64_t)x, 16, MTE_DTYPE_F32},
+                                 {(int64_t)x, 8, MTE_TEST_AMAX_DTYPE}};
+    mte_cuda_amaxes((uint64_t)(uintptr_t)table, 2, y + 4 * 1022);
+  }
 #endif
   (void)arena;
   (void)index_status;

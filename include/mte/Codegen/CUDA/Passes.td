@@ -79,6 +79,11 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
       (f32), output [B, Sq, H * D]. Not a gpu.launch: every call becomes a
       call of the runtime's `mte_cuda_attention` (libmte_runtime's fused
       kernels) with the buffers' addresses and strides.
+    - `amaxes`: inputs of any shape (f32, bf16 or f16, dense), output
+      f32 [T] (T inputs). Not a gpu.launch either: every call becomes a
+      call of the runtime's `mte_cuda_amaxes` with a table of the inputs
+      (address, element count, type) on the host stack (`llvm.alloca` at
+      the function's entry: a `memref.alloca` would become device memory).
 
     Each row gets a group of threads: a power of two up to a warp for rows
     of up to 32 vectors (several rows to a 128-thread block), a warp for up
@@ -104,8 +109,9 @@ def BuildRowKernels : Pass<"mte-build-row-kernels", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

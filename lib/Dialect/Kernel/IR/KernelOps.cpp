@@ -67,6 +67,7 @@ RowKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     takes.amax = takes.quantizeFrom = true;
     break;
   case RowKernelKind::Amax:
+  case RowKernelKind::Amaxes:
     break;
   case RowKernelKind::Swiglu:
   case RowKernelKind::Geglu:

@@ -48,6 +48,7 @@ def Kernel_RowKernelKind : I32EnumAttr<"RowKernelKind",
     I32EnumAttrCase<"Swiglu", 6, "swiglu">,
     I32EnumAttrCase<"Geglu", 7, "geglu">,
     I32EnumAttrCase<"GegluTanh", 8, "geglu_tanh">,
+    I32EnumAttrCase<"Amaxes", 9, "amaxes">,
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mte::kernel";
@@ -60,7 +61,7 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
     mte-convert-transformer-to-row-kernels declares each kernel it calls as
     a private function carrying this attribute (under `mte.row_kernel`);
     mte-build-row-kernels defines the function from it (norms, rotary,
-    softmax) or lowers its calls to the runtime (flash attention). Each
+    softmax) or lowers its calls to the runtime (flash attention, amaxes). Each
     kind takes its own parameters and no others, which the verifier checks:
 
     * `layer_norm`: `bias`, `residual`, `amax`, `quantize_from`;
@@ -86,7 +87,10 @@ def Kernel_RowKernelAttr : AttrDef<Kernel_Dialect, "RowKernel"> {
       length] views, in f32, rounded to the output type or, with
       `quantize_from`, to that type and then cast to E4M3 as the norms do;
       `amax` as the norms'); `geglu`, `geglu_tanh`: the same with
-      gelu(gate) (erf, or its tanh approximation) for silu(gate).
+      gelu(gate) (erf, or its tanh approximation) for silu(gate);
+    * `amaxes`: nothing (f32 `[T]`: input i's max |x|, of T inputs of any
+      shape in f32, bf16 or f16, in one launch; no body: each call becomes
+      a call of the runtime's mte_cuda_amaxes).
 
     ```mlir
     #kernel.row_kernel<kind = attention_softmax, heads = 4, queries = 16, causal = true>
