@@ -240,7 +240,7 @@ void mte::buildCudaPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // A reduction's sequential steps accumulate in registers, not through a
   // store and load of its output element each step.
-  pm.addNestedPass<func::FuncOp>(createPromoteLoopAccumulators());
+  pm.addPass(createPromoteLoopAccumulators());
   ParallelLoopsToGPUOptions launch;
   launch.blockSize = options.blockSize;
   pm.addPass(createParallelLoopsToGPU(launch));

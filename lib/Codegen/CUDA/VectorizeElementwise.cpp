@@ -88,15 +88,15 @@ FailureOr<llvm::DenseSet<Value>> classifyBody(linalg::GenericOp op,
   };
   for (Operation &inner : block->without_terminator()) {
     if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-      if (index.getDim() == last &&
-          !llvm::all_of(index->getUses(), [](OpOperand &use) {
+      if (index.getDim() != last)
+        continue;
+      if (!llvm::all_of(index->getUses(), [](OpOperand &use) {
             auto load = dyn_cast<memref::LoadOp>(use.getOwner());
-            return load && use.getOperandNumber() ==
-                               load->getNumOperands() - 1;
+            return load &&
+                   use.getOperandNumber() == load->getNumOperands() - 1;
           }))
         return failure();
-      if (index.getDim() == last)
-        varying.insert(index);
+      varying.insert(index);
       continue;
     }
     if (auto load = dyn_cast<memref::LoadOp>(inner)) {
@@ -109,7 +109,7 @@ FailureOr<llvm::DenseSet<Value>> classifyBody(linalg::GenericOp op,
            !isLaneIndex(indices.back())))
         return failure();
       if (!indices.empty() && isLaneIndex(indices.back())) {
-        // vectorLanes counted the element's width in `lanes`.
+        // planVectors counted the element's width in `lanes`.
         if (!hasAlignedVectors(type, lanes))
           return failure();
         varying.insert(load.getResult());
@@ -132,22 +132,34 @@ FailureOr<llvm::DenseSet<Value>> classifyBody(linalg::GenericOp op,
   return varying;
 }
 
-/// The vector width (elements) for `op`, or nothing when it does not apply.
-std::optional<int64_t> vectorLanes(linalg::GenericOp op) {
+/// The bytes of a vector lane of `element`: whole bytes only.
+std::optional<int64_t> laneBytes(Type element) {
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
+      element.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  return element.getIntOrFloatBitWidth() / 8;
+}
+
+/// How `op` becomes a vector loop: the vector width (elements) and the
+/// body's values that vary along it.
+struct VectorPlan {
+  int64_t lanes;
+  llvm::DenseSet<Value> varying;
+};
+
+/// The plan for `op`, or nothing when it does not apply.
+std::optional<VectorPlan> planVectors(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
       op.getNumParallelLoops() != op.getNumLoops())
     return std::nullopt;
   int64_t narrowest = kVectorBytes;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || !type.hasStaticShape())
+    std::optional<int64_t> bytes =
+        type ? laneBytes(type.getElementType()) : std::nullopt;
+    if (!type || !type.hasStaticShape() || !bytes)
       return std::nullopt;
-    Type element = type.getElementType();
-    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
-        element.getIntOrFloatBitWidth() % 8 != 0)
-      return std::nullopt;
-    narrowest =
-        std::min<int64_t>(narrowest, element.getIntOrFloatBitWidth() / 8);
+    narrowest = std::min(narrowest, *bytes);
   }
   // A row gathered as vectors counts too: its vectors must be 16 bytes.
   unsigned last = op.getNumLoops() - 1;
@@ -156,14 +168,12 @@ std::optional<int64_t> vectorLanes(linalg::GenericOp op) {
     auto index = indices.empty()
                      ? linalg::IndexOp()
                      : indices.back().getDefiningOp<linalg::IndexOp>();
-    Type element = load.getType();
     if (!index || index.getDim() != last)
       continue;
-    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
-        element.getIntOrFloatBitWidth() % 8 != 0)
+    std::optional<int64_t> bytes = laneBytes(load.getType());
+    if (!bytes)
       return std::nullopt;
-    narrowest =
-        std::min<int64_t>(narrowest, element.getIntOrFloatBitWidth() / 8);
+    narrowest = std::min(narrowest, *bytes);
   }
   int64_t lanes = kVectorBytes / narrowest;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -180,9 +190,10 @@ std::optional<int64_t> vectorLanes(linalg::GenericOp op) {
         !hasAlignedVectors(cast<MemRefType>(operand.get().getType()), lanes))
       return std::nullopt;
   }
-  if (failed(classifyBody(op, lanes)))
+  FailureOr<llvm::DenseSet<Value>> varying = classifyBody(op, lanes);
+  if (failed(varying))
     return std::nullopt;
-  return lanes;
+  return VectorPlan{lanes, std::move(*varying)};
 }
 
 /// `value` (a scalar) as a vector of `lanes`.
@@ -191,7 +202,8 @@ Value broadcast(OpBuilder &b, Location loc, Value value, int64_t lanes) {
       b, loc, VectorType::get({lanes}, value.getType()), value);
 }
 
-void vectorize(linalg::GenericOp op, int64_t lanes) {
+void vectorize(linalg::GenericOp op, const VectorPlan &plan) {
+  int64_t lanes = plan.lanes;
   OpBuilder b(op);
   Location loc = op.getLoc();
   unsigned last = op.getNumLoops() - 1;
@@ -225,7 +237,7 @@ void vectorize(linalg::GenericOp op, int64_t lanes) {
   // Values that vary along the vector become vectors; the others (an
   // embedding row's index, broadcast operands) stay scalars, broadcast
   // where a vector op reads them.
-  llvm::DenseSet<Value> varying = *classifyBody(op, lanes);
+  const llvm::DenseSet<Value> &varying = plan.varying;
   IRMapping mapping;
   auto asVector = [&](Value v) -> Value {
     Value mapped = mapping.contains(v) ? mapping.lookup(v) : v;
@@ -312,13 +324,13 @@ struct VectorizeElementwisePass
         return signalPassFailure();
     }
 
-    SmallVector<std::pair<linalg::GenericOp, int64_t>> candidates;
+    SmallVector<std::pair<linalg::GenericOp, VectorPlan>> candidates;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (std::optional<int64_t> lanes = vectorLanes(op))
-        candidates.emplace_back(op, *lanes);
+      if (std::optional<VectorPlan> plan = planVectors(op))
+        candidates.emplace_back(op, std::move(*plan));
     });
-    for (auto [op, lanes] : candidates)
-      vectorize(op, lanes);
+    for (auto &[op, plan] : candidates)
+      vectorize(op, plan);
   }
 };
 

@@ -37,15 +37,11 @@ struct Origin {
 
 /// The static byte size of `type`, if it has one.
 std::optional<int64_t> staticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-    return std::nullopt;
-  int64_t elements = type.getNumElements();
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
       !type.getLayout().isIdentity())
     return std::nullopt;
-  return elements * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
 /// Whether `op` gives a view inside its source's elements (never before
@@ -86,19 +82,18 @@ Origin originOf(Value memref) {
   }
 }
 
+/// The module's entry points: public functions with a body that nothing in
+/// the module calls (the runtime never passes a model overlapping
+/// buffers; a called function's arguments may be views of one caller
+/// buffer). Found once, before any function changes.
+using EntryPoints = llvm::SmallPtrSet<Operation *, 4>;
+
 /// Whether `buffer` is a buffer of its own: a fresh allocation, or an
-/// argument of a public function nothing in the module calls (an entry
-/// point: the runtime never passes a model overlapping buffers; a called
-/// function's arguments may be views of one caller buffer).
-bool isDistinctBuffer(Value buffer) {
-  if (auto arg = dyn_cast<BlockArgument>(buffer)) {
-    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    Operation *module = func ? SymbolTable::getNearestSymbolTable(
-                                   func->getParentOp())
-                             : nullptr;
-    return func && func.isPublic() && arg.getOwner()->isEntryBlock() &&
-           module && SymbolTable::symbolKnownUseEmpty(func, module);
-  }
+/// argument of an entry point's entry block.
+bool isDistinctBuffer(Value buffer, const EntryPoints &entryPoints) {
+  if (auto arg = dyn_cast<BlockArgument>(buffer))
+    return arg.getOwner()->isEntryBlock() &&
+           entryPoints.contains(arg.getOwner()->getParentOp());
   return isa_and_present<memref::AllocOp, memref::AllocaOp>(
       buffer.getDefiningOp());
 }
@@ -146,7 +141,8 @@ bool differentConstants(ValueRange a, ValueRange b) {
 }
 
 /// Whether `other` may touch the element `element` (a scalar access).
-bool mayTouch(const Access &element, const Access &other) {
+bool mayTouch(const Access &element, const Access &other,
+              const EntryPoints &entryPoints) {
   if (element.memref == other.memref)
     return !(other.scalar &&
              hasDistinctElements(
@@ -154,7 +150,8 @@ bool mayTouch(const Access &element, const Access &other) {
              differentConstants(element.indices, other.indices));
   Origin a = originOf(element.memref), b = originOf(other.memref);
   if (a.buffer != b.buffer)
-    return !(isDistinctBuffer(a.buffer) && isDistinctBuffer(b.buffer));
+    return !(isDistinctBuffer(a.buffer, entryPoints) &&
+             isDistinctBuffer(b.buffer, entryPoints));
   if (a.bytes && b.bytes)
     return a.bytes->first < b.bytes->second &&
            b.bytes->first < a.bytes->second;
@@ -173,7 +170,8 @@ struct Accumulator {
 
 /// The elements of `loop` that can be carried in registers, or none if
 /// the loop has an access the pass cannot reason about.
-SmallVector<Accumulator> findAccumulators(scf::ForOp loop) {
+SmallVector<Accumulator> findAccumulators(scf::ForOp loop,
+                                          const EntryPoints &entryPoints) {
   // The element is read before the loop and written after it: only where
   // the loop certainly runs (a loop that does not may guard the element).
   std::optional<APInt> trips = loop.getStaticTripCount();
@@ -218,7 +216,7 @@ SmallVector<Accumulator> findAccumulators(scf::ForOp loop) {
         store = otherStore;
         continue;
       }
-      if (mayTouch(element, *accessOf(other)))
+      if (mayTouch(element, *accessOf(other), entryPoints))
         clean = false;
     }
     if (clean && store)
@@ -274,13 +272,23 @@ void promote(scf::ForOp loop, MutableArrayRef<Accumulator> accumulators) {
 struct PromoteLoopAccumulatorsPass
     : mte::impl::PromoteLoopAccumulatorsBase<PromoteLoopAccumulatorsPass> {
   void runOnOperation() override {
+    // A module pass: which functions are entry points depends on the calls
+    // in all of them (a function pass would read its siblings while other
+    // threads rewrite them).
+    ModuleOp module = getOperation();
+    EntryPoints entryPoints;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal() &&
+          SymbolTable::symbolKnownUseEmpty(func, module))
+        entryPoints.insert(func);
     // Inner loops first: a promoted inner loop leaves its element's load and
     // store around it, in the body of the loop outside.
     SmallVector<scf::ForOp> loops;
-    getOperation().walk<WalkOrder::PostOrder>(
+    module.walk<WalkOrder::PostOrder>(
         [&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops) {
-      SmallVector<Accumulator> accumulators = findAccumulators(loop);
+      SmallVector<Accumulator> accumulators =
+          findAccumulators(loop, entryPoints);
       if (!accumulators.empty())
         promote(loop, accumulators);
     }

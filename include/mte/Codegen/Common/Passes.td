@@ -236,7 +236,7 @@ def FuseElementwise : Pass<"mte-fuse-elementwise"> {
 }
 
 def PromoteLoopAccumulators
-    : Pass<"mte-promote-loop-accumulators", "::mlir::func::FuncOp"> {
+    : Pass<"mte-promote-loop-accumulators", "::mlir::ModuleOp"> {
   let summary = "Keep a loop's read-modify-write accumulators in registers";
   let description = [{
     Upstream's lowering of a linalg reduction to loops reads and writes its
@@ -261,8 +261,9 @@ def PromoteLoopAccumulators
     An element qualifies when the loop body reads it once, then writes it
     once, at the same loop-invariant indices of the same memref, and no
     other access in the loop may touch it. Accesses are told apart by their
-    origin: distinct arguments of a public function or distinct
-    allocations are disjoint buffers, `memref.view`s of one buffer at
+    origin: distinct arguments of an entry point (a public function that
+    nothing in the module calls; a module pass, since that depends on every
+    function) or distinct allocations are disjoint buffers, `memref.view`s of one buffer at
     constant offsets are disjoint where their bytes are, and constant
     indices into one memref name distinct elements. A loop holding any op
     with other memory effects (a call, a nested kernel) is left alone.
