@@ -309,12 +309,15 @@ DELAYED_FLAGS = ["--precision=fp8", "--fp8-min-macs=0", "--fp8-recipe=delayed"]
 def prepare_delayed_models(args):
     """Delayed FP8 scaling (--fp8-recipe=delayed, a history of 4): the
     two-layer MLP of host_fp8_delayed.py (also with TransformerEngine's
-    1024-row history, whose maxima reduce in two levels) and the GPT-2 and
-    Llama fixtures as
+    1024-row history, whose maxima reduce in two levels) and every tiny
+    family's dynamo fixture as
     NAME.delayed.so (not .cuda.so: each run changes the next, so check.py
     runs them as a sequence), with the steps' inputs and the host backend's
     outputs and states after each step in NAME.delayed.npz; and the Llama
-    fixture calibrated at compile time (llama_calibrated)."""
+    fixture calibrated at compile time (llama_calibrated). A fixture's
+    later steps permute its integer inputs (token ids, masks) and scale its
+    float ones (pixels, audio features) by 1/4..4, so that the amaxes, and
+    the history, change from step to step."""
     import host_fp8_delayed
     rng = np.random.default_rng(41)
     mlp = os.path.join(args.outdir, "mlp_delayed.onnx")
@@ -324,15 +327,23 @@ def prepare_delayed_models(args):
                  for m in [1.0, 40.0, 0.02, 0.0, 600.0, 3.0]]
     cases = [("mlp_delayed", mlp, mlp_steps, ["--amax-history=4"]),
              ("mlp_delayed_long", mlp, mlp_steps, ["--amax-history=1024"])]
-    for fixture in ["gpt2_dynamo", "llama_dynamo"]:
+    def vary(value):
+        if not np.issubdtype(value.dtype, np.floating):
+            return rng.permutation(value.ravel()).reshape(value.shape)
+        return (value * np.float32(4.0 ** rng.uniform(-1, 1))).astype(
+            value.dtype)
+
+    families = (models.FAMILIES + models.ZOO_FAMILIES
+                + models.ENCODER_FAMILIES)
+    for fixture in [f + "_dynamo" for f in families]:
         stem = os.path.join(args.outdir, fixture)
-        ids = np.load(stem + ".npz")["input_ids"]
-        steps = [{"input_ids": ids}] + [
-            {"input_ids": rng.permutation(ids.ravel()).reshape(ids.shape)}
-            for _ in range(4)]
+        inputs = {k: v for k, v in np.load(stem + ".npz").items()
+                  if k not in ("last_hidden_state", "host_output")}
+        steps = [inputs] + [{k: vary(v) for k, v in inputs.items()}
+                            for _ in range(4)]
         cases.append((fixture, stem + ".onnx", steps,
-                      [f"--input-shape=input_ids={'x'.join(map(str, ids.shape))}",
-                       "--amax-history=4"]))
+                      [f"--input-shape={k}={'x'.join(map(str, v.shape))}"
+                       for k, v in inputs.items()] + ["--amax-history=4"]))
     # Calibrated at compile time (--calibration, three samples): the state
     # the host's calibration leaves is the CUDA model's initial state too.
     stem = os.path.join(args.outdir, "llama_dynamo")
@@ -340,7 +351,8 @@ def prepare_delayed_models(args):
     calibration = stem + ".calib.npz"
     np.savez(calibration, input_ids=np.stack(
         [rng.permutation(ids.ravel()).reshape(ids.shape) for _ in range(3)]))
-    cases.append(("llama_calibrated", stem + ".onnx", cases[-1][2],
+    llama_steps = next(c[2] for c in cases if c[0] == "llama_dynamo")
+    cases.append(("llama_calibrated", stem + ".onnx", llama_steps,
                   [f"--input-shape=input_ids={'x'.join(map(str, ids.shape))}",
                    "--amax-history=4", f"--calibration={calibration}"]))
     for name, onnx_path, steps, shapes in cases:
