@@ -451,10 +451,14 @@ def check_index_errors(mte, directory):
 
 # Delayed FP8 scaling on the GPU against the host build, step by step: the
 # outputs as the fp8 fixtures' (FP8_HOST_RMS_TOL), the states (every amax
-# of the history, every scale) within 5e-2 relative: an amax is the largest
-# bf16 activation, which the GPU's other accumulation order moves by a
-# rounding or two; the MLP's first amax, of its bf16 input, exactly.
-DELAYED_STATE_TOL = 5e-2
+# of the history, every scale) within one E4M3 step, 2^-3 relative: an
+# amax is the largest activation of a tensor, which the two backends
+# compute from FP8 GEMMs whose outputs differ as the models' do (up to
+# FP8_HOST_RMS_TOL), a code rounded the other way moving a value by up to
+# a step (T5, Qwen3, StableLM and Gemma 2 reach 5.5e-2..7.8e-2 on an
+# H200; a lost or misplaced amax is off by far more); the MLP's first
+# amax, of its bf16 input, exactly.
+DELAYED_STATE_TOL = 2.0 ** -3
 
 
 def check_delayed(mte, directory):

@@ -58,7 +58,7 @@ def inputs(gen):
     # Two launches: 200 inputs in all.
     while len(cases) < 200:
         dtype = list(DTYPES)[len(cases) % 3]
-        n = int(torch.randint(1, 50000, (1,), generator=gen))
+        n = int(torch.randint(1, 50000, (1,), generator=gen, device="cuda"))
         cases.append((f"{dtype} n={n} (filler)", random_values(n, dtype, gen)))
     return cases
 

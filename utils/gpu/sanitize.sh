@@ -2,7 +2,9 @@
 # compute-sanitizer over one fixture of every family in DIR (made by
 # prepare.py): memcheck on the fused fp32 and bf16 models, racecheck and
 # synccheck on the bf16 one (its fused attention and row kernels use
-# shared memory and barriers); then all three on the large-row cases. Token ids, masks and types are drawn in
+# shared memory and barriers), memcheck and racecheck on the delayed FP8
+# build (the amaxes kernel's table and atomics); then all three on the
+# large-row cases. Token ids, masks and types are drawn in
 # [0, 2), valid for every fixture's tables. Exits non-zero on the first
 # error, printing the sanitizer's report.
 #
@@ -15,7 +17,9 @@ for family in bert gpt2 llama gptj neox phi qwen3 gemma mistral llama_padded; do
   for run in "memcheck ${family}_dynamo.cuda.so" \
              "memcheck ${family}_dynamo.bf16.cuda.so" \
              "racecheck ${family}_dynamo.bf16.cuda.so" \
-             "synccheck ${family}_dynamo.bf16.cuda.so"; do
+             "synccheck ${family}_dynamo.bf16.cuda.so" \
+             "memcheck ${family}_dynamo.delayed.so" \
+             "racecheck ${family}_dynamo.delayed.so"; do
     set -- $run
     if compute-sanitizer --error-exitcode 1 --tool "$1" \
         ./mte-run "$2" --int-range 0:2 > sanitize.log 2>&1; then
