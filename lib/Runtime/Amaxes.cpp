@@ -62,9 +62,11 @@ extern "C" void mte_cuda_amaxes(uint64_t table, int64_t count, uint64_t out) {
   const int64_t *entries = reinterpret_cast<const int64_t *>(table);
   for (int64_t i = 0; i < count; ++i) {
     const int64_t *entry = entries + 3 * i;
-    int64_t bytes = entry[2] == MTE_DTYPE_F32                                ? 4
-                    : entry[2] == MTE_DTYPE_BF16 || entry[2] == MTE_DTYPE_F16 ? 2
-                                                                              : 0;
+    int64_t bytes = 0;
+    if (entry[2] == MTE_DTYPE_F32)
+      bytes = 4;
+    else if (entry[2] == MTE_DTYPE_BF16 || entry[2] == MTE_DTYPE_F16)
+      bytes = 2;
     if (!bytes || entry[1] < 0 || (entry[1] && entry[0] % bytes != 0))
       return fail("input " + std::to_string(i) +
                   " is not an aligned f32, bf16 or f16 array (type " +

@@ -1,14 +1,16 @@
 /*===- fake_cuda.c - a CUDA driver without a GPU ------------------*- C -*-===*\
 |*                                                                            *|
-|* libcuda.so.1 for devices.test: the driver functions libmte_runtime calls  *|
-|* (lib/Runtime/CudaDriver.def) over two devices of sm_90 whose memory is    *|
-|* the host's. Every object remembers the context it was made in, and using  *|
-|* it while another context is current fails with CUDA_ERROR_INVALID_CONTEXT *|
-|* and a line on stderr, as a driver fails across devices. Nothing runs:     *|
-|* launches, copies between streams and graphs only check contexts (copies   *|
-|* and memsets write host memory at once). It serves fake_cublaslt.c and     *|
-|* fake_nccl.c the current context and device, its checks of objects, and   *|
-|* whether a stream is being captured.                                       *|
+|* libcuda.so.1 for devices.test: the driver functions libmte_runtime calls   *|
+|* (lib/Runtime/CudaDriver.def) over two devices of sm_90 whose memory is     *|
+|* the host's. Every object remembers the context it was made in, and using   *|
+|* it while another context is current fails with CUDA_ERROR_INVALID_CONTEXT  *|
+|* and a line on stderr, as a driver fails across devices. Nothing runs:      *|
+|* launches, copies between streams and graphs only check contexts (copies    *|
+|* and memsets write host memory at once). It serves fake_cublaslt.c and      *|
+|* fake_nccl.c the current context and device, its checks of objects, and     *|
+|* whether a stream is being captured. With MTE_FAKE_CUDA_UPLOADS set, the    *|
+|* process prints at exit the bytes it copied from the host to devices        *|
+|* (cuMemcpyHtoD), prefixed with $RANK when a launcher set it.                *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -169,7 +171,18 @@ CUresult cuMemFreeAsync(CUdeviceptr pointer, void *stream) {
   free(header(pointer));
   return result ? result : inContext(stream, "cuMemFreeAsync");
 }
+/* Host-to-device copies: what a process uploads (weights, staged inputs). */
+static size_t uploadedBytes, uploads;
+__attribute__((destructor)) static void reportUploads(void) {
+  const char *rank = getenv("RANK");
+  if (getenv("MTE_FAKE_CUDA_UPLOADS"))
+    fprintf(stderr, "fake_cuda: rank %s uploaded %zu bytes in %zu copies\n",
+            rank ? rank : "-", uploadedBytes, uploads);
+}
+
 CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void *from, size_t bytes) {
+  uploadedBytes += bytes;
+  ++uploads;
   memcpy((void *)(uintptr_t)to, from, bytes);
   return inContext(header(to), "cuMemcpyHtoD");
 }
