@@ -54,9 +54,6 @@ extern "C" void mte_cuda_amaxes(uint64_t table, int64_t count, uint64_t out) {
   auto fail = [](const std::string &why) {
     mte::cuda::recordError("mte_cuda_amaxes: " + why);
   };
-  if (!kHaveKernels)
-    return fail("this libmte_runtime was built without nvcc and has no amax "
-                "kernel; rebuild it where the CUDA toolkit is installed");
   if (!table || count <= 0 || !out || out % alignof(float) != 0)
     return fail("needs a table of inputs and a 4-byte aligned f32 output");
   const int64_t *entries = reinterpret_cast<const int64_t *>(table);
@@ -67,12 +64,17 @@ extern "C" void mte_cuda_amaxes(uint64_t table, int64_t count, uint64_t out) {
       bytes = 4;
     else if (entry[2] == MTE_DTYPE_BF16 || entry[2] == MTE_DTYPE_F16)
       bytes = 2;
-    if (!bytes || entry[1] < 0 || (entry[1] && entry[0] % bytes != 0))
+    if (!bytes || entry[1] < 0 ||
+        (entry[1] && (!entry[0] || entry[0] % bytes != 0)))
       return fail("input " + std::to_string(i) +
                   " is not an aligned f32, bf16 or f16 array (type " +
                   std::to_string(entry[2]) + ", " + std::to_string(entry[1]) +
                   " elements)");
   }
+  // After the checks of the arguments, which hold without the kernel too.
+  if (!kHaveKernels)
+    return fail("this libmte_runtime was built without nvcc and has no amax "
+                "kernel; rebuild it where the CUDA toolkit is installed");
   std::string error;
   void *function = amaxesKernel(error);
   if (!function)

@@ -456,9 +456,14 @@ def check_index_errors(mte, directory):
 # compute from FP8 GEMMs whose outputs differ as the models' do (up to
 # FP8_HOST_RMS_TOL), a code rounded the other way moving a value by up to
 # a step (T5, Qwen3, StableLM and Gemma 2 reach 5.5e-2..7.8e-2 on an
-# H200; a lost or misplaced amax is off by far more); the MLP's first
-# amax, of its bf16 input, exactly.
+# H200; a lost or misplaced amax is off by far more); the MLP, GPT-2 and
+# Llama, which stay within 2.2e-2, within 5e-2 as before, and the MLP's
+# first amax, of its bf16 input, exactly. (check_amaxes.py checks the
+# amaxes kernel itself exactly.)
 DELAYED_STATE_TOL = 2.0 ** -3
+DELAYED_STATE_TOL_TIGHT = 5e-2
+DELAYED_TIGHT = ("mlp_delayed", "mlp_delayed_long", "gpt2_dynamo",
+                 "llama_dynamo", "llama_calibrated")
 
 
 def check_delayed(mte, directory):
@@ -495,11 +500,13 @@ def check_delayed(mte, directory):
                                                 initial=0)))
                 if mlp and info.name == "fp8.amax_history":
                     exact = np.array_equal(mine[:, 0], host[:, 0])
-            ok = rel <= FP8_HOST_RMS_TOL and worst <= DELAYED_STATE_TOL and exact
+            state_tol = (DELAYED_STATE_TOL_TIGHT if name in DELAYED_TIGHT
+                         else DELAYED_STATE_TOL)
+            ok = rel <= FP8_HOST_RMS_TOL and worst <= state_tol and exact
             print(f"{'PASS' if ok else 'FAIL'} {name}.delayed step {step}: "
                   f"output {rel:.2e} from the host's (bound "
                   f"{FP8_HOST_RMS_TOL:g}), state within {worst:.1e} "
-                  f"(bound {DELAYED_STATE_TOL:g})"
+                  f"(bound {state_tol:g})"
                   f"{', first amax exact' if mlp and exact else ''}")
             failures += not ok
         model.close()

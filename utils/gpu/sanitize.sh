@@ -3,10 +3,10 @@
 # prepare.py): memcheck on the fused fp32 and bf16 models, racecheck and
 # synccheck on the bf16 one (its fused attention and row kernels use
 # shared memory and barriers), memcheck and racecheck on the delayed FP8
-# build (the amaxes kernel's table and atomics); then all three on the
-# large-row cases. Token ids, masks and types are drawn in
-# [0, 2), valid for every fixture's tables. Exits non-zero on the first
-# error, printing the sanitizer's report.
+# build (the amaxes kernel's loads and its shared-memory reduction); then
+# all three on the large-row cases. Token ids, masks and types are drawn
+# in [0, 2), valid for every fixture's tables. Exits non-zero on the
+# first error, printing the sanitizer's report.
 #
 # Usage: sanitize.sh DIR
 set -u

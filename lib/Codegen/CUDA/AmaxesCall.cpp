@@ -91,6 +91,9 @@ LogicalResult mte::cuda::lowerAmaxesCalls(func::FuncOp func) {
       store(constant(fields.first), 3 * i + 1);
       store(constant(fields.second), 3 * i + 2);
     }
+    // Nothing is allocated between the table's stores and the call: the
+    // activation planner ends an input's lifetime at its address's last
+    // use, here a store.
     Value tableAddress = LLVM::PtrToIntOp::create(b, loc, i64, table);
     func::CallOp::create(
         b, loc, entry,

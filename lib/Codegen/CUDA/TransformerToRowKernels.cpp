@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -508,8 +509,12 @@ void convertRotary(RotaryEmbeddingOp op, OpBuilder &moduleBuilder,
 /// most 16384 elements that divides it (one read, few row maxima left).
 constexpr int64_t kMaxAmaxRow = 16384, kMinAmaxRow = 32;
 /// The largest input (elements) the vector of amaxes reads in place of
-/// its amax, which then waits until the end of the forward to read it.
+/// its amax, which then waits until the end of the forward to read it,
+/// and the most it reads so in all (16 MiB of f32 row maxima: GPT-2 small
+/// at 8 x 1024 tokens defers 1.4M, a 32-layer 7B model at 4 x 2048 about
+/// 8.6M). Past either, an input is first reduced where its amax was.
 constexpr int64_t kMaxDeferredAmax = int64_t(1) << 18;
+constexpr int64_t kMaxDeferredTotal = int64_t(1) << 22;
 
 /// One pass of the amax row kernel over `values` viewed as [rows, length]
 /// (the longest row of at most kMaxAmaxRow that a row kernel takes):
@@ -600,7 +605,20 @@ void convertBlockAmax(BlockAmaxOp op, OpBuilder &moduleBuilder,
   op->erase();
 }
 
-/// A vector of amaxes -- a concat of f32 scalars each reshaped to [1]:
+/// Whether `scalar` is an amax (>= 0 or NaN, so that the amaxes kernel's
+/// max |x| of it is itself): an amax's result, a linear's output amax, or
+/// either MAX-reduced over a device group.
+bool isAmaxValue(Value scalar) {
+  if (auto reduce = scalar.getDefiningOp<shard::AllReduceOp>())
+    return reduce.getReduction() == shard::ReductionKind::Max &&
+           isAmaxValue(reduce.getInput());
+  if (scalar.getDefiningOp<AmaxOp>())
+    return true;
+  auto linear = scalar.getDefiningOp<LinearOp>();
+  return linear && linear.getOutputAmax() == scalar;
+}
+
+/// A vector of amaxes -- a concat of amaxes each reshaped to [1]:
 /// delayed scaling's input to its update -- becomes one call of the
 /// runtime's amaxes kernel, which writes every element in one launch: the
 /// max |x| of an amax's input (the tensor, or the rows' maxima its producer
@@ -620,29 +638,33 @@ void convertAmaxVector(ConcatOp op, DenseSet<Operation *> &merged,
                                 reshape.getInput().getType())
                           : nullptr;
     if (!scalar || scalar.getRank() != 0 || !scalar.getElementType().isF32() ||
-        cast<RankedTensorType>(element.getType()).getNumElements() != 1)
+        cast<RankedTensorType>(element.getType()).getNumElements() != 1 ||
+        !isAmaxValue(reshape.getInput()))
       return;
     reshapes.push_back(reshape);
   }
   SmallVector<Value> inputs;
   SmallVector<AmaxOp> amaxes;
+  int64_t deferred = 0;
   for (ReshapeOp reshape : reshapes) {
     Value value = reshape.getInput();
     // An amax whose only use is this vector: the kernel reads its input,
-    // or, should that be large, the rows' maxima of one pass where the
-    // amax was (the input's buffer need not live until the vector).
+    // or, past the limits on what waits for it, the rows' maxima of one
+    // pass where the amax was.
     if (auto amax = value.getDefiningOp<AmaxOp>();
         amax && amax->hasOneUse() && reshape->hasOneUse() &&
         amax.getInput().getType().hasStaticShape() &&
         isKernelFloat(amax.getInput().getType().getElementType())) {
       Value input = amax.getInput();
-      if (amax.getInput().getType().getNumElements() > kMaxDeferredAmax) {
+      int64_t count = amax.getInput().getType().getNumElements();
+      if (count > kMaxDeferredAmax || deferred + count > kMaxDeferredTotal) {
         OpBuilder b(amax);
         input = amaxRowPass(b, amax.getLoc(), input, moduleBuilder, symbols);
       }
       if (input) {
         amaxes.push_back(amax);
         value = input;
+        deferred += cast<RankedTensorType>(input.getType()).getNumElements();
       }
     }
     inputs.push_back(value);

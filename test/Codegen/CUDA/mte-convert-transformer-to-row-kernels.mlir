@@ -470,33 +470,50 @@ func.func @rowwise_amax(%x: tensor<2x8x4096xbf16>, %g: tensor<4096xbf16>, %y: te
 
 // -----
 
-// Delayed scaling's vector of amaxes (a concat of scalars reshaped to [1])
+// Delayed scaling's vector of amaxes (a concat of amaxes reshaped to [1])
 // is one call of the runtime's amaxes kernel: it reads the rows' maxima a
 // norm wrote, the maxima of one amax pass over a tensor too large to keep
-// until the vector (2^20 elements, read where its amax was), a scalar (an
-// amax cuBLASLt wrote) and an amax that has another use, which stays and
-// is only read. No concat, no reshape and no one-row amax kernel is left.
+// until the vector (2^20 elements, read where its amax was) and an amax
+// that has another use, which stays and is only read. No concat, no
+// reshape of a merged amax and no one-row amax kernel is left.
 // CHECK-LABEL: func.func @amax_vector
-// CHECK-SAME: (%{{.*}}: tensor<16x4096xbf16>, %{{.*}}: tensor<4096xbf16>, %{{.*}}: tensor<1024x1024xbf16>, %[[D:.*]]: tensor<f32>, %[[S:.*]]: tensor<4x8xf32>)
+// CHECK-SAME: (%{{.*}}: tensor<16x4096xbf16>, %{{.*}}: tensor<4096xbf16>, %{{.*}}: tensor<1024x1024xbf16>, %[[S:.*]]: tensor<4x8xf32>)
 // CHECK: %[[N:.*]]:2 = kernel.call @mte_row_rms_norm_16x4096xbf16_amax(
 // CHECK: %[[M:.*]] = kernel.call @mte_row_amax_64x16384xbf16(%{{.*}} : tensor<64x16384xbf16>) outs(%{{.*}} : tensor<64xf32>) -> tensor<64xf32>
 // CHECK: %[[A:.*]] = transformer.amax %[[S]] : tensor<4x8xf32> -> tensor<f32>
 // CHECK-NOT: transformer.amax
-// CHECK: %[[V:.*]] = kernel.call @mte_amaxes_4_[[HASH:[0-9A-F]+]](%[[N]]#1, %[[M]], %[[D]], %[[A]] : tensor<16xf32>, tensor<64xf32>, tensor<f32>, tensor<f32>) outs(%{{.*}} : tensor<4xf32>) -> tensor<4xf32>
+// CHECK: transformer.reshape %[[A]]
+// CHECK-NOT: transformer.reshape
+// CHECK: %[[V:.*]] = kernel.call @mte_amaxes_3_[[HASH:[0-9A-F]+]](%[[N]]#1, %[[M]], %[[A]] : tensor<16xf32>, tensor<64xf32>, tensor<f32>) outs(%{{.*}} : tensor<3xf32>) -> tensor<3xf32>
 // CHECK-NOT: transformer.concat
 // CHECK: return %{{.*}}, %[[V]], %[[A]]
-// CHECK: func.func private @mte_amaxes_4_[[HASH]](memref<16xf32>, memref<64xf32>, memref<f32>, memref<f32>, memref<4xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amaxes>}
-func.func @amax_vector(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %big: tensor<1024x1024xbf16>, %d: tensor<f32>, %small: tensor<4x8xf32>) -> (tensor<16x4096xbf16>, tensor<4xf32>, tensor<f32>) {
+// CHECK: func.func private @mte_amaxes_3_[[HASH]](memref<16xf32>, memref<64xf32>, memref<f32>, memref<3xf32>) attributes {mte.row_kernel = #kernel.row_kernel<kind = amaxes>}
+func.func @amax_vector(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %big: tensor<1024x1024xbf16>, %small: tensor<4x8xf32>) -> (tensor<16x4096xbf16>, tensor<3xf32>, tensor<f32>) {
   %n = transformer.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<16x4096xbf16>, tensor<4096xbf16>) -> tensor<16x4096xbf16>
   %a0 = transformer.amax %n : tensor<16x4096xbf16> -> tensor<f32>
   %a1 = transformer.amax %big : tensor<1024x1024xbf16> -> tensor<f32>
   %a3 = transformer.amax %small : tensor<4x8xf32> -> tensor<f32>
   %r0 = transformer.reshape %a0 : tensor<f32> -> tensor<1xf32>
   %r1 = transformer.reshape %a1 : tensor<f32> -> tensor<1xf32>
-  %r2 = transformer.reshape %d : tensor<f32> -> tensor<1xf32>
   %r3 = transformer.reshape %a3 : tensor<f32> -> tensor<1xf32>
-  %v = transformer.concat %r0, %r1, %r2, %r3 {axis = 0 : i64} : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<4xf32>
-  return %n, %v, %a3 : tensor<16x4096xbf16>, tensor<4xf32>, tensor<f32>
+  %v = transformer.concat %r0, %r1, %r3 {axis = 0 : i64} : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<3xf32>
+  return %n, %v, %a3 : tensor<16x4096xbf16>, tensor<3xf32>, tensor<f32>
+}
+
+// -----
+
+// A concat of scalars that are not all amaxes (the kernel would return
+// |x|) stays a concat.
+// CHECK-LABEL: func.func @not_all_amaxes
+// CHECK: transformer.amax
+// CHECK: transformer.concat
+// CHECK-NOT: mte_amaxes
+func.func @not_all_amaxes(%x: tensor<4x8xf32>, %d: tensor<f32>) -> tensor<2xf32> {
+  %a = transformer.amax %x : tensor<4x8xf32> -> tensor<f32>
+  %r = transformer.reshape %a : tensor<f32> -> tensor<1xf32>
+  %rd = transformer.reshape %d : tensor<f32> -> tensor<1xf32>
+  %v = transformer.concat %r, %rd {axis = 0 : i64} : (tensor<1xf32>, tensor<1xf32>) -> tensor<2xf32>
+  return %v : tensor<2xf32>
 }
 
 // -----

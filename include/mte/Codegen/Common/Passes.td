@@ -263,8 +263,9 @@ def PromoteLoopAccumulators
     other access in the loop may touch it. Accesses are told apart by their
     origin: distinct arguments of an entry point (a public function that
     nothing in the module calls; a module pass, since that depends on every
-    function) or distinct allocations are disjoint buffers, `memref.view`s of one buffer at
-    constant offsets are disjoint where their bytes are, and constant
+    function) or distinct allocations are disjoint buffers, `memref.view`s
+    of one buffer at constant offsets are disjoint where their bytes are,
+    and constant
     indices into one memref name distinct elements. A loop holding any op
     with other memory effects (a call, a nested kernel) is left alone.
   }];
