@@ -13,6 +13,12 @@
 #   make bench-artifacts here: generate and compile the benchmark models
 #   make bench           on the GPU machine, with $(BUILD_DIR)/bench carried;
 #                        results to $(BENCH_JSON) ($OUT/bench.json when $OUT is set)
+# The multi-GPU benchmark (issue 17, docs/performance.md):
+#   make bench-parallel-artifacts   here: every layout of $(PARALLEL_MODELS)
+#   make bench-parallel  on a machine with several GPUs, with
+#                        $(BUILD_DIR)/bench-parallel carried; the layouts that
+#                        fit its GPUs (PARALLEL_ARGS="--only llama-4l" for one
+#                        model), results to $(PARALLEL_JSON)
 BUILD_DIR ?= build
 CMAKE_BUILD_TYPE ?= Release
 NINJA := ninja -C $(BUILD_DIR)
@@ -25,9 +31,13 @@ CLANGXX ?= /usr/bin/clang++-22
 NINJA_FLAGS ?=
 
 BENCH_JSON ?= $(if $(OUT),$(OUT),$(BUILD_DIR)/bench)/bench.json
+PARALLEL_MODELS ?= llama-4l llama-7b
+comma := ,
+PARALLEL_JSON ?= $(if $(OUT),$(OUT),$(BUILD_DIR)/bench-parallel)/parallel.json
 
 .PHONY: all deps configure build check demo clean gpu-artifacts check-gpu \
-	bench-artifacts bench asan-deps check-asan fuzz
+	bench-artifacts bench bench-parallel-artifacts bench-parallel asan-deps \
+	check-asan fuzz
 
 all: build
 
@@ -108,6 +118,18 @@ bench:
 	  --out $(abspath $(BENCH_JSON)) $(BENCH_ARGS)
 	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 kernels.py run
 	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 fp8_gemm.py run
+
+bench-parallel-artifacts: build
+	/usr/bin/python3 bench/parallel.py build $(BUILD_DIR)/bench-parallel \
+	  --compile $(BUILD_DIR)/bin/mte-compile --runtime $(BUILD_DIR)/lib \
+	  --models $(subst $(eval) ,$(comma),$(strip $(PARALLEL_MODELS)))
+
+# NVLink multicast stays off (the device notes: it can take a shared host's
+# GPUs out of service); parallel.py sets the same in every rank it starts.
+bench-parallel:
+	cd $(BUILD_DIR)/bench-parallel && LD_LIBRARY_PATH=. NCCL_NVLS_ENABLE=0 \
+	  TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \
+	  python3 parallel.py run --out $(abspath $(PARALLEL_JSON)) $(PARALLEL_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -37,14 +37,25 @@ BENCH_MODELS = {
     "llama-4l": dict(size="llama-4l", family="llama", exporter="dynamo",
                      seed=0, batch=4, seq=2048),
 }
+# The parallel benchmark's models besides those (bench/parallel.py): all
+# 32 layers of a Llama-2-7B-shaped model, and a tiny Llama whose layouts
+# the host backend runs in CI.
+PARALLEL_MODELS = {
+    "llama-7b": dict(size="llama-7b", family="llama", exporter="dynamo",
+                     seed=0, batch=4, seq=2048),
+    "llama-tiny": dict(size="tiny", family="llama", exporter="dynamo",
+                       seed=0, batch=4, seq=32),
+}
 MANIFEST = "manifest.json"
 
 
 def spec(name):
-    if name not in BENCH_MODELS:
-        raise KeyError(f"unknown benchmark model {name!r} "
-                       f"(known: {', '.join(BENCH_MODELS)})")
-    return BENCH_MODELS[name]
+    if name in BENCH_MODELS:
+        return BENCH_MODELS[name]
+    if name in PARALLEL_MODELS:
+        return PARALLEL_MODELS[name]
+    raise KeyError(f"unknown benchmark model {name!r} "
+                   f"(known: {', '.join(list(BENCH_MODELS) + list(PARALLEL_MODELS))})")
 
 
 def models_args(name):
@@ -174,6 +185,15 @@ def record(name, directory):
         json.dump(manifest, f, indent=1, sort_keys=True)
         f.write("\n")
     return manifest[name]
+
+
+def write_report(report, path):
+    """Writes a benchmark's JSON report to `path` (its folder made)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    print(f"wrote {path}", flush=True)
 
 
 def main(argv):

@@ -605,11 +605,7 @@ def main(argv=None):
         status = 3
     report["exit_status"] = status
     if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
-        log(f"wrote {args.out}")
+        common.write_report(report, args.out)
     return status
 
 

@@ -26,6 +26,7 @@ sys.path.insert(0, INPUTS)
 
 import common  # noqa: E402
 import models  # noqa: E402
+import parallel  # noqa: E402
 import run  # noqa: E402
 
 # The commit before models.py learned sizes: its tiny fixtures are the
@@ -341,6 +342,139 @@ class Regenerate(unittest.TestCase):
 # portable_uniform(PCG64(0), (1001,), 0.02).tobytes(), as numpy 1.24 makes it;
 # PCG64(0)'s first raw draw is 0xa30febcfd9c2825f, whose low half 0xd9c2825f
 # keeps 0xd9c282 = 2^23 + 5882498, so the first value is
+
+class LazyWeights(unittest.TestCase):
+    """A lazy size (llama-7b's) draws each tensor when it is written: the
+    same values, and the same external data file, as the eager draws."""
+
+    def setUp(self):
+        self.saved = models.SIZE.name
+        eager = models.SIZES["gpt2-small"]._replace(
+            name="test-eager", hidden=45, heads=3, head_dim=15, intermediate=101,
+            vocab=37, kv_heads=1)          # odd sizes: a draw split between tensors
+        models.SIZES["test-eager"] = eager
+        models.SIZES["test-lazy"] = eager._replace(name="test-lazy", lazy=True)
+
+    def tearDown(self):
+        models.set_size(self.saved)
+        del models.SIZES["test-eager"], models.SIZES["test-lazy"]
+
+    def test_same_values(self):
+        models.set_size("test-eager")
+        eager = models.make_weights("llama", 3, 5)
+        models.set_size("test-lazy")
+        lazy = models.make_weights("llama", 3, 5)
+        self.assertEqual(list(eager), list(lazy))
+        for name, array in eager.items():
+            self.assertIsInstance(lazy[name], models.LazyUniform)
+            self.assertEqual(lazy[name].shape, array.shape)
+            np.testing.assert_array_equal(np.asarray(lazy[name]), array, err_msg=name)
+            np.testing.assert_array_equal(np.asarray(lazy[name].T), array.T, err_msg=name)
+
+    def test_same_data_file(self):
+        digests = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for size in ("test-eager", "test-lazy"):
+                models.generate("llama", "dynamo", os.path.join(tmp, size + ".onnx"),
+                                size=size, layers=2, external_data=size + ".data",
+                                check=False)
+                with open(os.path.join(tmp, size + ".data"), "rb") as f:
+                    digests.append(hashlib.sha256(f.read()).hexdigest())
+        self.assertEqual(digests[0], digests[1])
+
+
+PLAN_TABLE = """parallel layouts for 2 GPUs (141 GiB each, 8 a node; NVLink 450 GB/s, network 50 GB/s), batch 4, predicted on one H200's rates:
+     tp  sp  pp  dp  micro  latency ms    seq/s  comm %  weights GiB  activations GiB
+  *   1   -   1   2      1     14.0811    284.0     6.2       12.5001           0.5000
+      2  sp   1   1      1     16.1162    248.2    34.5        6.2501           0.2500
+      2   -   1   1      1     16.0740    248.9     7.9        6.2501           0.5000
+      1   -   2   1      2     20.1312    198.6    11.5       12.5001           0.2500
+pick: --dp=2 (the lowest predicted latency that fits)
+"""
+
+
+class Parallel(unittest.TestCase):
+    """bench/parallel.py's parts that run on the GPU machine only: the
+    planner's table, the profile's NCCL kernels, the report."""
+
+    def test_layouts_and_flags(self):
+        names = [parallel.library(l) for l in parallel.layouts("llama-4l", 8)]
+        self.assertEqual(len(names), 14)
+        self.assertEqual(names[:3], ["llama-4l.bf16.tp1.so", "llama-4l.bf16.tp2.so",
+                                     "llama-4l.bf16.tp2.sp.so"])
+        self.assertEqual(len(parallel.layouts("llama-4l", 2)), 6)
+        layout = parallel.Layout("llama-4l", "fp8-delayed", 4, True, 1, 1)
+        self.assertEqual(parallel.compile_args(layout, "cuda"), [
+            "--target=cuda", "--precision=fp8", "--fp8-recipe=delayed",
+            "--weights=external", "--input-shape=input_ids=4x2048", "--tp=4", "--sp"])
+        unsharded = parallel.Layout("llama-4l", "bf16", 1, False, 1, 1)
+        self.assertNotIn("--tp=1", parallel.compile_args(unsharded, "cuda"))
+
+    def test_parse_plan(self):
+        rows = parallel.parse_plan(PLAN_TABLE)
+        self.assertEqual(len(rows), 4)
+        self.assertEqual(rows[1], {"tp": 2, "sp": True, "pp": 1, "dp": 1, "micro": 1,
+                                   "latency_ms": 16.1162, "seq_per_s": 248.2,
+                                   "comm_percent": 34.5, "weights_gib": 6.2501,
+                                   "activations_gib": 0.25})
+        self.assertEqual(rows[0]["dp"], 2)
+
+    def test_kernels_and_bandwidth(self):
+        layout = parallel.Layout("llama-4l", "fp8-delayed", 2, True, 1, 1)
+        cfg = models.SIZES["llama-4l"]
+        totals = {"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL128": [3000.0, 24],
+                  "ncclDevKernel_AllGather_RING_LL128": [2400.0, 24],
+                  "ncclDevKernel_AllReduce_Max_f32_RING_LL": [60.0, 24],
+                  "ncclDevKernel_Generic_4": [30.0, 3],
+                  "mte_row_rms_norm_4096x4096xbf16_kernel": [900.0, 27],
+                  "Kernel2": [30000.0, 300]}
+        result = parallel.summarize_kernels(totals, 3, layout, cfg, 2)
+        self.assertAlmostEqual(result["gpu_ms_per_forward"], 36390.0 / 3 / 1e3)
+        self.assertAlmostEqual(result["collective_ms_per_forward"], 5490.0 / 3 / 1e3)
+        kinds = {c["kernel"]: c for c in result["collectives"]}
+        self.assertEqual(len(kinds), 4)
+        rs = kinds["ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL128"]
+        self.assertEqual((rs["kind"], rs["calls_per_forward"], rs["us_per_call"]),
+                         ("reduce_scatter", 8.0, 125.0))
+        self.assertEqual(rs["bytes"], 4 * 2048 * 4096 * 2)
+        # FP8 may gather E4M3 codes; the amaxes' MAX and Generic have no size
+        for name in ("ncclDevKernel_AllGather_RING_LL128", "ncclDevKernel_AllReduce_Max_f32_RING_LL",
+                     "ncclDevKernel_Generic_4"):
+            self.assertIsNone(kinds[name]["bytes"], name)
+        self.assertEqual(kinds["ncclDevKernel_Generic_4"]["kind"], "other")
+        result["median_ms"] = 20.0
+        result["torch_busbw"] = {"reduce_scatter": 300.0, "all_gather": 310.0,
+                                 "all_reduce": 320.0}
+        parallel.merge_bandwidths(result)
+        self.assertAlmostEqual(result["collective_fraction"], 5490.0 / 3 / 1e3 / 20.0)
+        # 64 MiB in 125 us, half of it crossing: (n-1)/n of 536.9 GB/s
+        self.assertAlmostEqual(rs["mte_busbw_gbs"], 4 * 2048 * 4096 * 2 / 125e-6 / 2 / 1e9)
+        self.assertEqual(rs["torch_busbw_gbs"], 300.0)
+        self.assertNotIn("mte_busbw_gbs", kinds["ncclDevKernel_AllReduce_Max_f32_RING_LL"])
+        bf16 = parallel.Layout("llama-4l", "bf16", 2, True, 1, 1)
+        gather = parallel.summarize_kernels(totals, 3, bf16, cfg, 2)["collectives"]
+        self.assertTrue(any(c["kind"] == "all_gather" and c["bytes"] for c in gather))
+
+    def test_table(self):
+        base = {"library": "llama-4l.bf16.tp1.so", "world": 1, "median_ms": 25.0,
+                "predicted": parallel.parse_plan(PLAN_TABLE)[2], "passed": True,
+                "speedup": 1.0, "rel_rms_vs_unsharded": 0.0, "collective_fraction": None}
+        row = {"library": "llama-4l.bf16.tp2.sp.so", "world": 2, "median_ms": 14.0,
+               "predicted": parallel.parse_plan(PLAN_TABLE)[1], "passed": False,
+               "speedup": 25.0 / 14.0, "predicted_speedup": 1.1,
+               "rel_rms_vs_unsharded": 3e-2, "collective_fraction": 0.12,
+               "collectives": [{"kind": "reduce_scatter", "bytes": 2**26, "ranks": 2,
+                                "calls_per_forward": 8.0, "mte_busbw_gbs": 250.0,
+                                "torch_busbw_gbs": 300.0}]}
+        skipped = {"library": "llama-4l.bf16.tp8.so", "world": 8,
+                   "skipped": "needs 8 GPUs; this machine has 2"}
+        text = parallel.table([base, row, skipped])
+        self.assertIn("llama-4l.bf16.tp2.sp", text)
+        self.assertRegex(text, r"tp2\.sp +2 +14\.000 +1\.79x +16\.116 +1\.10x +12\.0 +34\.5 "
+                               r"+3\.00e-02 +FAIL")
+        self.assertRegex(text, r"reduce_scatter +64\.0 +2 +250\.0 +300\.0 +8\.0")
+        self.assertIn("llama-4l.bf16.tp8                  8  skipped: needs 8 GPUs", text)
+
 # float32(5882498) * float32(0.02 * sqrt(3) / 2^23) = 0.024291...
 PINNED_UNIFORM_SHA256 = "916d9746158468e35150897b28cd4fe6f8ffd92c8db4b8ce0f3600d8e075bdea"
 

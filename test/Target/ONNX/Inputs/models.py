@@ -3,7 +3,7 @@
 two ONNX exporters, plus an independent float64 numpy reference.
 
     models.py --family {bert,gpt2,llama} --exporter {torchscript,dynamo}
-              [--size {tiny,gpt2-small,llama-4l,peaked}] [--layers N] [--seed 0]
+              [--size {tiny,gpt2-small,llama-4l,llama-7b,peaked}] [--layers N] [--seed 0]
               -o OUT.onnx [--external-data NAME.data]
               [--reference-out REF.npz --batch 2 --seq 16] [--verbose]
     models.py --self-check [--verbose]   # every family and exporter: checker,
@@ -25,6 +25,11 @@ benchmark and compile-time models, bench/ and docs/performance.md):
               positions, RMSNorm eps 1e-5, rope theta 10000 (Llama 2's; the
               kernels do not depend on it).  About 1.0e9 parameters, 4.0 GB
               of float32 (no LM head: the output is last_hidden_state).
+  llama-7b    Llama-2-7B's shape (issue 17's scaling model): 32 layers,
+              hidden 4096, 32 heads of 128 (no GQA), MLP 11008, vocab 32000,
+              4096 positions, eps 1e-5.  6.7e9 parameters, 27 GB of
+              float32: its weights are drawn as each is written (LazyUniform),
+              so generating it holds one tensor at a time.
   peaked      the tiny dimensions with 256 positions, Q/K weights of std 0.2
               and V/output weights of std 0.1 (attention scores of std ~2.5
               instead of ~0.03, an attention that matters in BERT's post-norm
@@ -156,10 +161,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 class Size(collections.namedtuple(
         "Size", "name hidden heads head_dim intermediate vocab max_pos kv_heads "
-                "layers eps rope_theta qk_std vo_std", defaults=(None, None))):
+                "layers eps rope_theta qk_std vo_std lazy",
+        defaults=(None, None, False))):
     """One model size; set_size() makes it the module's configuration.
     qk_std, vo_std: the standard deviation of the Q and K, and of the V and
-    output projections' weights (None: that of every other weight, 0.02)."""
+    output projections' weights (None: that of every other weight, 0.02).
+    lazy: make_weights returns LazyUniform tensors (the same values), drawn
+    when they are read."""
 
 
 SIZES = {
@@ -169,6 +177,9 @@ SIZES = {
                        {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-6}, 10000.0),
     "llama-4l": Size("llama-4l", 4096, 32, 128, 14336, 32000, 4096, 8, 4,
                      {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-5}, 10000.0),
+    "llama-7b": Size("llama-7b", 4096, 32, 128, 11008, 32000, 4096, 32, 32,
+                     {"bert": 1e-12, "gpt2": 1e-5, "llama": 1e-5}, 10000.0,
+                     lazy=True),
     # The tiny dimensions with peaked attention and room for 256 positions:
     # Q/K weights of std 0.2 make the scores' std about 2.5 (std 0.02: 0.03,
     # a nearly uniform softmax), and V/output weights of std 0.1 make the
@@ -243,12 +254,44 @@ def portable_uniform(bits, shape, std, mean=0.0):
     return out.reshape(shape)
 
 
+class LazyUniform:
+    """portable_uniform(bits, shape, std, mean) of the PCG64(seed) stream
+    advanced by `start` raw draws (where an eager make_weights would have
+    drawn it), computed when numpy reads it (np.asarray) and not kept: a
+    model larger than memory is written one tensor at a time.  `.T` is the
+    transpose, also lazy."""
+
+    dtype = np.dtype(F32)
+
+    def __init__(self, seed, start, shape, std, mean=0.0, transposed=False):
+        self.seed, self.start, self.std, self.mean = seed, start, std, mean
+        self.base_shape, self.transposed = tuple(shape), transposed
+        self.shape = self.base_shape[::-1] if transposed else self.base_shape
+        self.ndim = len(self.shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.nbytes = self.size * self.dtype.itemsize
+
+    @property
+    def T(self):
+        return LazyUniform(self.seed, self.start, self.base_shape, self.std, self.mean,
+                           not self.transposed)
+
+    def __array__(self, dtype=None, copy=None):
+        bits = np.random.PCG64(self.seed)
+        bits.advance(self.start)
+        out = portable_uniform(bits, self.base_shape, self.std, self.mean)
+        if self.transposed:
+            out = np.ascontiguousarray(out.T)
+        return out if dtype is None else out.astype(dtype)
+
+
 def make_weights(family, layers=2, seed=0):
     """Random float32 parameters under their Hugging Face state-dict names,
     in PyTorch layout (nn.Linear [out, in]; GPT-2 Conv1D [in, out]).
     Normal draws (std 0.02, norm gains 1 + 0.1 N) for the tiny size; uniform
     draws of the same standard deviations from PCG64(seed)'s raw bits for the
-    others (portable_uniform), in the same order."""
+    others (portable_uniform), in the same order; LazyUniform tensors of
+    those draws for a lazy size."""
     w = {}
     if SIZE.name in ("tiny", "peaked"):
         rng = np.random.default_rng(seed)
@@ -262,12 +305,20 @@ def make_weights(family, layers=2, seed=0):
         if sys.byteorder != "little":
             raise RuntimeError("portable weights assume a little-endian machine")
         bits = np.random.PCG64(seed)
+        drawn = [0]                     # raw draws before the next tensor
+
+        def uniform(shape, std, mean=0.0):
+            if not SIZE.lazy:
+                return portable_uniform(bits, shape, std, mean)
+            tensor = LazyUniform(seed, drawn[0], shape, std, mean)
+            drawn[0] += (tensor.size + 1) // 2
+            return tensor
 
         def normal(name, *shape):
-            w[name] = portable_uniform(bits, shape, 0.02)
+            w[name] = uniform(shape, 0.02)
 
         def gain(name):
-            w[name] = portable_uniform(bits, (HIDDEN,), 0.1, mean=1.0)
+            w[name] = uniform((HIDDEN,), 0.1, mean=1.0)
 
     def norm(name, bias=True):
         gain(name + ".weight")
@@ -419,7 +470,8 @@ class GraphBuilder:
         """Records a constant; its TensorProto is made by model(), so that a
         transposed weight is copied only when it is written."""
         if name not in self.initializers:
-            self.initializers[name] = np.asarray(array)
+            self.initializers[name] = (array if isinstance(array, LazyUniform)
+                                       else np.asarray(array))
         return name
 
     def param(self, leaf):
@@ -469,7 +521,7 @@ class GraphBuilder:
             if external is not None and external.takes(array):
                 tensors.append(external.add(name, array))
             else:
-                if not array.flags.c_contiguous:
+                if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
                     array = np.ascontiguousarray(array)
                 tensors.append(numpy_helper.from_array(array, name))
         graph = helper.make_graph(self.nodes, "main_graph", self.inputs, [out],
