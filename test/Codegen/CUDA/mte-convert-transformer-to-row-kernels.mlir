@@ -502,6 +502,57 @@ func.func @amax_vector(%x: tensor<16x4096xbf16>, %g: tensor<4096xbf16>, %big: te
 
 // -----
 
+// What the amaxes kernel reads in place of the amaxes is bounded in all
+// too (2^22 elements, kMaxDeferredTotal): sixteen inputs of 2^18 elements
+// each are read as they are, the seventeenth, past the bound, by one pass
+// of the amax row kernel where its amax was (16 rows of 16384).
+// CHECK-LABEL: func.func @amax_vector_total
+// CHECK: tensor.collapse_shape %arg16 {{.*}} into tensor<262144xbf16>
+// CHECK: %[[P:.*]] = kernel.call @mte_row_amax_16x16384xbf16(%{{.*}} : tensor<16x16384xbf16>) outs(%{{.*}} : tensor<16xf32>) -> tensor<16xf32>
+// CHECK-NOT: transformer.amax
+// CHECK: kernel.call @mte_amaxes_17_{{[0-9A-F]+}}(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10, %arg11, %arg12, %arg13, %arg14, %arg15, %[[P]] : {{(tensor<512x512xbf16>, )+}}tensor<16xf32>) outs(%{{.*}} : tensor<17xf32>) -> tensor<17xf32>
+// CHECK-NOT: transformer.concat
+func.func @amax_vector_total(%x0: tensor<512x512xbf16>, %x1: tensor<512x512xbf16>, %x2: tensor<512x512xbf16>, %x3: tensor<512x512xbf16>, %x4: tensor<512x512xbf16>, %x5: tensor<512x512xbf16>, %x6: tensor<512x512xbf16>, %x7: tensor<512x512xbf16>, %x8: tensor<512x512xbf16>, %x9: tensor<512x512xbf16>, %x10: tensor<512x512xbf16>, %x11: tensor<512x512xbf16>, %x12: tensor<512x512xbf16>, %x13: tensor<512x512xbf16>, %x14: tensor<512x512xbf16>, %x15: tensor<512x512xbf16>, %x16: tensor<512x512xbf16>) -> tensor<17xf32> {
+  %a0 = transformer.amax %x0 : tensor<512x512xbf16> -> tensor<f32>
+  %r0 = transformer.reshape %a0 : tensor<f32> -> tensor<1xf32>
+  %a1 = transformer.amax %x1 : tensor<512x512xbf16> -> tensor<f32>
+  %r1 = transformer.reshape %a1 : tensor<f32> -> tensor<1xf32>
+  %a2 = transformer.amax %x2 : tensor<512x512xbf16> -> tensor<f32>
+  %r2 = transformer.reshape %a2 : tensor<f32> -> tensor<1xf32>
+  %a3 = transformer.amax %x3 : tensor<512x512xbf16> -> tensor<f32>
+  %r3 = transformer.reshape %a3 : tensor<f32> -> tensor<1xf32>
+  %a4 = transformer.amax %x4 : tensor<512x512xbf16> -> tensor<f32>
+  %r4 = transformer.reshape %a4 : tensor<f32> -> tensor<1xf32>
+  %a5 = transformer.amax %x5 : tensor<512x512xbf16> -> tensor<f32>
+  %r5 = transformer.reshape %a5 : tensor<f32> -> tensor<1xf32>
+  %a6 = transformer.amax %x6 : tensor<512x512xbf16> -> tensor<f32>
+  %r6 = transformer.reshape %a6 : tensor<f32> -> tensor<1xf32>
+  %a7 = transformer.amax %x7 : tensor<512x512xbf16> -> tensor<f32>
+  %r7 = transformer.reshape %a7 : tensor<f32> -> tensor<1xf32>
+  %a8 = transformer.amax %x8 : tensor<512x512xbf16> -> tensor<f32>
+  %r8 = transformer.reshape %a8 : tensor<f32> -> tensor<1xf32>
+  %a9 = transformer.amax %x9 : tensor<512x512xbf16> -> tensor<f32>
+  %r9 = transformer.reshape %a9 : tensor<f32> -> tensor<1xf32>
+  %a10 = transformer.amax %x10 : tensor<512x512xbf16> -> tensor<f32>
+  %r10 = transformer.reshape %a10 : tensor<f32> -> tensor<1xf32>
+  %a11 = transformer.amax %x11 : tensor<512x512xbf16> -> tensor<f32>
+  %r11 = transformer.reshape %a11 : tensor<f32> -> tensor<1xf32>
+  %a12 = transformer.amax %x12 : tensor<512x512xbf16> -> tensor<f32>
+  %r12 = transformer.reshape %a12 : tensor<f32> -> tensor<1xf32>
+  %a13 = transformer.amax %x13 : tensor<512x512xbf16> -> tensor<f32>
+  %r13 = transformer.reshape %a13 : tensor<f32> -> tensor<1xf32>
+  %a14 = transformer.amax %x14 : tensor<512x512xbf16> -> tensor<f32>
+  %r14 = transformer.reshape %a14 : tensor<f32> -> tensor<1xf32>
+  %a15 = transformer.amax %x15 : tensor<512x512xbf16> -> tensor<f32>
+  %r15 = transformer.reshape %a15 : tensor<f32> -> tensor<1xf32>
+  %a16 = transformer.amax %x16 : tensor<512x512xbf16> -> tensor<f32>
+  %r16 = transformer.reshape %a16 : tensor<f32> -> tensor<1xf32>
+  %v = transformer.concat %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16 {axis = 0 : i64} : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<17xf32>
+  return %v : tensor<17xf32>
+}
+
+// -----
+
 // A concat of scalars that are not all amaxes (the kernel would return
 // |x|) stays a concat.
 // CHECK-LABEL: func.func @not_all_amaxes
