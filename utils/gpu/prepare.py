@@ -501,7 +501,7 @@ def main():
         shutil.copy(os.path.join(os.path.dirname(lib), "test", "Runtime",
                                  name), args.outdir)
     families = (models.FAMILIES + models.ZOO_FAMILIES + models.ENCODER_FAMILIES
-                + models.FP16_FAMILIES)
+                + models.FP16_FAMILIES + models.CACHE_FAMILIES)
     cases = [(f, e) for f in families for e in ["torchscript", "dynamo"]]
     # Peaked attention, 128 tokens: where a wrong softmax, scale, mask or
     # rotary shows beyond the bf16 tolerance (models.py check_perturbations).

@@ -219,6 +219,19 @@ ZOO_FAMILIES = ("gptj", "neox", "phi", "qwen3", "gemma", "gemma2", "mistral", "l
 # activations and output, with the float32 upcasts the Hugging Face code
 # makes (RMSNorm's variance, the rotary tables, the decomposed LayerNorm).
 FP16_FAMILIES = tuple(f + "_fp16" for f in FAMILIES)
+# Llama with a key/value cache, as exports with use_cache=True take it:
+# past_key_values.<i>.key/value inputs [batch, kv_heads, past, head_dim]
+# before input_ids' tokens, present.<i>.key/value outputs (the past and
+# the new tokens' keys and values), positions and the causal mask offset
+# by the past's length. The past holds PAST_EXTRA more tokens than the
+# input where the positions allow (a prefill continued, or with --seq 1 a
+# decoding step).
+CACHE_FAMILIES = ("llama_past",)
+PAST_EXTRA = 3
+
+
+def past_length(seq):
+    return min(seq + PAST_EXTRA, MAX_POS - seq)
 
 
 def split_family(family):
@@ -368,7 +381,7 @@ def make_weights(family, layers=2, seed=0):
             dense(p + "mlp.c_fc", HIDDEN, INTERMEDIATE, conv1d=True)
             dense(p + "mlp.c_proj", INTERMEDIATE, HIDDEN, conv1d=True)
         norm("ln_f")
-    elif family == "llama":
+    elif family in ("llama",) + CACHE_FAMILIES:
         normal("embed_tokens.weight", VOCAB, HIDDEN)
         for i in range(layers):
             p = f"layers.{i}."
@@ -436,6 +449,7 @@ class GraphBuilder:
         self._taken = collections.Counter()
         self._n = 0
         self.cache = {}                 # dynamo: shared constants and shape lists
+        self.extra_outputs = []         # (name, value, dims) after the first
 
     @contextlib.contextmanager
     def scope(self, path):
@@ -512,10 +526,15 @@ class GraphBuilder:
         (HIDDEN) features; with `external` (an ExternalData), its large
         float initializers refer to that file instead of holding their
         bytes."""
-        for node in self.nodes:                        # name the graph output
-            node.output[:] = [output if o == result else o for o in node.output]
+        renamed = {result: output}
+        renamed.update({value: name for name, value, _ in self.extra_outputs})
+        for node in self.nodes:                        # name the graph outputs
+            node.output[:] = [renamed.get(o, o) for o in node.output]
+            node.input[:] = [renamed.get(o, o) for o in node.input]
         out = helper.make_tensor_value_info(output, self.ft,
                                             ["batch", "sequence", width or HIDDEN])
+        outputs = [out] + [helper.make_tensor_value_info(name, self.ft, dims)
+                           for name, _, dims in self.extra_outputs]
         tensors = []
         for name, array in self.initializers.items():
             if external is not None and external.takes(array):
@@ -524,7 +543,7 @@ class GraphBuilder:
                 if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
                     array = np.ascontiguousarray(array)
                 tensors.append(numpy_helper.from_array(array, name))
-        graph = helper.make_graph(self.nodes, "main_graph", self.inputs, [out],
+        graph = helper.make_graph(self.nodes, "main_graph", self.inputs, outputs,
                                   initializer=tensors)
         model = helper.make_model(graph, ir_version=8, producer_name="mte-test-models",
                                   producer_version=f"{family}-{self.exporter}",
@@ -1031,7 +1050,10 @@ def llama_causal_mask(g, x, cache_position, seq, dims):
     return g.op("Where", allowed, g.scalar(0.0), g.scalar(g.fmin), fx="where")
 
 
-def llama_attention(g, p, x, cos, sin, mask, dims):
+def llama_attention(g, p, x, cos, sin, mask, dims, past=None):
+    """LlamaAttention; with `past` ((key, value) of the cache, and the
+    total length's dims), the cache's keys and values come first and the
+    layer's present.<i>.key/value are recorded as outputs."""
     with g.scope(p + "/self_attn"):
         if g.ts:
             b, s = ts_size(g, x, 0), ts_size(g, x, 1)
@@ -1051,7 +1073,17 @@ def llama_attention(g, p, x, cos, sin, mask, dims):
         cos = g.op("Unsqueeze", cos, g.i64(1), fx="unsqueeze")
         sin = g.op("Unsqueeze", sin, g.i64(1), fx="unsqueeze")
         q, k = apply_rope(g, q, cos, sin), apply_rope(g, k, cos, sin)
-        k, v = repeat_kv(g, k, dims), repeat_kv(g, v, dims)
+        kv_dims = dims
+        if past:
+            (past_k, past_v), kv_dims = past
+            # DynamicCache.update: torch.cat([past, new], dim=-2)
+            k = g.op("Concat", past_k, k, axis=-2, fx="cat")
+            v = g.op("Concat", past_v, v, axis=-2, fx="cat")
+            layer = p.split(".")[-1]
+            for kind, t in (("key", k), ("value", v)):
+                g.extra_outputs.append((f"present.{layer}.{kind}", t,
+                                        ["batch", KV_HEADS, "total", HEAD_DIM]))
+        k, v = repeat_kv(g, k, kv_dims), repeat_kv(g, v, kv_dims)
         scores = g.op("MatMul", q, g.op("Transpose", k, perm=[0, 1, 3, 2], fx="transpose"),
                       fx="matmul")
         if g.ts:
@@ -1087,16 +1119,46 @@ def decoder_positions(g, ids, x):
     return dims, seq, cache_position, position_ids
 
 
-def build_llama(g, layers):
+def past_positions(g, ids, pasts):
+    """(dims, total dims, cache_position, position_ids, mask) of a decoder
+    continuing a cache of `pasts`' length P: positions P .. P + S - 1, and
+    query i sees keys 0 .. P + i (the exporters trace the same Shape and
+    Range ops; the mask as LlamaModel's sdpa mask function builds it)."""
+    b1 = g.op("Shape", ids, start=0, end=1)
+    s1 = g.op("Shape", ids, start=1, end=2)
+    p1 = g.op("Shape", pasts[0], start=2, end=3)
+    t1 = g.op("Add", p1, s1, fx="add")
+    start, total = g.op("Squeeze", p1), g.op("Squeeze", t1)
+    cache_position = g.op("Range", start, total, g.scalar(1, I64), fx="arange")
+    position_ids = g.op("Unsqueeze", cache_position, g.i64(0), fx="unsqueeze")
+    q_idx = g.op("Unsqueeze", cache_position, g.i64(0, 1, 3), fx="unsqueeze")
+    kv_idx = g.op("Unsqueeze", g.op("Range", g.scalar(0, I64), total, g.scalar(1, I64)),
+                  g.i64(0, 1, 2), fx="unsqueeze")
+    allowed = g.op("GreaterOrEqual", q_idx, kv_idx, fx="ge")
+    mask = g.op("Where", allowed, g.scalar(0.0), g.scalar(g.fmin), fx="where")
+    return (b1, s1), (b1, t1), position_ids, mask
+
+
+def build_llama(g, layers, past=False):
     ids = g.input("input_ids")
+    pasts = []
+    if past:
+        for i in range(layers):
+            for kind in ("key", "value"):
+                pasts.append(g.input(f"past_key_values.{i}.{kind}", g.ft,
+                                     ("batch", KV_HEADS, "past", HEAD_DIM)))
     x = embedding(g, "embed_tokens", ids)
-    dims, seq, cache_position, position_ids = decoder_positions(g, ids, x)
-    mask = llama_causal_mask(g, x, cache_position, seq, dims)
+    if past:
+        dims, total_dims, position_ids, mask = past_positions(g, ids, pasts)
+    else:
+        dims, seq, cache_position, position_ids = decoder_positions(g, ids, x)
+        mask = llama_causal_mask(g, x, cache_position, seq, dims)
     cos, sin = rotary_embedding(g, x, position_ids)
     for i in range(layers):
         p = f"layers.{i}"
         h = rms_norm(g, p + "/input_layernorm", x)
-        h = llama_attention(g, p, h, cos, sin, mask, dims)
+        layer_past = ((pasts[2 * i], pasts[2 * i + 1]), total_dims) if past else None
+        h = llama_attention(g, p, h, cos, sin, mask, dims, layer_past)
         with g.scope(p):
             x = g.op("Add", x, h, fx="add")
         h = rms_norm(g, p + "/post_attention_layernorm", x)
@@ -2203,7 +2265,8 @@ def t5_reference(W, inputs, layers):
     return _rms(x, W["encoder.final_layer_norm.weight"], eps)
 
 
-BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "llama": build_llama}
+BUILDERS = {"bert": build_bert, "gpt2": build_gpt2, "llama": build_llama,
+            "llama_past": lambda g, layers: build_llama(g, layers, past=True)}
 BUILDERS.update({name: (lambda g, layers, cfg=cfg: build_decoder(g, layers, cfg))
                  for name, cfg in ZOO.items()})
 BUILDERS.update({name: (lambda g, layers, family=name: build_encoder(g, layers, family))
@@ -2339,7 +2402,7 @@ def validate(model):
 
 # ---------------------------------------------------------------- reference
 
-def make_inputs(family, batch, seq, seed=0):
+def make_inputs(family, batch, seq, seed=0, layers=None):
     if not 1 <= seq <= MAX_POS:
         raise ValueError(f"--seq must be in [1, {MAX_POS}]")
     family = split_family(family)[0]
@@ -2364,6 +2427,16 @@ def make_inputs(family, batch, seq, seed=0):
         inputs["attention_mask"] = mask
     if family == "bert":
         inputs["token_type_ids"] = rng.integers(0, TYPE_VOCAB, (batch, seq), dtype=I64)
+    if family in CACHE_FAMILIES:
+        # Keys and values of the scale the layers' projections give (the
+        # hidden state is normalised, the weights of std 0.02 or the size's).
+        std = (SIZE.qk_std or 0.02) * math.sqrt(HIDDEN)
+        if past_length(seq) < 1:
+            raise ValueError(f"--seq {seq} leaves no room for a past in {MAX_POS} positions")
+        for i in range(SIZE.layers if layers is None else layers):
+            for kind in ("key", "value"):
+                inputs[f"past_key_values.{i}.{kind}"] = (std * rng.standard_normal(
+                    (batch, KV_HEADS, past_length(seq), HEAD_DIM))).astype(F32)
     return inputs
 
 
@@ -2404,7 +2477,9 @@ def _merge(t):                          # [b, n, s, d] -> [b, s, n*d]
 # None, or one of PERTURBATIONS.
 PERTURBATION = None
 PERTURBATIONS = ("zero_attention", "uniform_softmax", "scale_1_over_d",
-                 "no_mask", "no_rope")
+                 "no_mask", "no_rope", "top_left_mask", "no_position_offset")
+# The perturbations of a key/value cache's offset.
+CACHE_PERTURBATIONS = ("top_left_mask", "no_position_offset")
 
 
 def _attend(q, k, v, allowed, bias=None, softcap=None):
@@ -2464,10 +2539,16 @@ def _f32(value):
     return float(np.float32(value))
 
 
+# The cache family's present.<i>.key/value of the last reference_forward.
+PRESENTS = {}
+
+
 def reference_forward(family, weights, inputs, layers):
     """The model's forward pass, written from the Hugging Face definitions, in
-    float64 (parameters and the model's float constants as float32 values)."""
+    float64 (parameters and the model's float constants as float32 values).
+    A cache family's present keys and values are left in PRESENTS."""
     global MODEL_FLOAT
+    PRESENTS.clear()
     family, MODEL_FLOAT = split_family(family)
     try:
         return _reference_forward(family, weights, inputs, layers)
@@ -2486,7 +2567,7 @@ def _reference_forward(family, weights, inputs, layers):
     ids = inputs["input_ids"]
     b, s = ids.shape
     causal = np.tril(np.ones((s, s), bool))
-    eps = _f32(EPS[family])
+    eps = _f32(EPS["llama" if family in CACHE_FAMILIES else family])
 
     def lin(x, name, bias=True):
         y = project(x, W[name + ".weight"].T)
@@ -2526,8 +2607,18 @@ def _reference_forward(family, weights, inputs, layers):
             x = x + conv(h, p + "mlp.c_proj")
         return _ln(x, W["ln_f.weight"], W["ln_f.bias"], eps)
 
-    # llama
-    angles = np.arange(s)[:, None] * rope_inv_freq().astype(np.float64)[None, :]
+    # llama, and with a cache of `past` positions before the input's
+    past = 0
+    if family in CACHE_FAMILIES:
+        past = inputs["past_key_values.0.key"].shape[2]
+        # The diagonal at the bottom right: query i (position past + i)
+        # sees keys 0 .. past + i; "top_left_mask" is the mistake of
+        # aligning it at the top left, "no_position_offset" of rotating the
+        # new tokens as if they came first.
+        first = 0 if PERTURBATION == "top_left_mask" else past
+        causal = np.arange(past + s)[None, :] <= np.arange(first, first + s)[:, None]
+    start = 0 if PERTURBATION == "no_position_offset" else past
+    angles = np.arange(start, start + s)[:, None] * rope_inv_freq().astype(np.float64)[None, :]
     angles = np.concatenate([angles, angles], axis=-1)
     cos, sin = np.cos(angles), np.sin(angles)
 
@@ -2545,6 +2636,10 @@ def _reference_forward(family, weights, inputs, layers):
         q = rope(_heads(lin(h, p + "self_attn.q_proj", False), HEADS))
         k = rope(_heads(lin(h, p + "self_attn.k_proj", False), KV_HEADS))
         v = _heads(lin(h, p + "self_attn.v_proj", False), KV_HEADS)
+        if past:
+            k = np.concatenate([inputs[f"past_key_values.{i}.key"], k], axis=2)
+            v = np.concatenate([inputs[f"past_key_values.{i}.value"], v], axis=2)
+            PRESENTS[f"present.{i}.key"], PRESENTS[f"present.{i}.value"] = k, v
         rep = HEADS // KV_HEADS                 # query head j reads KV head j // rep
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
         x = x + lin(_merge(_attend(q, k, v, causal)), p + "self_attn.o_proj", False)
@@ -2563,7 +2658,7 @@ def write_reference(path, family, weights, layers, batch, seq, seed,
     that recipe does (PROJECTION) as `fp8_<output>` (current scaling's) or
     `fp8_<recipe>_<output>`. Returns (inputs, output)."""
     global PROJECTION
-    inputs = make_inputs(family, batch, seq, seed)
+    inputs = make_inputs(family, batch, seq, seed, layers)
 
     def forward():
         out = reference_forward(family, weights, inputs, layers)
@@ -2594,13 +2689,19 @@ def self_check(layers, seed, batch, seq, verbose):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import onnx_numpy
     worst = 0.0
-    for family in FAMILIES + ZOO_FAMILIES + ENCODER_FAMILIES + FP16_FAMILIES:
+    for family in FAMILIES + ZOO_FAMILIES + ENCODER_FAMILIES + FP16_FAMILIES + CACHE_FAMILIES:
         for exporter in EXPORTERS:
             model, weights = build_model(family, exporter, layers, seed)
             note = validate(model)
-            inputs = make_inputs(family, batch, seq, seed)
+            inputs = make_inputs(family, batch, seq, seed, layers)
             expected = reference_forward(family, weights, inputs, layers)
-            got = onnx_numpy.run(model, inputs)["last_hidden_state"]
+            outputs = onnx_numpy.run(model, inputs)
+            got = outputs["last_hidden_state"]
+            for name, present in PRESENTS.items():     # the cache's outputs
+                if not onnx_numpy.compare(outputs[name], present, rtol=1e-6,
+                                          atol=1e-9)["allclose"]:
+                    print(f"{family} {exporter}: {name} differs from the reference")
+                    return 1
             # The zoo's and encoders' peaked attention amplifies the exporters' float32
             # constants (0.70710678 for 1/sqrt 2, ...) to a few 1e-8.
             # A float16 model's constants are float16 values (0.044715 is
@@ -2624,18 +2725,21 @@ def self_check(layers, seed, batch, seq, verbose):
 
 def check_perturbations(tolerance, layers, seed, batch, seq):
     """Proves the narrow-precision gate can see attention bugs: for each
-    BERT, GPT-2 and Llama at this size, each deliberate error in the
-    reference's attention (PERTURBATIONS; a mask is BERT's padding and the
-    decoders' causal one; RoPE is Llama's) must move the output by at least
-    10x `tolerance` (relative RMS), or the gate could pass it."""
+    BERT, GPT-2, Llama and Llama with a cache at this size, each deliberate
+    error in the reference's attention (PERTURBATIONS; a mask is BERT's
+    padding and the decoders' causal one; RoPE is Llama's; the cache's
+    offset, CACHE_PERTURBATIONS, the cached Llama's) must move the output
+    by at least 10x `tolerance` (relative RMS), or the gate could pass it."""
     global PERTURBATION
     failures = 0
-    for family in FAMILIES:
+    for family in FAMILIES + CACHE_FAMILIES:
         weights = make_weights(family, layers, seed)
-        inputs = make_inputs(family, batch, seq, seed)
+        inputs = make_inputs(family, batch, seq, seed, layers)
         want = reference_forward(family, weights, inputs, layers)
         for kind in PERTURBATIONS:
-            if kind == "no_rope" and family != "llama":
+            if kind == "no_rope" and family not in ("llama",) + CACHE_FAMILIES:
+                continue
+            if (kind in CACHE_PERTURBATIONS) != (family in CACHE_FAMILIES):
                 continue
             PERTURBATION = kind
             try:
@@ -2653,7 +2757,8 @@ def check_perturbations(tolerance, layers, seed, batch, seq):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--family", choices=FAMILIES + ZOO_FAMILIES + ENCODER_FAMILIES + FP16_FAMILIES)
+    ap.add_argument("--family", choices=FAMILIES + ZOO_FAMILIES + ENCODER_FAMILIES + FP16_FAMILIES
+                    + CACHE_FAMILIES)
     ap.add_argument("--exporter", choices=EXPORTERS)
     ap.add_argument("--size", choices=list(SIZES), default="tiny",
                     help="tiny (the test fixtures): hidden 64, 4 heads; "
