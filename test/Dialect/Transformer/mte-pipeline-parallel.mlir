@@ -88,6 +88,42 @@ func.func @forwarded(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
   return %r : tensor<2x8x16xf32>
 }
 
+// -----
+
+// What depends on no input (a table computed from constants, as Llama's
+// rotary cos and sin are) is made by each stage that reads it, not sent:
+// only the stream crosses, and stage 1 computes the table again from its
+// own constants.
+// CHECK-LABEL: func.func private @independent_stage0
+// CHECK: %[[T0:.*]] = transformer.cos %{{.*}} : tensor<2x8x16xf32>
+// CHECK: transformer.mul %{{.*}}, %[[T0]]
+// CHECK: return %{{.*}} : tensor<2x8x16xf32>
+// CHECK-LABEL: func.func private @independent_stage1
+// CHECK-SAME: (%[[R:[a-z0-9]+]]: tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+// CHECK: %[[P:.*]] = arith.constant dense<3.000000e-01> : tensor<2x8x16xf32>
+// CHECK: %[[T1:.*]] = transformer.cos %[[P]] : tensor<2x8x16xf32>
+// CHECK: transformer.mul %{{.*}}, %[[T1]]
+// CHECK-LABEL: func.func @independent
+// CHECK: func.call @independent_stage0
+// CHECK-COUNT-1: shard.send
+// CHECK-NOT: shard.send
+// CHECK: shard.recv
+// CHECK-NOT: shard.recv
+// CHECK: func.call @independent_stage1
+func.func @independent(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<16x64xf32>
+  %w2 = arith.constant dense<0.25> : tensor<64x16xf32>
+  %p = arith.constant dense<0.3> : tensor<2x8x16xf32>
+  %t = transformer.cos %p : tensor<2x8x16xf32>
+  %h = transformer.linear %x, %w1 layout <kn> : (tensor<2x8x16xf32>, tensor<16x64xf32>) -> tensor<2x8x64xf32>
+  %y = transformer.linear %h, %w2 layout <kn> : (tensor<2x8x64xf32>, tensor<64x16xf32>) -> tensor<2x8x16xf32>
+  %r = transformer.mul %y, %t : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %h2 = transformer.linear %r, %w1 layout <kn> : (tensor<2x8x16xf32>, tensor<16x64xf32>) -> tensor<2x8x64xf32>
+  %y2 = transformer.linear %h2, %w2 layout <kn> : (tensor<2x8x64xf32>, tensor<64x16xf32>) -> tensor<2x8x16xf32>
+  %r2 = transformer.mul %y2, %t : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %r2 : tensor<2x8x16xf32>
+}
+
 
 // -----
 

@@ -41,6 +41,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <functional>
+
 namespace mte::transformer {
 #define GEN_PASS_DEF_PIPELINEPARALLEL
 #include "mte/Dialect/Transformer/Transforms/Passes.h.inc"
@@ -53,11 +55,27 @@ namespace {
 
 /// The pipeline axis: the outermost.
 constexpr shard::GridAxis kStageAxis = 0;
-/// Ops every stage that reads them makes for itself: constants, empty
-/// tensors, grid indices.
-bool isCloneable(Operation *op) {
-  return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
-         isMemoryEffectFree(op);
+/// The ops of `body` that every stage reading them makes for itself: those
+/// that depend on no input of the model. Constants, empty tensors and grid
+/// indices, and pure computations of them alone (Llama's rotary tables,
+/// ALiBi's slopes, T5's relative position buckets), which a stage
+/// recomputes rather than receives from the stage before: a few
+/// elementwise kernels against a send and a receive per micro-batch at
+/// each cut they would cross. Collectives stay in their stage.
+llvm::DenseSet<Operation *> inputIndependentOps(Block &body) {
+  llvm::DenseSet<Operation *> independent;
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+      continue;
+    if (op.getNumOperands() != 0 && isa<shard::ShardDialect>(op.getDialect()))
+      continue;
+    if (llvm::all_of(op.getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && independent.contains(def);
+        }))
+      independent.insert(&op);
+  }
+  return independent;
 }
 
 /// The type a value crosses between stages as: shard's send and receive
@@ -232,9 +250,10 @@ struct PipelineParallelPass
     for (auto [i, result] : llvm::enumerate(returnOp.getOperands()))
       if (auto arg = dyn_cast<BlockArgument>(result); arg && isState(arg))
         stateOutputs[i] = arg.getArgNumber();
+    llvm::DenseSet<Operation *> cloneable = inputIndependentOps(body);
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
-      if (!isCloneable(&op))
+      if (!cloneable.contains(&op))
         ops.push_back(&op);
     FailureOr<SmallVector<size_t>> cuts = chooseCuts(func, ops);
     if (failed(cuts))
@@ -360,13 +379,17 @@ struct PipelineParallelPass
                                                              received[s])))
         mapping.map(value,
                     reshapeIfNeeded(b, func.getLoc(), arg, value.getType()));
-      // Constants and other operand-free ops, made where first read.
-      auto materialize = [&](Value v) {
+      // What depends on no input, made where first read (its operands
+      // first).
+      std::function<void(Value)> materialize = [&](Value v) {
         if (mapping.contains(v))
           return;
         Operation *def = v.getDefiningOp();
-        if (def && isCloneable(def))
-          b.clone(*def, mapping);
+        if (!def || !cloneable.contains(def))
+          return;
+        for (Value operand : def->getOperands())
+          materialize(operand);
+        b.clone(*def, mapping);
       };
       for (Operation *op : ops) {
         if (stageOf[op] != s)
