@@ -31,7 +31,7 @@ CLANGXX ?= /usr/bin/clang++-22
 NINJA_FLAGS ?=
 
 BENCH_JSON ?= $(if $(OUT),$(OUT),$(BUILD_DIR)/bench)/bench.json
-PARALLEL_MODELS ?= llama-4l llama-7b
+PARALLEL_MODELS ?= llama-4l
 comma := ,
 PARALLEL_JSON ?= $(if $(OUT),$(OUT),$(BUILD_DIR)/bench-parallel)/parallel.json
 
