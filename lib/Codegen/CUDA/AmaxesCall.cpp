@@ -67,19 +67,6 @@ LogicalResult mte::cuda::lowerAmaxesCalls(func::FuncOp func) {
     auto constant = [&](int64_t v) -> Value {
       return arith::ConstantIntOp::create(b, loc, i64, v);
     };
-    // The address of `buffer`'s first element.
-    auto addressOf = [&](Value buffer) -> Value {
-      auto type = cast<MemRefType>(buffer.getType());
-      auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
-      Value base = memref::ExtractAlignedPointerAsIndexOp::create(
-          b, loc, metadata.getBaseBuffer());
-      Value offsetBytes = arith::MulIOp::create(
-          b, loc, metadata.getOffset(),
-          arith::ConstantIndexOp::create(b, loc,
-                                         type.getElementTypeBitWidth() / 8));
-      return arith::IndexCastOp::create(
-          b, loc, i64, arith::AddIOp::create(b, loc, base, offsetBytes));
-    };
     auto store = [&](Value value, int64_t at) {
       Value slot = LLVM::GEPOp::create(b, loc, pointer, i64, table,
                                        ArrayRef<LLVM::GEPArg>{
@@ -87,7 +74,7 @@ LogicalResult mte::cuda::lowerAmaxesCalls(func::FuncOp func) {
       LLVM::StoreOp::create(b, loc, value, slot);
     };
     for (auto [i, fields] : llvm::enumerate(entries)) {
-      store(addressOf(call.getOperand(i)), 3 * i);
+      store(bufferAddress(b, loc, call.getOperand(i)), 3 * i);
       store(constant(fields.first), 3 * i + 1);
       store(constant(fields.second), 3 * i + 2);
     }
@@ -98,7 +85,7 @@ LogicalResult mte::cuda::lowerAmaxesCalls(func::FuncOp func) {
     func::CallOp::create(
         b, loc, entry,
         ValueRange{tableAddress, constant(count),
-                   addressOf(call.getOperand(count))});
+                   bufferAddress(b, loc, call.getOperand(count))});
     call.erase();
   }
   func.erase();

@@ -86,23 +86,10 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
       return arith::IndexCastOp::create(b, loc, i64, index);
     };
     SmallVector<Value> addresses, strides;
-    // The address of `buffer`'s first element and its metadata.
-    auto addressOf = [&](Value buffer, int64_t elementBytes) {
-      auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
-      Value base = memref::ExtractAlignedPointerAsIndexOp::create(
-          b, loc, metadata.getBaseBuffer());
-      Value offsetBytes = arith::MulIOp::create(
-          b, loc, metadata.getOffset(),
-          arith::ConstantIndexOp::create(b, loc, elementBytes));
-      return std::make_pair(
-          toI64(arith::AddIOp::create(b, loc, base, offsetBytes)), metadata);
-    };
     for (unsigned i : {0u, 1u, 2u, outputIndex}) {
-      Value buffer = call.getOperand(i);
-      auto [address, metadata] = addressOf(
-          buffer,
-          cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8);
-      addresses.push_back(address);
+      memref::ExtractStridedMetadataOp metadata;
+      addresses.push_back(
+          bufferAddress(b, loc, call.getOperand(i), &metadata));
       strides.push_back(toI64(metadata.getStrides()[0]));
       strides.push_back(toI64(metadata.getStrides()[1]));
     }
@@ -110,7 +97,7 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
     Value biasAddress = constant(0), biasBatchStride = constant(0);
     if (hasKeyBias) {
       Value bias = call.getOperand(4);
-      biasAddress = addressOf(bias, 4).first;
+      biasAddress = bufferAddress(b, loc, bias);
       auto biasType = cast<MemRefType>(bias.getType());
       if (biasType.getDimSize(0) != 1)
         biasBatchStride = constant(biasType.getDimSize(1));
@@ -118,13 +105,13 @@ LogicalResult mte::cuda::lowerFlashAttentionCalls(func::FuncOp func,
     // The scale is element `index` of its vector; 0: no FP8 output.
     Value scaleAddress = constant(0), rowMaxAddress = constant(0);
     if (quantizes) {
-      Value vector = addressOf(call.getOperand(scaleIndex), 4).first;
+      Value vector = bufferAddress(b, loc, call.getOperand(scaleIndex));
       Value offset = arith::MulIOp::create(
           b, loc, call.getOperand(scaleIndex + 1), constant(4));
       scaleAddress = arith::AddIOp::create(b, loc, vector, offset);
     }
     if (spec.getAmax())
-      rowMaxAddress = addressOf(call.getOperands().back(), 4).first;
+      rowMaxAddress = bufferAddress(b, loc, call.getOperands().back());
     auto qType = cast<MemRefType>(call.getOperand(0).getType());
     auto kType = cast<MemRefType>(call.getOperand(1).getType());
     SmallVector<Value> operands(addresses);

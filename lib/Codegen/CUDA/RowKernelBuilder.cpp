@@ -139,6 +139,23 @@ FailureOr<MemRefType> mte::cuda::getRowsBuffer(func::FuncOp func) {
   return rows;
 }
 
+Value mte::cuda::bufferAddress(OpBuilder &b, Location loc, Value buffer,
+                               memref::ExtractStridedMetadataOp *metadata) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto strided = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  if (metadata)
+    *metadata = strided;
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, strided.getBaseBuffer());
+  Value offsetBytes = arith::MulIOp::create(
+      b, loc, strided.getOffset(),
+      arith::ConstantIndexOp::create(b, loc,
+                                     type.getElementTypeBitWidth() / 8));
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                    arith::AddIOp::create(b, loc, base,
+                                                          offsetBytes));
+}
+
 LogicalResult mte::cuda::invalidKernel(func::FuncOp func, StringRef what,
                                        const Twine &why) {
   return func.emitOpError("is not a valid ") << what << " kernel: " << why;

@@ -383,6 +383,12 @@ void defineKernel(
     unsigned reductions,
     function_ref<void(RowKernelBuilder &, ValueRange, ValueRange)> buildBody);
 
+/// The address of `buffer`'s first element as an i64 (its aligned base
+/// plus its offset in bytes), for a call into the runtime; `metadata`,
+/// when given, receives the buffer's strided metadata (its strides).
+Value bufferAddress(OpBuilder &b, Location loc, Value buffer,
+                    memref::ExtractStridedMetadataOp *metadata = nullptr);
+
 /// Reports that `func` is not a valid kernel of `what`, and why.
 LogicalResult invalidKernel(func::FuncOp func, StringRef what,
                             const Twine &why);
