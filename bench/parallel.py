@@ -395,6 +395,12 @@ def nccl_library():
     return None
 
 
+def nccl_version(torch):
+    """torch's NCCL version: a tuple in recent releases, an int before."""
+    version = torch.cuda.nccl.version()
+    return ".".join(map(str, version)) if isinstance(version, tuple) else str(version)
+
+
 def run(args):
     import numpy as np
     with open(os.path.join(args.dir, MANIFEST)) as f:
@@ -417,8 +423,7 @@ def run(args):
         environment = {"torch": torch.__version__, "cuda": torch.version.cuda,
                        "gpus": torch.cuda.device_count(),
                        "gpu": torch.cuda.get_device_name(0) if gpus else None,
-                       "nccl": ".".join(map(str, torch.cuda.nccl.version()))
-                       if gpus else None}
+                       "nccl": nccl_version(torch) if gpus else None}
     else:
         gpus = args.gpus or 8
         environment = {"host": True}
