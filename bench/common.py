@@ -187,6 +187,27 @@ def record(name, directory):
     return manifest[name]
 
 
+def log(*parts):
+    print(*parts, flush=True)
+
+
+def first_line(error):
+    """An exception's first line (its whole text up to 2000 characters)."""
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0] if len(text) < 2000 else text[:2000]
+
+
+def generate_model(args, directory):
+    """Runs models.generate with models.py's arguments `args` (models_args'
+    form) in `directory`; returns (weights, path of the data file)."""
+    opts = {args[i].lstrip("-").replace("-", "_"): args[i + 1] for i in range(0, len(args), 2)}
+    _, weights, _ = models.generate(opts["family"], opts["exporter"],
+                                    os.path.join(directory, opts["o"]), size=opts["size"],
+                                    seed=int(opts["seed"]),
+                                    external_data=opts["external_data"], check=False)
+    return weights, os.path.join(directory, opts["external_data"])
+
+
 def write_report(report, path):
     """Writes a benchmark's JSON report to `path` (its folder made)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

@@ -100,13 +100,7 @@ FIXED_LAYOUTS = {"llama-7b": ((1, False, 1, 1), (8, False, 1, 1), (8, True, 1, 1
 TOLERANCE = {"fp32": 1e-5, "bf16": 2e-2, "fp8": 5e-2}
 
 
-def log(*parts):
-    print(*parts, flush=True)
-
-
-def first_line(error):
-    text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0][:2000]
+log = common.log
 
 
 def layouts(model, max_world):
@@ -211,17 +205,6 @@ def predict(compiler, onnx_path, layout):
 
 # ------------------------------------------------------------------ build
 
-def generate(name, directory):
-    """Writes NAME.onnx and NAME.data into `directory` (models.py with
-    common.models_args); returns the data file's path."""
-    args = common.models_args(name)
-    opts = {args[i].lstrip("-").replace("-", "_"): args[i + 1] for i in range(0, len(args), 2)}
-    models.generate(opts["family"], opts["exporter"], os.path.join(directory, opts["o"]),
-                    size=opts["size"], seed=int(opts["seed"]),
-                    external_data=opts["external_data"], check=False)
-    return os.path.join(directory, opts["external_data"])
-
-
 def build(args):
     os.makedirs(args.dir, exist_ok=True)
     for stale in glob.glob(os.path.join(args.dir, "*.so")) + \
@@ -230,7 +213,7 @@ def build(args):
     manifest = {"target": args.target, "models": {}, "layouts": []}
     for name in args.models:
         start = time.perf_counter()
-        data = generate(name, args.dir)
+        _, data = common.generate_model(common.models_args(name), args.dir)
         log(f"== {name}: generated in {time.perf_counter() - start:.1f} s")
         manifest["models"][name] = {
             "models_args": common.models_args(name), "spec": common.spec(name),
@@ -288,12 +271,14 @@ def regenerate(manifest, directory, names):
         entry = manifest["models"][name]
         data = os.path.join(directory, entry["data"]["file"])
         want = (entry["data"]["bytes"], entry["data"]["crc32"])
-        if not (os.path.exists(data) and os.path.getsize(data) == want[0]
-                and common.file_crc32(data) == want[1]):
+        got = None
+        if os.path.exists(data) and os.path.getsize(data) == want[0]:
+            got = (want[0], common.file_crc32(data))
+        if got != want:             # missing or other bytes: generate again
             start = time.perf_counter()
-            generate(name, directory)
+            common.generate_model(entry["models_args"], directory)
             log(f"regenerated {name} in {time.perf_counter() - start:.1f} s")
-        got = (os.path.getsize(data), common.file_crc32(data))
+            got = (os.path.getsize(data), common.file_crc32(data))
         problems[name] = None if got == want else (
             f"the regenerated {entry['data']['file']} ({got[0]} bytes, crc32 {got[1]:08x}) "
             f"differs from the one the layouts were compiled with ({want[0]} bytes, "

@@ -122,13 +122,8 @@ def is_fp8(engine):
 
 # ---------------------------------------------------------------- helpers
 
-def log(*parts):
-    print(*parts, flush=True)
-
-
-def first_line(error):
-    text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0] if len(text) < 2000 else text[:2000]
+log = common.log
+first_line = common.first_line
 
 
 class Bench:
@@ -275,14 +270,9 @@ def regenerate(name, spec, directory, manifest):
     args = entry["models_args"] if entry else common.models_args(name)
     if args != common.models_args(name):
         log(f"note: {name} was compiled from models.py {' '.join(args)}")
-    opts = {args[i].lstrip("-").replace("-", "_"): args[i + 1] for i in range(0, len(args), 2)}
     start = time.perf_counter()
-    _, weights, _ = models.generate(opts["family"], opts["exporter"],
-                                    os.path.join(directory, opts["o"]), size=opts["size"],
-                                    seed=int(opts["seed"]),
-                                    external_data=opts["external_data"], check=False)
+    weights, data = common.generate_model(args, directory)
     seconds = time.perf_counter() - start
-    data = os.path.join(directory, opts["external_data"])
     if not entry:
         return weights, seconds, None if os.path.exists(os.path.join(directory, name + ".so")) \
             else f"{name}.so and its manifest entry are missing (run prepare.sh)"
@@ -290,7 +280,7 @@ def regenerate(name, spec, directory, manifest):
     size = os.path.getsize(data)
     if (size, crc) != (entry["data"]["bytes"], entry["data"]["crc32"]):
         return weights, seconds, (
-            f"the regenerated {opts['external_data']} ({size} bytes, crc32 {crc:08x}) "
+            f"the regenerated {os.path.basename(data)} ({size} bytes, crc32 {crc:08x}) "
             f"differs from the one {name}.so was compiled with ({entry['data']['bytes']} "
             f"bytes, crc32 {entry['data']['crc32']:08x}): models.py or numpy produced "
             f"other weights")

@@ -67,7 +67,8 @@ llvm::DenseSet<Operation *> inputIndependentOps(Block &body) {
   for (Operation &op : body.without_terminator()) {
     if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
       continue;
-    if (op.getNumOperands() != 0 && isa<shard::ShardDialect>(op.getDialect()))
+    if (op.getNumOperands() != 0 &&
+        isa_and_nonnull<shard::ShardDialect>(op.getDialect()))
       continue;
     if (llvm::all_of(op.getOperands(), [&](Value v) {
           Operation *def = v.getDefiningOp();
