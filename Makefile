@@ -93,19 +93,25 @@ gpu-artifacts: build
 	# device tool carries 64 MiB in all).
 	tar cJf $(BUILD_DIR)/gpu-check.tar.xz -C $(BUILD_DIR) gpu-check
 
-# NCCL for the sharded models: the system's, else PyTorch's wheel's
-# (nvidia-nccl), which is not on the loader's path.
-GPU_NCCL = $(if $(MTE_NCCL_LIBRARY),,MTE_NCCL_LIBRARY=$$(python3 -c \
+# NCCL for the sharded models and cuDNN for attention: the system's, else
+# PyTorch's wheels' (nvidia-nccl, nvidia-cudnn), which are not on the
+# loader's path.
+GPU_LIBS = $(if $(MTE_NCCL_LIBRARY),,MTE_NCCL_LIBRARY=$$(python3 -c \
   'import glob, nvidia.nccl as n; print(glob.glob(n.__path__[0] + "/lib/libnccl.so*")[0])' \
-  2>/dev/null || echo libnccl.so.2)) NCCL_NVLS_ENABLE=0
+  2>/dev/null || echo libnccl.so.2)) NCCL_NVLS_ENABLE=0 \
+  $(if $(MTE_CUDNN_LIBRARY),,MTE_CUDNN_LIBRARY=$$(python3 -c \
+  'import glob, nvidia.cudnn as n; print(glob.glob(n.__path__[0] + "/lib/libcudnn.so.9")[0])' \
+  2>/dev/null || echo libcudnn.so.9))
 
 check-gpu:
 	test -d $(BUILD_DIR)/gpu-check || tar xJf $(BUILD_DIR)/gpu-check.tar.xz -C $(BUILD_DIR)
-	$(GPU_NCCL) python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
-	$(GPU_NCCL) python3 utils/gpu/check_nccl.py \
+	$(GPU_LIBS) python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
+	$(GPU_LIBS) python3 utils/gpu/check_nccl.py \
 	  --runtime $(BUILD_DIR)/gpu-check/libmte_runtime.so \
 	  --fixtures $(BUILD_DIR)/gpu-check
 	python3 utils/gpu/check_attention.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
+	$(GPU_LIBS) python3 utils/gpu/check_attention.py \
+	  $(BUILD_DIR)/gpu-check/libmte_runtime.so --route cudnn
 	python3 utils/gpu/check_gemm_scales.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
 	python3 utils/gpu/check_amaxes.py $(BUILD_DIR)/gpu-check/libmte_runtime.so
 	utils/gpu/sanitize.sh $(BUILD_DIR)/gpu-check
@@ -114,7 +120,7 @@ bench-artifacts: build
 	bench/prepare.sh $(BUILD_DIR)
 
 bench:
-	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 run.py \
+	cd $(BUILD_DIR)/bench && $(GPU_LIBS) LD_LIBRARY_PATH=. python3 run.py \
 	  --out $(abspath $(BENCH_JSON)) $(BENCH_ARGS)
 	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 kernels.py run
 	cd $(BUILD_DIR)/bench && LD_LIBRARY_PATH=. python3 fp8_gemm.py run

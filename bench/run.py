@@ -542,6 +542,9 @@ def environment(torch):
            "onnx": __import__("onnx").__version__, "host": platform.node()}
     if torch.cuda.is_available():
         env["gpu"] = torch.cuda.get_device_name(0)
+        env["cudnn"] = torch.backends.cudnn.version()
+    # What mte's attention runs (lib/Runtime/CudnnAttention.h).
+    env["mte_attention"] = os.environ.get("MTE_ATTENTION", "auto")
     try:
         import mte
         env["mte_runtime"] = mte.runtime_version()

@@ -5,13 +5,17 @@
 // FlashAttention.cu: 16-bit Q/K/V, head dimension 16, 32, 64 or 128, the causal
 // mask or none, and optionally a key-padding bias; the output in the
 // inputs' type or, under FP8 delayed scaling, E4M3 codes, and optionally
-// each row's and head's max |o| for the output's amax. The kernels' fatbin
+// each row's and head's max |o| for the output's amax. A call without a key
+// bias goes to cuDNN's fused attention where cuDNN takes it
+// (CudnnAttention.h); an E4M3 output is then written from cuDNN's 16-bit one
+// by mte_attention_quantize_<type>. The kernels' fatbin
 // (sm_80 and sm_90 code, compute_90 PTX for newer GPUs) is compiled by nvcc
 // when libmte_runtime is built and embedded in the library.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
+#include "CudnnAttention.h"
 #include "FlashAttentionParams.h"
 
 #include "mte-c/KernelABI.h"
@@ -35,14 +39,6 @@ constexpr bool kHaveKernels = true;
 const void *const kKernelImage = nullptr;
 constexpr bool kHaveKernels = false;
 #endif
-
-std::string describeShape(int64_t batch, int64_t heads, int64_t kvHeads,
-                          int64_t queries, int64_t keys, int64_t headDim) {
-  return "batch " + std::to_string(batch) + ", " + std::to_string(heads) + "/" +
-         std::to_string(kvHeads) + " heads, " + std::to_string(queries) + "x" +
-         std::to_string(keys) + " tokens, head dimension " +
-         std::to_string(headDim);
-}
 
 /// The kernel for (type, head dimension, causal) on the calling thread's
 /// device, loaded on first use. The kernels of the device the thread last
@@ -71,6 +67,70 @@ void *attentionKernel(int32_t dtype, int64_t headDim, bool causal,
   return slot;
 }
 
+/// mte_attention_quantize_<type> on the calling thread's device; null with
+/// the reason in `error`.
+void *quantizeKernel(int32_t dtype, std::string &error) {
+  mte::cuda::Device *device = mte::cuda::Device::current(error);
+  if (!device)
+    return nullptr;
+  return device->builtinKernel(kKernelImage,
+                               dtype == MTE_DTYPE_BF16
+                                   ? "mte_attention_quantize_bf16"
+                                   : "mte_attention_quantize_f16",
+                               0, error);
+}
+
+/// Runs the call through cuDNN when it takes it: true when it is enqueued
+/// or failed (recorded), false for mte's kernel. An E4M3 output or row
+/// maxima are then computed from cuDNN's 16-bit output, in its scratch.
+bool enqueueThroughCudnn(const mte::cuda::AttentionShape &shape, uint64_t q,
+                         uint64_t k, uint64_t v, uint64_t out, float scale,
+                         uint64_t outScale, uint64_t rowMax) {
+  std::string error;
+  bool quantize = outScale || rowMax;
+  void *scratch = nullptr;
+  switch (mte::cuda::enqueueCudnnAttention(
+      shape, reinterpret_cast<const void *>(q),
+      reinterpret_cast<const void *>(k), reinterpret_cast<const void *>(v),
+      reinterpret_cast<void *>(out), scale, quantize, &scratch, error)) {
+  case mte::cuda::CudnnAttention::NotTaken:
+    return false;
+  case mte::cuda::CudnnAttention::Failed:
+    mte::cuda::recordError(error);
+    return true;
+  case mte::cuda::CudnnAttention::Enqueued:
+    break;
+  }
+  if (!quantize)
+    return true;
+  void *function = quantizeKernel(shape.dtype, error);
+  if (!function) {
+    mte::cuda::recordError("mte_cuda_attention: " + error);
+    return true;
+  }
+  mte::AttentionQuantizeParams params = {
+      scratch,
+      reinterpret_cast<void *>(out),
+      shape.oBatchStride,
+      shape.oRowStride,
+      static_cast<int32_t>(shape.heads),
+      static_cast<int32_t>(shape.queries),
+      static_cast<int32_t>(shape.headDim),
+      shape.batch * shape.queries * shape.heads * shape.headDim / 8,
+      reinterpret_cast<const float *>(outScale),
+      reinterpret_cast<float *>(rowMax),
+  };
+  constexpr int64_t threads = mte::kAttentionQuantizeThreads;
+  unsigned grid[3] = {
+      static_cast<unsigned>((params.chunks + threads - 1) / threads), 1, 1};
+  void *args[] = {&params};
+  if (!mte::cuda::launch(function, grid, threads, 0, args, error))
+    mte::cuda::recordError("mte_cuda_attention (" +
+                           mte::cuda::describeAttention(shape) +
+                           "): " + error);
+  return true;
+}
+
 /// The kernels use 16-byte vector copies: every row of every head starts at
 /// a 16-byte boundary.
 bool aligned16(uint64_t pointer, int64_t batchStride, int64_t rowStride,
@@ -91,9 +151,12 @@ extern "C" void mte_cuda_attention(
     uint64_t outScale, uint64_t rowMax) {
   if (mte::cuda::failed())
     return; // an earlier step of this forward failed
-  auto shape = [&] {
-    return describeShape(batch, heads, kvHeads, queries, keys, headDim);
-  };
+  const mte::cuda::AttentionShape attention = {
+      dtype,        batch,        heads,        kvHeads,      queries,
+      keys,         headDim,      qBatchStride, qRowStride,   kBatchStride,
+      kRowStride,   vBatchStride, vRowStride,   oBatchStride, oRowStride,
+      causal != 0};
+  auto shape = [&] { return mte::cuda::describeAttention(attention); };
   if (!kHaveKernels) {
     mte::cuda::recordError("mte_cuda_attention (" + shape() +
                            "): this libmte_runtime was built without nvcc and "
@@ -145,6 +208,10 @@ extern "C" void mte_cuda_attention(
                            "4-byte aligned f32");
     return;
   }
+
+  if (!keyBias && enqueueThroughCudnn(attention, q, k, v, out, scale,
+                                      outScale, rowMax))
+    return;
 
   int sharedBytes =
       mte::attentionSharedBytes(static_cast<int>(headDim), elementBytes);

@@ -15,6 +15,10 @@
 // aligned bottom right); a key bias (a padding mask: -inf hides a key) is
 // added to every query's scores; a query that sees no key gets zeros.
 //
+// mte_attention_quantize_<type> writes FP8 delayed scaling's E4M3 output
+// (and its row maxima) from a 16-bit output cuDNN's attention wrote
+// (CudnnAttention.h), as the fused kernels do from their own.
+//
 // Compiled by nvcc into a fatbin embedded in libmte_runtime
 // (FlashAttention.cpp loads it); mte-compile's output calls
 // mte_cuda_attention for the attention ops it can give to these kernels.
@@ -405,6 +409,49 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
   }
 }
 
+/// AttentionQuantizeParams: each thread converts 8 elements (16 bytes in, 8
+/// out); the D / 8 threads of one row and head are adjacent lanes of a warp
+/// (D / 8 divides 32) and combine their maxima with shuffles.
+template <typename T>
+__device__ void quantizeOutput(const mte::AttentionQuantizeParams &p) {
+  const int64_t chunk = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool inside = chunk < p.chunks;
+  const int perHead = p.headDim / 8;
+  const int64_t at = inside ? chunk : p.chunks - 1;
+  const int64_t headRow = at / perHead; // row * heads + head
+  const int part = int(at % perHead);
+  const int64_t row = headRow / p.heads;
+  const int head = int(headRow % p.heads);
+  const uint4 loaded = reinterpret_cast<const uint4 *>(p.source)[at];
+  const uint32_t words[4] = {loaded.x, loaded.y, loaded.z, loaded.w};
+  const float outScale = p.outScale ? *p.outScale : 0.f;
+  float maximum = 0.f;
+  uint16_t codes[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 value = unpack<T>(words[i]);
+    maximum = maxPropagatingNaN(
+        maximum, maxPropagatingNaN(fabsf(value.x), fabsf(value.y)));
+    codes[i] = __nv_cvt_float2_to_fp8x2(
+        make_float2(value.x * outScale, value.y * outScale), __NV_SATFINITE,
+        __NV_E4M3);
+  }
+  if (inside && p.outScale) {
+    const int64_t batch = row / p.queries, query = row % p.queries;
+    uint2 packed = {uint32_t(codes[0]) | uint32_t(codes[1]) << 16,
+                    uint32_t(codes[2]) | uint32_t(codes[3]) << 16};
+    *reinterpret_cast<uint2 *>(static_cast<uint8_t *>(p.o) +
+                               batch * p.oBatchStride +
+                               query * p.oRowStride + head * p.headDim +
+                               part * 8) = packed;
+  }
+  for (int offset = 1; offset < perHead; offset *= 2)
+    maximum = maxPropagatingNaN(maximum,
+                                __shfl_xor_sync(0xffffffff, maximum, offset));
+  if (inside && p.rowMax && part == 0)
+    p.rowMax[headRow] = maximum;
+}
+
 } // namespace
 
 // One entry point per element type, head dimension and mask; the names are
@@ -427,3 +474,12 @@ MTE_ATTENTION_KERNEL(__half, f16, 16)
 MTE_ATTENTION_KERNEL(__half, f16, 32)
 MTE_ATTENTION_KERNEL(__half, f16, 64)
 MTE_ATTENTION_KERNEL(__half, f16, 128)
+
+extern "C" __global__ void __launch_bounds__(mte::kAttentionQuantizeThreads)
+    mte_attention_quantize_bf16(mte::AttentionQuantizeParams p) {
+  quantizeOutput<__nv_bfloat16>(p);
+}
+extern "C" __global__ void __launch_bounds__(mte::kAttentionQuantizeThreads)
+    mte_attention_quantize_f16(mte::AttentionQuantizeParams p) {
+  quantizeOutput<__half>(p);
+}

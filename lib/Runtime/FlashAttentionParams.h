@@ -43,6 +43,21 @@ struct AttentionParams {
   float *rowMax;
 };
 
+/// The argument of mte_attention_quantize_<type>: the E4M3 output of FP8
+/// delayed scaling from a 16-bit attention output that another kernel (cuDNN's)
+/// wrote packed, [rows = batch * queries, heads * headDim]; the same codes and
+/// row maxima as AttentionParams::outScale / rowMax give.
+struct AttentionQuantizeParams {
+  const void *source;
+  void *o; // E4M3 codes, [batch, queries, heads * headDim] with the strides
+  int64_t oBatchStride, oRowStride;
+  int32_t heads, queries, headDim;
+  int64_t chunks; // of 8 elements: rows * heads * headDim / 8
+  const float *outScale;
+  float *rowMax; // null, or [rows * heads]
+};
+constexpr int kAttentionQuantizeThreads = 256;
+
 /// Launch shape of the kernels: 4 warps of 32 query rows each, blocks of
 /// 64 keys. (Measured on the H200 against 64-row query blocks and 128-key
 /// blocks: as fast at head dimension 64, 1.2-1.3x faster at 128.)

@@ -15,15 +15,24 @@ Tolerance: relative RMS error <= 1e-2 and max |error| <= 5e-2 * max |ref|
 (the inputs are rounded to 16 bits, P is rounded to 16 bits before P.V, as
 every flash-attention kernel does; fp32 accumulation).
 
-With --bench, also times the kernel against PyTorch's
-scaled_dot_product_attention (flash backend) on the benchmark's shapes:
-CUDA events, 10 warm-ups, median of 50 runs; prints TFLOP/s counting the
-pairs the causal mask keeps.
+--route picks what mte_cuda_attention runs (MTE_ATTENTION,
+lib/Runtime/CudnnAttention.h): "kernel", mte's own kernels; "cudnn", cuDNN's
+fused attention for every call without a key bias whose causal queries all
+see a key (the others still take the kernels), where a call cuDNN cannot
+plan is a failure. `make check-gpu` runs both.
 
-Usage: check_attention.py LIBMTE_RUNTIME [--bench]
+With --bench, also times the route against PyTorch's
+scaled_dot_product_attention, flash and cuDNN backends (efficient attention
+where a padding mask is given), on the benchmark's shapes: CUDA events, 10
+warm-ups, median of 50 runs; prints TFLOP/s counting the pairs the causal
+mask keeps.
+
+Usage: check_attention.py LIBMTE_RUNTIME [--route kernel|cudnn] [--bench]
 """
+import argparse
 import ctypes
 import math
+import os
 import sys
 
 import torch
@@ -167,7 +176,7 @@ def check(fn):
                     f"{' causal' if causal else ''}"
                     f"{' packed' if packed else ''}"
                     f"{f' key bias {kind}' if kind else ''}")
-            print(f"{'PASS' if ok else 'FAIL'} attention {name}: "
+            print(f"{'PASS' if ok else 'FAIL'} attention ({ROUTE}) {name}: "
                   f"rel RMS {rms:.2e}, max {worst:.2e}", flush=True)
     return failures + check_fp8_output(fn, cases, gen)
 
@@ -199,7 +208,8 @@ def check_fp8_output(fn, cases, gen):
             name = (f"{str(dtype)[6:]} b{b} q{sq} k{skv} h{h}/{kv} d{d}"
                     f"{' causal' if causal else ''}"
                     f"{f' key bias {kind}' if kind else ''}")
-            print(f"{'PASS' if ok else 'FAIL'} attention e4m3 output {name}: "
+            print(f"{'PASS' if ok else 'FAIL'} attention ({ROUTE}) e4m3 output "
+                  f"{name}: "
                   f"{(codes != want).sum().item()} codes and "
                   f"{(maxima != want_max.reshape(-1)).sum().item()} row "
                   f"maxima differ", flush=True)
@@ -252,31 +262,56 @@ def bench(fn):
                                              device="cuda").tril()
                 kh = kh.repeat_interleave(h // kv, dim=1)
                 vh = vh.repeat_interleave(h // kv, dim=1)
-                peer = "torch efficient"
-                with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
-                    torch_ms = timed(lambda: F.scaled_dot_product_attention(
-                        qh, kh, vh, attn_mask=keep))
+                peers = {"torch efficient": (SDPBackend.EFFICIENT_ATTENTION,
+                                             kh, vh, {"attn_mask": keep})}
             else:
-                peer = "torch flash"
-                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-                    torch_ms = timed(lambda: F.scaled_dot_product_attention(
-                        qh, kh, vh, is_causal=causal, enable_gqa=kv != h))
+                # cuDNN's SDPA in torch takes no enable_gqa: K and V
+                # repeated per query head.
+                kr = kh.repeat_interleave(h // kv, dim=1)
+                vr = vh.repeat_interleave(h // kv, dim=1)
+                peers = {
+                    "torch flash": (SDPBackend.FLASH_ATTENTION, kh, vh,
+                                    {"is_causal": causal,
+                                     "enable_gqa": kv != h}),
+                    "torch cudnn": (SDPBackend.CUDNN_ATTENTION, kr, vr,
+                                    {"is_causal": causal})}
             pairs = s * (s + 1) / 2 if causal else s * s
             flop = 4 * b * h * pairs * d
-            print(f"bench attention b{b} s{s} h{h}/{kv} d{d}"
-                  f"{' causal' if causal else ''}"
-                  f"{' padding mask' if padded else ''}: mte {mte_ms:.3f} ms "
-                  f"({flop / mte_ms / 1e9:.0f} TFLOP/s), {peer} "
-                  f"{torch_ms:.3f} ms ({flop / torch_ms / 1e9:.0f} TFLOP/s)",
-                  flush=True)
+            line = (f"bench attention ({ROUTE}) b{b} s{s} h{h}/{kv} d{d}"
+                    f"{' causal' if causal else ''}"
+                    f"{' padding mask' if padded else ''}: mte {mte_ms:.3f} "
+                    f"ms ({flop / mte_ms / 1e9:.0f} TFLOP/s)")
+            for peer, (backend, kp, vp, kwargs) in peers.items():
+                try:
+                    with sdpa_kernel(backend):
+                        torch_ms = timed(
+                            lambda: F.scaled_dot_product_attention(
+                                qh, kp, vp, **kwargs))
+                    line += (f", {peer} {torch_ms:.3f} ms "
+                             f"({flop / torch_ms / 1e9:.0f} TFLOP/s)")
+                except RuntimeError as error:  # backend unavailable
+                    line += f", {peer} unavailable ({str(error)[:60]})"
+            print(line, flush=True)
+
+
+ROUTE = "kernel"
 
 
 def main():
-    fn = load(sys.argv[1])
+    global ROUTE
+    parser = argparse.ArgumentParser()
+    parser.add_argument("runtime")
+    parser.add_argument("--route", choices=("kernel", "cudnn"),
+                        default="kernel")
+    parser.add_argument("--bench", action="store_true")
+    args = parser.parse_args()
+    ROUTE = args.route
+    os.environ["MTE_ATTENTION"] = ROUTE  # read when the runtime first runs
+    fn = load(args.runtime)
     failures = check(fn)
-    if "--bench" in sys.argv[2:]:
+    if args.bench:
         bench(fn)
-    print(f"{failures} attention case(s) failed")
+    print(f"{failures} attention case(s) failed ({ROUTE})")
     return 1 if failures else 0
 
 

@@ -8,6 +8,9 @@
 |* another device's context. MTE_TEST_EPILOGUE and MTE_TEST_SCALE_MODE give  *|
 |* its GEMM call another epilogue or scale mode; MTE_TEST_AMAX_DTYPE calls   *|
 |* mte_cuda_amaxes with that type for its second input.                      *|
+|* MTE_TEST_ATTENTION_QUERIES (8 by default, as many as keys) sets the       *|
+|* attention's queries; MTE_TEST_ATTENTION_FP8 asks for its output in E4M3   *|
+|* (scaled by x's first element) and its rows' maxima (in y's second half).  *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -69,8 +72,17 @@ static int32_t run(void *const *in, void *const *out, void *const *w,
                 MTE_DTYPE_BF16, MTE_DTYPE_BF16, MTE_TEST_EPILOGUE, 0, 0, 0, 0,
                 MTE_TEST_SCALE_MODE, MTE_DTYPE_BF16, 0, 0);
 #ifdef MTE_TEST_ATTENTION
-  mte_cuda_attention(x, x, x, y, 1, 2, 2, 8, 8, 64, 1024, 128, 1024, 128, 1024,
-                     128, 1024, 128, 0.125f, 1, MTE_DTYPE_BF16, 0, 0, 0, 0);
+#ifndef MTE_TEST_ATTENTION_QUERIES
+#define MTE_TEST_ATTENTION_QUERIES 8
+#endif
+#ifdef MTE_TEST_ATTENTION_FP8
+  const uint64_t outScale = x, rowMax = y + 2048;
+#else
+  const uint64_t outScale = 0, rowMax = 0;
+#endif
+  mte_cuda_attention(x, x, x, y, 1, 2, 2, MTE_TEST_ATTENTION_QUERIES, 8, 64,
+                     1024, 128, 1024, 128, 1024, 128, 1024, 128, 0.125f, 1,
+                     MTE_DTYPE_BF16, 0, 0, outScale, rowMax);
 #ifndef MTE_TEST_AMAX_DTYPE
 #define MTE_TEST_AMAX_DTYPE MTE_DTYPE_BF16
 #endif
