@@ -135,6 +135,18 @@ void WeightProvenance::recordSlices(
     recipes[result] = std::move(*sliced);
 }
 
+bool WeightProvenance::forget(ArrayRef<char> bytes) {
+  std::lock_guard<std::mutex> guard(mutex);
+  const char *begin = bytes.data(), *end = begin + bytes.size();
+  for (const auto &entry : recipes)
+    for (const WeightRecipe::Part &part : entry.second.parts)
+      if (part.bytes.data() < end &&
+          begin < part.bytes.data() + part.bytes.size())
+        return false;
+  recipes.erase(begin);
+  return true;
+}
+
 void WeightProvenance::recordConversion(const void *result, const void *source,
                                         Type type) {
   std::lock_guard<std::mutex> guard(mutex);

@@ -104,6 +104,11 @@ public:
                           uint64_t blockK = 0, uint64_t blockRows = 0,
                           uint64_t blockCols = 0);
 
+  /// Drops the recipe keyed by `bytes`' address before the caller frees
+  /// them. False, dropping nothing, when a recipe reads its parts from those
+  /// bytes (an imported weight's), which must then stay alive.
+  bool forget(llvm::ArrayRef<char> bytes);
+
   std::optional<WeightRecipe> lookup(const void *data) const;
   /// The recipe of a constant, when it is a resource blob with one.
   std::optional<WeightRecipe> lookup(mlir::Attribute value) const;
