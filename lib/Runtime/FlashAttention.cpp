@@ -7,10 +7,10 @@
 // inputs' type or, under FP8 delayed scaling, E4M3 codes, and optionally
 // each row's and head's max |o| for the output's amax. A call without a key
 // bias goes to cuDNN's fused attention where cuDNN takes it
-// (CudnnAttention.h); an E4M3 output is then written from cuDNN's 16-bit one
-// by mte_attention_quantize_<type>. The kernels' fatbin
-// (sm_80 and sm_90 code, compute_90 PTX for newer GPUs) is compiled by nvcc
-// when libmte_runtime is built and embedded in the library.
+// (CudnnAttention.h); an E4M3 output and the row maxima are then computed
+// from cuDNN's 16-bit output by mte_attention_quantize_<type>. The kernels'
+// fatbin (sm_80 and sm_90 code, compute_90 PTX for newer GPUs) is compiled by
+// nvcc when libmte_runtime is built and embedded in the library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,18 +81,19 @@ void *quantizeKernel(int32_t dtype, std::string &error) {
 }
 
 /// Runs the call through cuDNN when it takes it: true when it is enqueued
-/// or failed (recorded), false for mte's kernel. An E4M3 output or row
-/// maxima are then computed from cuDNN's 16-bit output, in its scratch.
+/// or failed (recorded), false for mte's kernel. An E4M3 output (`outScale`)
+/// is then written from cuDNN's 16-bit one, which goes to a scratch buffer
+/// of cuDNN's plan, and row maxima are read from the 16-bit output.
 bool enqueueThroughCudnn(const mte::cuda::AttentionShape &shape, uint64_t q,
                          uint64_t k, uint64_t v, uint64_t out, float scale,
                          uint64_t outScale, uint64_t rowMax) {
   std::string error;
-  bool quantize = outScale || rowMax;
   void *scratch = nullptr;
   switch (mte::cuda::enqueueCudnnAttention(
       shape, reinterpret_cast<const void *>(q),
       reinterpret_cast<const void *>(k), reinterpret_cast<const void *>(v),
-      reinterpret_cast<void *>(out), scale, quantize, &scratch, error)) {
+      reinterpret_cast<void *>(out), scale, /*toScratch=*/outScale != 0,
+      &scratch, error)) {
   case mte::cuda::CudnnAttention::NotTaken:
     return false;
   case mte::cuda::CudnnAttention::Failed:
@@ -101,22 +102,25 @@ bool enqueueThroughCudnn(const mte::cuda::AttentionShape &shape, uint64_t q,
   case mte::cuda::CudnnAttention::Enqueued:
     break;
   }
-  if (!quantize)
+  if (!outScale && !rowMax)
     return true;
   void *function = quantizeKernel(shape.dtype, error);
   if (!function) {
     mte::cuda::recordError("mte_cuda_attention: " + error);
     return true;
   }
+  const int64_t rowElements = shape.heads * shape.headDim;
   mte::AttentionQuantizeParams params = {
-      scratch,
+      outScale ? scratch : reinterpret_cast<void *>(out),
+      outScale ? shape.queries * rowElements : shape.oBatchStride,
+      outScale ? rowElements : shape.oRowStride,
       reinterpret_cast<void *>(out),
       shape.oBatchStride,
       shape.oRowStride,
       static_cast<int32_t>(shape.heads),
       static_cast<int32_t>(shape.queries),
       static_cast<int32_t>(shape.headDim),
-      shape.batch * shape.queries * shape.heads * shape.headDim / 8,
+      shape.batch * shape.queries * rowElements / 8,
       reinterpret_cast<const float *>(outScale),
       reinterpret_cast<float *>(rowMax),
   };

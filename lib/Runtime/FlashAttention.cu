@@ -15,9 +15,9 @@
 // aligned bottom right); a key bias (a padding mask: -inf hides a key) is
 // added to every query's scores; a query that sees no key gets zeros.
 //
-// mte_attention_quantize_<type> writes FP8 delayed scaling's E4M3 output
-// (and its row maxima) from a 16-bit output cuDNN's attention wrote
-// (CudnnAttention.h), as the fused kernels do from their own.
+// mte_attention_quantize_<type> writes FP8 scaling's E4M3 output and row
+// maxima from a 16-bit output cuDNN's attention wrote (CudnnAttention.h), as
+// the fused kernels do from their own.
 //
 // Compiled by nvcc into a fatbin embedded in libmte_runtime
 // (FlashAttention.cpp loads it); mte-compile's output calls
@@ -409,9 +409,9 @@ __device__ __forceinline__ void attentionBlock(const mte::AttentionParams &p) {
   }
 }
 
-/// AttentionQuantizeParams: each thread converts 8 elements (16 bytes in, 8
-/// out); the D / 8 threads of one row and head are adjacent lanes of a warp
-/// (D / 8 divides 32) and combine their maxima with shuffles.
+/// AttentionQuantizeParams: each thread reads 8 elements (16 bytes) and
+/// writes 8 codes; the D / 8 threads of one row and head are adjacent lanes
+/// of a warp (D / 8 divides 32) and combine their maxima with shuffles.
 template <typename T>
 __device__ void quantizeOutput(const mte::AttentionQuantizeParams &p) {
   const int64_t chunk = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -422,7 +422,11 @@ __device__ void quantizeOutput(const mte::AttentionQuantizeParams &p) {
   const int part = int(at % perHead);
   const int64_t row = headRow / p.heads;
   const int head = int(headRow % p.heads);
-  const uint4 loaded = reinterpret_cast<const uint4 *>(p.source)[at];
+  const int64_t batch = row / p.queries, query = row % p.queries;
+  const int64_t column = int64_t(head) * p.headDim + part * 8;
+  const uint4 loaded = *reinterpret_cast<const uint4 *>(
+      static_cast<const T *>(p.source) + batch * p.sourceBatchStride +
+      query * p.sourceRowStride + column);
   const uint32_t words[4] = {loaded.x, loaded.y, loaded.z, loaded.w};
   const float outScale = p.outScale ? *p.outScale : 0.f;
   float maximum = 0.f;
@@ -436,15 +440,12 @@ __device__ void quantizeOutput(const mte::AttentionQuantizeParams &p) {
         make_float2(value.x * outScale, value.y * outScale), __NV_SATFINITE,
         __NV_E4M3);
   }
-  if (inside && p.outScale) {
-    const int64_t batch = row / p.queries, query = row % p.queries;
-    uint2 packed = {uint32_t(codes[0]) | uint32_t(codes[1]) << 16,
-                    uint32_t(codes[2]) | uint32_t(codes[3]) << 16};
+  if (inside && p.outScale)
     *reinterpret_cast<uint2 *>(static_cast<uint8_t *>(p.o) +
                                batch * p.oBatchStride +
-                               query * p.oRowStride + head * p.headDim +
-                               part * 8) = packed;
-  }
+                               query * p.oRowStride + column) =
+        make_uint2(uint32_t(codes[0]) | uint32_t(codes[1]) << 16,
+                   uint32_t(codes[2]) | uint32_t(codes[3]) << 16);
   for (int offset = 1; offset < perHead; offset *= 2)
     maximum = maxPropagatingNaN(maximum,
                                 __shfl_xor_sync(0xffffffff, maximum, offset));

@@ -43,18 +43,19 @@ struct AttentionParams {
   float *rowMax;
 };
 
-/// The argument of mte_attention_quantize_<type>: the E4M3 output of FP8
-/// delayed scaling from a 16-bit attention output that another kernel (cuDNN's)
-/// wrote packed, [rows = batch * queries, heads * headDim]; the same codes and
-/// row maxima as AttentionParams::outScale / rowMax give.
+/// The argument of mte_attention_quantize_<type>: FP8 scaling's outputs
+/// from a 16-bit attention output that another kernel (cuDNN's) wrote, the
+/// same as AttentionParams::outScale and rowMax give: with `outScale`, the
+/// E4M3 codes in `o`; with `rowMax`, each row's and head's max |o|.
 struct AttentionQuantizeParams {
-  const void *source;
-  void *o; // E4M3 codes, [batch, queries, heads * headDim] with the strides
+  const void *source; // [batch, queries, heads * headDim] with the strides
+  int64_t sourceBatchStride, sourceRowStride;
+  void *o; // E4M3 codes, the same shape with its strides
   int64_t oBatchStride, oRowStride;
   int32_t heads, queries, headDim;
-  int64_t chunks; // of 8 elements: rows * heads * headDim / 8
+  int64_t chunks; // of 8 elements: batch * queries * heads * headDim / 8
   const float *outScale;
-  float *rowMax; // null, or [rows * heads]
+  float *rowMax; // null, or [batch * queries * heads]
 };
 constexpr int kAttentionQuantizeThreads = 256;
 

@@ -9,7 +9,8 @@ packed projection (strided rows) and as separate tensors, and key biases:
 padding masks (0 / -inf per key, right and left padding, a row with every
 key hidden), finite additive biases, and one bias row for every batch.
 Then FP8 delayed scaling's output (E4M3 codes and each row's and head's
-max |o|) bit for bit against PyTorch's cast of the kernel's 16-bit output.
+max |o|) bit for bit against PyTorch's cast of the kernel's 16-bit output,
+and current scaling's (the 16-bit output, the same bits, with its maxima).
 
 Tolerance: relative RMS error <= 1e-2 and max |error| <= 5e-2 * max |ref|
 (the inputs are rounded to 16 bits, P is rounded to 16 bits before P.V, as
@@ -201,9 +202,14 @@ def check_fp8_output(fn, cases, gen):
             want = (stored.float() * fp8_scale).clamp(-448, 448).to(
                 torch.float8_e4m3fn).view(torch.uint8)
             want_max = stored.float().abs().reshape(b, sq, h, d).amax(-1)
+            # Current scaling: the 16-bit output itself with its maxima.
+            again, maxima16 = run(fn, q, k, v, h, kv, d, scale, causal, bias,
+                                  row_max=True)
             same = torch.equal(codes, want)
             same_max = torch.equal(maxima, want_max.reshape(-1))
-            ok = same and same_max
+            same16 = (torch.equal(again, stored) and
+                      torch.equal(maxima16, want_max.reshape(-1)))
+            ok = same and same_max and same16
             failures += not ok
             name = (f"{str(dtype)[6:]} b{b} q{sq} k{skv} h{h}/{kv} d{d}"
                     f"{' causal' if causal else ''}"
@@ -212,7 +218,8 @@ def check_fp8_output(fn, cases, gen):
                   f"{name}: "
                   f"{(codes != want).sum().item()} codes and "
                   f"{(maxima != want_max.reshape(-1)).sum().item()} row "
-                  f"maxima differ", flush=True)
+                  f"maxima differ; with the 16-bit output "
+                  f"{'the same' if same16 else 'NOT the same'}", flush=True)
     return failures
 
 
