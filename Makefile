@@ -106,6 +106,9 @@ GPU_LIBS = $(if $(MTE_NCCL_LIBRARY),,MTE_NCCL_LIBRARY=$$(python3 -c \
 check-gpu:
 	test -d $(BUILD_DIR)/gpu-check || tar xJf $(BUILD_DIR)/gpu-check.tar.xz -C $(BUILD_DIR)
 	$(GPU_LIBS) python3 -X faulthandler utils/gpu/check.py $(BUILD_DIR)/gpu-check
+	# Again with attention through cuDNN where it takes it (docs/cuda.md).
+	$(GPU_LIBS) MTE_ATTENTION=auto python3 -X faulthandler utils/gpu/check.py \
+	  $(BUILD_DIR)/gpu-check
 	$(GPU_LIBS) python3 utils/gpu/check_nccl.py \
 	  --runtime $(BUILD_DIR)/gpu-check/libmte_runtime.so \
 	  --fixtures $(BUILD_DIR)/gpu-check

@@ -43,10 +43,10 @@ enum class Route { Auto, Kernel, Cudnn, Invalid };
 Route route() {
   static const Route chosen = [] {
     const char *value = std::getenv("MTE_ATTENTION");
-    if (!value || !*value || std::strcmp(value, "auto") == 0)
-      return Route::Auto;
-    if (std::strcmp(value, "kernel") == 0)
+    if (!value || !*value || std::strcmp(value, "kernel") == 0)
       return Route::Kernel;
+    if (std::strcmp(value, "auto") == 0)
+      return Route::Auto;
     if (std::strcmp(value, "cudnn") == 0)
       return Route::Cudnn;
     return Route::Invalid;
@@ -564,15 +564,18 @@ mte::cuda::CudnnAttention mte::cuda::enqueueCudnnAttention(
     pointers.push_back(&diagonalShift);
   }
   cudnnBackendDescriptor_t pack = nullptr;
+  // A plan cuDNN does not enqueue is not tried again: auto takes the kernel.
   auto failed = [&](const char *what, cudnnStatus_t s) {
     char message[512] = "";
     l->cudnnGetLastErrorString(message, sizeof(message));
-    error = "mte_cuda_attention through cuDNN (" + describeAttention(shape) +
-            "): " + what + " failed: " + l->cudnnGetErrorString(s) +
-            (message[0] ? std::string(": ") + message : std::string());
+    std::string reason = std::string(what) + " failed: " +
+                         l->cudnnGetErrorString(s) +
+                         (message[0] ? std::string(": ") + message
+                                     : std::string());
     if (pack)
       l->cudnnBackendDestroyDescriptor(pack);
-    return CudnnAttention::Failed;
+    state->failed.emplace(key, reason);
+    return notTaken(reason);
   };
   if (cudnnStatus_t s = l->cudnnBackendCreateDescriptor(
           CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack))

@@ -1,12 +1,13 @@
 //===- CudnnAttention.h - attention through cuDNN ---------------*- C++ -*-===//
 //
-// Internal to libmte_runtime. mte_cuda_attention (FlashAttention.cpp) offers
-// each call without a key bias to cuDNN's fused flash attention first, and
+// Internal to libmte_runtime. mte_cuda_attention (FlashAttention.cpp) can
+// offer each call without a key bias to cuDNN's fused flash attention, and
 // runs its own kernel where cuDNN does not take it. MTE_ATTENTION chooses:
-// unset or "auto", cuDNN where it opens and has a plan for the shape;
-// "kernel", mte's kernel always; "cudnn", cuDNN for every call it is offered,
-// and a call it cannot plan is an error (how the GPU checks prove the route);
-// any other value is an error.
+// unset or "kernel", mte's kernel always (until the cuDNN route has passed
+// the GPU checks, docs/cuda.md); "auto", cuDNN where it opens and plans and
+// enqueues the shape; "cudnn", cuDNN for every call it is offered, where a
+// call it cannot plan or enqueue is an error (how the GPU checks prove the
+// route); any other value is an error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +37,8 @@ std::string describeAttention(const AttentionShape &shape);
 
 enum class CudnnAttention {
   Enqueued, // on this thread's stream
-  NotTaken, // mte's kernel runs it (MTE_ATTENTION, cuDNN absent, no plan)
+  NotTaken, // mte's kernel runs it (MTE_ATTENTION, cuDNN absent, no plan,
+            // not enqueued)
   Failed,   // the reason is in `error`
 };
 

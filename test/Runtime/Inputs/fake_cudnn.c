@@ -5,7 +5,8 @@
 |* MTE_FAKE_CUDNN_LOG set, finalizing an operation graph prints its          *|
 |* operations in order, and executing a plan prints the variant pack's ids   *|
 |* and its by-value scalars, so that a test pins the graph the runtime       *|
-|* builds. MTE_FAKE_CUDNN_NO_ENGINE makes the heuristic propose no engine.   *|
+|* builds. MTE_FAKE_CUDNN_NO_ENGINE makes the heuristic propose no engine,   *|
+|* MTE_FAKE_CUDNN_EXECUTE_FAILS every execution fail.                        *|
 |* A handle belongs to the context current when it was created; executing   *|
 |* in another context fails. Nothing is computed.                            *|
 |*                                                                            *|
@@ -313,6 +314,8 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
                     "another device\n");
     return CUDNN_STATUS_BAD_PARAM;
   }
+  if (getenv("MTE_FAKE_CUDNN_EXECUTE_FAILS"))
+    return CUDNN_STATUS_NOT_SUPPORTED;
   if (!logging())
     return CUDNN_STATUS_SUCCESS;
   fprintf(stderr, "fake_cudnn: execute");
