@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -148,25 +149,19 @@ using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, int, int,
 /// Null with the reason in `error`, the same on every call after a failure.
 const Library *openLibrary(std::string &error) {
   return mte::runtime::openOnce<Library>(
-      [](Library &l) -> std::string {
-        const char *cudaHome = std::getenv("CUDA_HOME");
-        mte::runtime::DynamicLibrary library;
-        std::string reason;
-        if (!library.open(
-                "MTE_CUBLASLT_LIBRARY",
-                {"libcublasLt.so.13", "libcublasLt.so.12",
-                 std::string(cudaHome ? cudaHome : "/usr/local/cuda") +
-                     "/lib64/libcublasLt.so"},
-                reason))
-          return "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
-                 "MTE_CUBLASLT_LIBRARY to its path)";
+      [](Library &l) {
         const mte::runtime::DynamicSymbol symbols[] = {
 #define MTE_DYNAMIC_SYMBOL(name, type) {#name, &l.name},
 #include "CublasLt.def"
         };
-        if (const char *missing = library.resolve(symbols))
-          return std::string("cuBLASLt lacks ") + missing;
-        return std::string();
+        return mte::runtime::openAndResolve(
+            "MTE_CUBLASLT_LIBRARY",
+            {"libcublasLt.so.13", "libcublasLt.so.12",
+             mte::runtime::toolkitLibrary("libcublasLt.so")},
+            symbols, std::size(symbols),
+            "cannot load cuBLASLt (libcublasLt.so.13 or .12; set "
+            "MTE_CUBLASLT_LIBRARY to its path)",
+            "cuBLASLt lacks ");
       },
       error);
 }

@@ -27,6 +27,7 @@
 #include "mte-c/ModelABI.h"
 
 #include <array>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -90,28 +91,21 @@ struct Library {
 /// what the graph needs.
 const Library *openLibrary(std::string &error) {
   return mte::runtime::openOnce<Library>(
-      [](Library &l) -> std::string {
-        const char *cudaHome = std::getenv("CUDA_HOME");
-        mte::runtime::DynamicLibrary library;
-        std::string reason;
-        if (!library.open("MTE_CUDNN_LIBRARY",
-                          {"libcudnn.so.9",
-                           std::string(cudaHome ? cudaHome : "/usr/local/cuda") +
-                               "/lib64/libcudnn.so.9"},
-                          reason))
-          return "cannot load cuDNN 9 (libcudnn.so.9; set MTE_CUDNN_LIBRARY "
-                 "to its path)";
+      [](Library &l) {
         const mte::runtime::DynamicSymbol symbols[] = {
 #define MTE_DYNAMIC_SYMBOL(name, type) {#name, &l.name},
 #include "Cudnn.def"
         };
-        if (const char *missing = library.resolve(symbols))
-          return std::string("cuDNN lacks ") + missing;
-        return std::string();
+        return mte::runtime::openAndResolve(
+            "MTE_CUDNN_LIBRARY",
+            {"libcudnn.so.9", mte::runtime::toolkitLibrary("libcudnn.so.9")},
+            symbols, std::size(symbols),
+            "cannot load cuDNN 9 (libcudnn.so.9; set MTE_CUDNN_LIBRARY to its "
+            "path)",
+            "cuDNN lacks ");
       },
       error);
 }
-
 
 // The tensors' unique ids in the graph and the variant pack.
 enum TensorId : int64_t {

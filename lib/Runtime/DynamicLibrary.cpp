@@ -38,3 +38,22 @@ const char *DynamicLibrary::resolve(const DynamicSymbol *symbols,
   }
   return nullptr;
 }
+
+std::string mte::runtime::openAndResolve(
+    const char *overrideVariable, const std::vector<std::string> &candidates,
+    const DynamicSymbol *symbols, size_t count, const std::string &cannotOpen,
+    const std::string &lacks) {
+  DynamicLibrary library;
+  std::string reason;
+  if (!library.open(overrideVariable, candidates, reason))
+    return cannotOpen;
+  if (const char *missing = library.resolve(symbols, count))
+    return lacks + missing;
+  return std::string();
+}
+
+std::string mte::runtime::toolkitLibrary(const char *file) {
+  const char *cudaHome = std::getenv("CUDA_HOME");
+  return std::string(cudaHome ? cudaHome : "/usr/local/cuda") + "/lib64/" +
+         file;
+}

@@ -65,6 +65,19 @@ private:
   void *handle = nullptr;
 };
 
+/// Opens the first library of `candidates` the loader accepts (after the
+/// path in `overrideVariable`, as DynamicLibrary::open) and resolves
+/// `symbols` from it: empty on success, else `cannotOpen`, or `lacks`
+/// followed by the first function the library lacks.
+std::string openAndResolve(const char *overrideVariable,
+                           const std::vector<std::string> &candidates,
+                           const DynamicSymbol *symbols, size_t count,
+                           const std::string &cannotOpen,
+                           const std::string &lacks);
+
+/// `file` in the CUDA toolkit's lib64 ($CUDA_HOME, else /usr/local/cuda).
+std::string toolkitLibrary(const char *file);
+
 /// The `Library` (a struct of function pointers) that `open(library)` fills
 /// in, returning the reason it cannot (empty on success), opened once per
 /// process and call site: null with that reason in `error`, the same on
