@@ -5,11 +5,11 @@
 // FlashAttention.cu: 16-bit Q/K/V, head dimension 16, 32, 64 or 128, the causal
 // mask or none, and optionally a key-padding bias; the output in the
 // inputs' type or, under FP8 delayed scaling, E4M3 codes, and optionally
-// each row's and head's max |o| for the output's amax. A call without a key
-// bias goes to cuDNN's fused attention where cuDNN takes it
-// (CudnnAttention.h); an E4M3 output and the row maxima are then computed
-// from cuDNN's 16-bit output by mte_attention_quantize_<type>. The kernels'
-// fatbin (sm_80 and sm_90 code, compute_90 PTX for newer GPUs) is compiled by
+// each row's and head's max |o| for the output's amax. Under MTE_ATTENTION
+// (CudnnAttention.h) a call without a key bias goes to cuDNN's fused
+// attention where cuDNN takes it; an E4M3 output and the row maxima are then
+// computed from cuDNN's 16-bit output by mte_attention_quantize_<type>. The
+// kernels' fatbin (sm_80 and sm_90 code, compute_90 PTX for newer GPUs) is compiled by
 // nvcc when libmte_runtime is built and embedded in the library.
 //
 //===----------------------------------------------------------------------===//
