@@ -544,7 +544,7 @@ def environment(torch):
         env["gpu"] = torch.cuda.get_device_name(0)
         env["cudnn"] = torch.backends.cudnn.version()
     # What mte's attention runs (lib/Runtime/CudnnAttention.h).
-    env["mte_attention"] = os.environ.get("MTE_ATTENTION", "auto")
+    env["mte_attention"] = os.environ.get("MTE_ATTENTION") or "kernel"
     try:
         import mte
         env["mte_runtime"] = mte.runtime_version()

@@ -26,6 +26,7 @@
 
 #include "mte-c/ModelABI.h"
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 #include <cstdlib>
@@ -40,10 +41,19 @@
 namespace {
 enum class Route { Auto, Kernel, Cudnn, Invalid };
 
+/// MTE_ATTENTION as the process first read it.
+const std::string &routeValue() {
+  static const std::string value = [] {
+    const char *set = std::getenv("MTE_ATTENTION");
+    return std::string(set ? set : "");
+  }();
+  return value;
+}
+
 /// MTE_ATTENTION, read once (CudnnAttention.h).
 Route route() {
   static const Route chosen = [] {
-    const char *value = std::getenv("MTE_ATTENTION");
+    const char *value = routeValue().c_str();
     if (!value || !*value || std::strcmp(value, "kernel") == 0)
       return Route::Kernel;
     if (std::strcmp(value, "auto") == 0)
@@ -59,8 +69,8 @@ Route route() {
 bool invalidRoute(std::string &error) {
   if (route() != Route::Invalid)
     return false;
-  error = std::string("mte_cuda_attention: MTE_ATTENTION is \"") +
-          std::getenv("MTE_ATTENTION") + "\", not auto, kernel or cudnn";
+  error = "mte_cuda_attention: MTE_ATTENTION is \"" + routeValue() +
+          "\", not auto, kernel or cudnn";
   return true;
 }
 } // namespace
@@ -302,7 +312,8 @@ public:
       return;
     }
     std::string reasons;
-    for (int64_t i = 0; i < count; ++i) {
+    // cuDNN reports every engine it has, and fills at most kMaxConfigs.
+    for (int64_t i = 0; i < std::min<int64_t>(count, kMaxConfigs); ++i) {
       cudnnBackendDescriptor_t candidate =
           create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       set(candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
@@ -345,11 +356,13 @@ private:
   int64_t nextVirtual = kFirstVirtual;
 };
 
-/// dtype, batch, heads, kvHeads, queries, keys, headDim, the eight strides,
-/// causal, toScratch.
+/// The stream, dtype, batch, heads, kvHeads, queries, keys, headDim, the
+/// eight strides, causal, toScratch. A plan's workspace and scratch are its
+/// stream's: models running at once on one device (each on its own stream)
+/// do not share them.
 using PlanKey =
-    std::tuple<int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-               std::array<int64_t, 8>, bool, bool>;
+    std::tuple<void *, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+               int64_t, std::array<int64_t, 8>, bool, bool>;
 
 /// cuDNN on one device: its handle and the plans made there (a plan that
 /// failed is kept as null with its reason, so that it is not tried again).
@@ -503,7 +516,9 @@ mte::cuda::CudnnAttention mte::cuda::enqueueCudnnAttention(
       toScratch ? std::array<int64_t, 2>{shape.queries * rowElements,
                                          rowElements}
                 : std::array<int64_t, 2>{shape.oBatchStride, shape.oRowStride};
-  PlanKey key{shape.dtype,
+  void *stream = mte::cuda::currentStream();
+  PlanKey key{stream,
+              shape.dtype,
               shape.batch,
               shape.heads,
               shape.kvHeads,
@@ -588,9 +603,8 @@ mte::cuda::CudnnAttention mte::cuda::enqueueCudnnAttention(
     s = l->cudnnBackendFinalize(pack);
   if (s)
     return failed("fill the variant pack", s);
-  if ((s = l->cudnnSetStream(
-           state->handle,
-           static_cast<cudaStream_t>(mte::cuda::currentStream()))))
+  if ((s = l->cudnnSetStream(state->handle,
+                             static_cast<cudaStream_t>(stream))))
     return failed("cudnnSetStream", s);
   if ((s = l->cudnnBackendExecute(state->handle, plan->executionPlan, pack)))
     return failed("cudnnBackendExecute", s);

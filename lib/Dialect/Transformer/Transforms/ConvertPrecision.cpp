@@ -107,19 +107,25 @@ ElementsAttr convertConstant(ElementsAttr value, FloatType narrow) {
 /// the last user of in `func`: without it the fused projections' f32
 /// concatenations (18 GB on a 7B model) stay in memory beside their narrow
 /// copies for the rest of the compile. Kept while another constant of the
-/// function holds the same value, and when --weights=external reads its
-/// bytes (an imported weight's). The importer makes one function per model,
-/// and the passes that make more (pipeline stages) run after this one.
+/// function holds the same bytes (a fold may have given them another
+/// shape), when --weights=external reads them (an imported weight's), and
+/// when the module has other functions, which this function pass must not
+/// read (the importer makes one; the passes that make more, pipeline
+/// stages, run after this one).
 void releaseDeadWeight(ElementsAttr value, func::FuncOp func) {
   auto resource = dyn_cast<DenseResourceElementsAttr>(value);
   if (!resource)
     return;
   DenseResourceElementsHandle handle = resource.getRawHandle();
   AsmResourceBlob *blob = handle.getBlob();
-  if (!blob || blob->getData().empty())
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!blob || blob->getData().empty() || !module ||
+      !llvm::hasSingleElement(module.getOps<func::FuncOp>()))
     return;
   bool held = func.walk([&](arith::ConstantOp constant) {
-                    return constant.getValue() == value
+                    auto other = dyn_cast<DenseResourceElementsAttr>(
+                        constant.getValue());
+                    return other && other.getRawHandle() == handle
                                ? WalkResult::interrupt()
                                : WalkResult::advance();
                   })
