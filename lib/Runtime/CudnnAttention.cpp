@@ -14,9 +14,8 @@
 // the heuristic's first engine that builds, its workspace) is made per
 // device, stream and shape on first use, which the first, eager, forward
 // does; later calls only fill a variant pack and execute, and a captured
-// forward replays what that enqueued. cuDNN is
-// opened with dlopen like cuBLASLt; a runtime built without cudnn_graph.h
-// has no cuDNN route.
+// forward replays what that enqueued. cuDNN is opened with dlopen like
+// cuBLASLt; a runtime built without cudnn_graph.h has no cuDNN route.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,14 +28,15 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <cstdlib>
-#include <cstring>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -54,12 +54,12 @@ const std::string &routeValue() {
 /// MTE_ATTENTION, read once (CudnnAttention.h).
 Route route() {
   static const Route chosen = [] {
-    const char *value = routeValue().c_str();
-    if (!value || !*value || std::strcmp(value, "kernel") == 0)
+    const std::string &value = routeValue();
+    if (value.empty() || value == "kernel")
       return Route::Kernel;
-    if (std::strcmp(value, "auto") == 0)
+    if (value == "auto")
       return Route::Auto;
-    if (std::strcmp(value, "cudnn") == 0)
+    if (value == "cudnn")
       return Route::Cudnn;
     return Route::Invalid;
   }();
@@ -229,14 +229,11 @@ public:
     cudnnDataType_t compute = CUDNN_DATA_FLOAT;
     set(desc, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
     finalize(desc, "matmul");
-    cudnnBackendDescriptor_t op =
-        create(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
-    set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
-    set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
-    set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, desc);
-    finalize(op, "matmul operation");
-    ops.push_back(op);
+    operation(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+              {{CUDNN_ATTR_OPERATION_MATMUL_ADESC, a},
+               {CUDNN_ATTR_OPERATION_MATMUL_BDESC, b},
+               {CUDNN_ATTR_OPERATION_MATMUL_CDESC, c},
+               {CUDNN_ATTR_OPERATION_MATMUL_DESC, desc}});
   }
 
   /// y = mode(x[, b[, t]]) computed in `precision`; `axis` for GEN_INDEX.
@@ -251,17 +248,12 @@ public:
     if (axis >= 0)
       set(desc, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
     finalize(desc, "pointwise");
-    cudnnBackendDescriptor_t op =
-        create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc);
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
-    if (b)
-      set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
-    if (t)
-      set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t);
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-    finalize(op, "pointwise operation");
-    ops.push_back(op);
+    operation(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+              {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc},
+               {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x},
+               {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b},
+               {CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t},
+               {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y}});
   }
 
   void reduction(cudnnReduceTensorOp_t mode, cudnnBackendDescriptor_t x,
@@ -273,13 +265,10 @@ public:
     set(desc, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
         &compute);
     finalize(desc, "reduction");
-    cudnnBackendDescriptor_t op =
-        create(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
-    set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
-    set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, desc);
-    finalize(op, "reduction operation");
-    ops.push_back(op);
+    operation(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+              {{CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x},
+               {CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y},
+               {CUDNN_ATTR_OPERATION_REDUCTION_DESC, desc}});
   }
 
   /// The operation graph of the ops made so far, and its first engine
@@ -341,6 +330,21 @@ public:
   }
 
 private:
+  /// An operation of `type` whose descriptor attributes are `operands`
+  /// (null ones left unset), appended to the graph's operations.
+  void operation(
+      cudnnBackendDescriptorType_t type,
+      std::initializer_list<
+          std::pair<cudnnBackendAttributeName_t, cudnnBackendDescriptor_t>>
+          operands) {
+    cudnnBackendDescriptor_t op = create(type);
+    for (auto [name, value] : operands)
+      if (value)
+        set(op, name, value);
+    finalize(op, "operation");
+    ops.push_back(op);
+  }
+
   std::string describe(cudnnStatus_t status) const {
     char message[512] = "";
     l.cudnnGetLastErrorString(message, sizeof(message));

@@ -6,7 +6,8 @@
 |* operations in order, and executing a plan prints the variant pack's ids   *|
 |* and its by-value scalars, so that a test pins the graph the runtime       *|
 |* builds. MTE_FAKE_CUDNN_NO_ENGINE makes the heuristic propose no engine,   *|
-|* MTE_FAKE_CUDNN_EXECUTE_FAILS every execution fail.                        *|
+|* MTE_FAKE_CUDNN_EXECUTE_FAILS every execution fail; MTE_FAKE_CUDNN_VERSION *|
+|* sets the version it reports (91900 otherwise).                           *|
 |* A handle belongs to the context current when it was created; executing   *|
 |* in another context fails. Nothing is computed.                            *|
 |*                                                                            *|
@@ -51,7 +52,11 @@ typedef struct Handle {
 
 static int logging(void) { return getenv("MTE_FAKE_CUDNN_LOG") != NULL; }
 
-size_t cudnnGetVersion(void) { return 91900; }
+/* 9.19, or MTE_FAKE_CUDNN_VERSION. */
+size_t cudnnGetVersion(void) {
+  const char *version = getenv("MTE_FAKE_CUDNN_VERSION");
+  return version ? (size_t)strtoul(version, NULL, 10) : 91900;
+}
 
 const char *cudnnGetErrorString(cudnnStatus_t status) {
   return status == CUDNN_STATUS_SUCCESS ? "CUDNN_STATUS_SUCCESS"
@@ -314,8 +319,11 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
                     "another device\n");
     return CUDNN_STATUS_BAD_PARAM;
   }
-  if (getenv("MTE_FAKE_CUDNN_EXECUTE_FAILS"))
+  if (getenv("MTE_FAKE_CUDNN_EXECUTE_FAILS")) {
+    if (logging())
+      fprintf(stderr, "fake_cudnn: execute refused\n");
     return CUDNN_STATUS_NOT_SUPPORTED;
+  }
   if (!logging())
     return CUDNN_STATUS_SUCCESS;
   fprintf(stderr, "fake_cudnn: execute");
